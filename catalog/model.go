@@ -1,0 +1,44 @@
+package catalog
+
+import "time"
+
+// productRow is a row of products. Images is a JSON array of references.
+type productRow struct {
+	ID          string `gorm:"primaryKey"`
+	Seq         int64
+	Title       string
+	Description string
+	Category    string
+	CategoryKey string
+	Images      string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+func (productRow) TableName() string { return "products" }
+
+// variantRow is a row of variants. Options is a JSON object; Stock is the
+// number of units on hand.
+type variantRow struct {
+	ID        string `gorm:"primaryKey"`
+	ProductID string
+	Position  int
+	Title     string
+	Options   string
+	Price     int64
+	Stock     int64
+	Image     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+func (variantRow) TableName() string { return "variants" }
+
+// termRow is a row of the search index: a term of a product and its weight.
+type termRow struct {
+	Term      string `gorm:"primaryKey"`
+	ProductID string `gorm:"primaryKey"`
+	Weight    int
+}
+
+func (termRow) TableName() string { return "product_terms" }

@@ -1,0 +1,120 @@
+package catalog
+
+import (
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/runes"
+	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Field weights: a term in the title counts most, then the category, the
+// options (names and values), the description. A product's weight for a term
+// is the sum over the fields it appears in.
+const (
+	weightTitle       = 10
+	weightCategory    = 6
+	weightOption      = 3
+	weightDescription = 1
+)
+
+// maxTermLen bounds an indexed term; longer words are cut to it.
+const maxTermLen = 32
+
+// stopWords are words too common to narrow a search; they are neither indexed
+// nor required of a match.
+var stopWords = map[string]bool{
+	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true, "be": true,
+	"by": true, "for": true, "from": true, "has": true, "in": true, "is": true, "it": true,
+	"its": true, "of": true, "on": true, "or": true, "that": true, "the": true, "this": true,
+	"to": true, "with": true, "your": true, "you": true, "our": true, "me": true, "i": true,
+	"some": true, "any": true, "show": true, "find": true, "want": true,
+}
+
+// tokenize splits text into search terms: lower case, accents removed
+// ("crème" → "creme"), only the letters a–z and digits, stop words dropped, a
+// plural "s" folded ("mugs" → "mug"), in order of appearance, without repeats.
+// Keeping terms to a–z0–9 makes their order the same under every database
+// collation, which the prefix ranges of a search rely on.
+func tokenize(text string) []string {
+	folded, _, err := transform.String(foldAccents(), text)
+	if err != nil {
+		folded = text
+	}
+	folded = strings.ToLower(folded)
+	seen := map[string]bool{}
+	var terms []string
+	for _, word := range strings.FieldsFunc(folded, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+	}) {
+		if stopWords[word] {
+			continue
+		}
+		term := stem(word)
+		if len(term) > maxTermLen {
+			term = term[:maxTermLen]
+		}
+		if !seen[term] {
+			seen[term] = true
+			terms = append(terms, term)
+		}
+	}
+	return terms
+}
+
+func foldAccents() transform.Transformer {
+	return transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+}
+
+// stem folds a plural: "mugs" → "mug", "boxes" → "boxe". Words ending in ss,
+// us or is, and short words, are left alone.
+func stem(w string) string {
+	if len(w) <= 3 || !strings.HasSuffix(w, "s") {
+		return w
+	}
+	for _, keep := range []string{"ss", "us", "is"} {
+		if strings.HasSuffix(w, keep) {
+			return w
+		}
+	}
+	return w[:len(w)-1]
+}
+
+// indexTerms returns a product's terms with their weights.
+func indexTerms(title, category, description string, options []map[string]string) map[string]int {
+	weights := map[string]int{}
+	add := func(text string, w int) {
+		for _, t := range tokenize(text) {
+			weights[t] += w
+		}
+	}
+	add(title, weightTitle)
+	add(category, weightCategory)
+	var opts strings.Builder
+	for _, o := range options {
+		for k, v := range o {
+			opts.WriteString(k + " " + v + " ")
+		}
+	}
+	add(opts.String(), weightOption)
+	add(description, weightDescription)
+	return weights
+}
+
+// prefixEnd returns the smallest term greater than every term that starts
+// with prefix, in the alphabet 0–9a–z, or "" when there is none ("zz…").
+func prefixEnd(prefix string) string {
+	b := []byte(prefix)
+	for i := len(b) - 1; i >= 0; i-- {
+		switch {
+		case b[i] == '9':
+			b[i] = 'a'
+			return string(b[:i+1])
+		case b[i] < 'z':
+			b[i]++
+			return string(b[:i+1])
+		}
+	}
+	return ""
+}

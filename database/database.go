@@ -1,0 +1,214 @@
+// Package database opens the shop's one *gorm.DB, on SQLite (a file path, the
+// default) or PostgreSQL (a postgres:// URL), and applies the embedded
+// migrations with goose.
+//
+// The business packages take the *gorm.DB and keep their models to
+// themselves; only the wiring (cmd/shop), the server's readiness check and
+// tests import this package.
+package database
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"shop/migrations"
+)
+
+// Dialect names the database engine behind a *gorm.DB.
+type Dialect string
+
+// The engines the shop runs on.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// DialectOf returns the engine a DSN selects: PostgreSQL for postgres:// and
+// postgresql:// URLs, SQLite for anything else (a file path).
+func DialectOf(dsn string) Dialect {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return Postgres
+	}
+	return SQLite
+}
+
+// Options tune Open; nil means defaults.
+type Options struct {
+	// Logger receives slow queries and database errors; nil discards them.
+	Logger *slog.Logger
+	// SlowQuery is the threshold above which a query is logged (default 500ms).
+	SlowQuery time.Duration
+}
+
+// Open opens the database a DSN names. SQLite files are opened in WAL mode
+// with a busy timeout, foreign keys on and write transactions that take the
+// write lock when they begin, so concurrent writers wait instead of failing.
+// Open does not migrate; call Migrate.
+func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
+	if dsn == "" {
+		return nil, errors.New("open database: no DSN: send a file path or a postgres:// URL")
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	cfg := &gorm.Config{
+		TranslateError: true,
+		NowFunc:        func() time.Time { return time.Now().UTC() },
+		Logger:         gormLogger(opts),
+	}
+	var dialector gorm.Dialector
+	switch DialectOf(dsn) {
+	case Postgres:
+		dialector = postgres.Open(dsn)
+	default:
+		dialector = sqlite.Open(sqliteDSN(dsn))
+	}
+	db, err := gorm.Open(dialector, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
+	}
+	if DialectOf(dsn) == SQLite {
+		// One writer at a time is SQLite's rule; readers proceed in WAL mode.
+		sqlDB.SetMaxOpenConns(8)
+	} else {
+		sqlDB.SetMaxOpenConns(20)
+	}
+	sqlDB.SetMaxIdleConns(4)
+	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	if err := sqlDB.PingContext(ctx); err != nil {
+		_ = sqlDB.Close()
+		return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
+	}
+	return db, nil
+}
+
+func sqliteDSN(path string) string {
+	if strings.HasPrefix(path, "file:") {
+		return path
+	}
+	q := url.Values{}
+	q.Set("_journal_mode", "WAL")
+	q.Set("_busy_timeout", "10000")
+	q.Set("_foreign_keys", "on")
+	q.Set("_synchronous", "NORMAL")
+	q.Set("_txlock", "immediate")
+	return "file:" + path + "?" + q.Encode()
+}
+
+func gormLogger(opts *Options) logger.Interface {
+	if opts.Logger == nil {
+		return logger.Discard
+	}
+	slow := opts.SlowQuery
+	if slow == 0 {
+		slow = 500 * time.Millisecond
+	}
+	return logger.NewSlogLogger(opts.Logger, logger.Config{
+		SlowThreshold:             slow,
+		LogLevel:                  logger.Warn,
+		IgnoreRecordNotFoundError: true,
+		ParameterizedQueries:      true, // never log argument values
+	})
+}
+
+// DialectOfDB returns the engine behind an open *gorm.DB.
+func DialectOfDB(db *gorm.DB) Dialect {
+	if db.Name() == "postgres" {
+		return Postgres
+	}
+	return SQLite
+}
+
+// Redact returns a DSN fit for logs: a PostgreSQL URL without its password.
+func Redact(dsn string) string {
+	if DialectOf(dsn) != Postgres {
+		return dsn
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "postgres://(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+func provider(db *gorm.DB) (*goose.Provider, error) {
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	var opts []goose.ProviderOption
+	dialect := goose.DialectSQLite3
+	if DialectOfDB(db) == Postgres {
+		dialect = goose.DialectPostgres
+		// Replicas starting together take turns at the migrations.
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	return goose.NewProvider(dialect, sqlDB, migrations.FS, opts...)
+}
+
+// Migrate applies every pending migration and returns the schema version.
+func Migrate(ctx context.Context, db *gorm.DB) (int64, error) {
+	p, err := provider(db)
+	if err != nil {
+		return 0, fmt.Errorf("migrate: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return 0, fmt.Errorf("migrate: %w", err)
+	}
+	v, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("migrate: read schema version: %w", err)
+	}
+	return v, nil
+}
+
+// Ready reports whether the database answers and every migration is applied.
+// It returns the schema version, or an error saying what is missing.
+func Ready(ctx context.Context, db *gorm.DB) (int64, error) {
+	p, err := provider(db)
+	if err != nil {
+		return 0, err
+	}
+	pending, err := p.HasPending(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("check migrations: %w", err)
+	}
+	v, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	if pending {
+		return v, fmt.Errorf("schema version %d: migrations pending; run `shop migrate`", v)
+	}
+	return v, nil
+}
+
+// Close closes the connection pool behind db.
+func Close(db *gorm.DB) error {
+	sqlDB, err := db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+

@@ -1,0 +1,72 @@
+// Package shop holds the vocabulary every part of the shop shares: the error a
+// buyer, a host or a merchant may see, with the contract's codes, and the demo
+// merchant built into the binary.
+//
+// It imports only the standard library, so any package may depend on it.
+package shop
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code classifies an error a caller may see. The message codes of CONTRACT.md §4
+// are here, with the few more that tool errors need.
+type Code string
+
+// Codes a caller may see.
+const (
+	// Missing: a required field was not sent.
+	Missing Code = "missing"
+	// Invalid: a field was sent with a value the shop cannot accept.
+	Invalid Code = "invalid"
+	// NotFound: the id names nothing the shop knows.
+	NotFound Code = "not_found"
+	// OutOfStock: not enough units are available.
+	OutOfStock Code = "out_of_stock"
+	// PaymentDeclined: the payment provider declined the payment.
+	PaymentDeclined Code = "payment_declined"
+	// Requires3DS: the payment needs the buyer's authentication.
+	Requires3DS Code = "requires_3ds"
+	// Expired: the session or token is past its expiry.
+	Expired Code = "expired"
+	// PriceChanged: a price moved since the buyer saw it.
+	PriceChanged Code = "price_changed"
+	// Unavailable: the shop cannot serve the request now; try again later.
+	Unavailable Code = "unavailable"
+)
+
+// Error is an error whose message is written for the person or model that
+// called the shop. Param is the JSONPath of the field at fault ("$.limit"), or
+// empty when the error is not about one field.
+//
+// The edge of the shop (package server) passes an *Error's message through to
+// the caller and answers any other error with a generic text.
+type Error struct {
+	Code    Code
+	Param   string
+	Message string
+}
+
+// Error returns the message, prefixed by the field when there is one.
+func (e *Error) Error() string {
+	if e.Param == "" {
+		return e.Message
+	}
+	return e.Param + ": " + e.Message
+}
+
+// Errorf returns an *Error with the given code and param and a formatted message.
+func Errorf(code Code, param, format string, args ...any) *Error {
+	return &Error{Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, or "" when
+// there is none.
+func ErrorCode(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}

@@ -1,0 +1,108 @@
+package shop
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"reflect"
+)
+
+// Tool is an MCP tool as a part of the shop declares it, free of any MCP
+// library's types: package server registers it on the buyers' or the admin
+// endpoint and translates its errors for the caller.
+type Tool struct {
+	// Name is the tool's name on the wire ("search_products").
+	Name string
+	// Title is a short human-readable name.
+	Title string
+	// Description tells the model what the tool does, what to call first and
+	// which error codes it may answer.
+	Description string
+	// InputSchema is the JSON Schema of the arguments, written by hand so that
+	// it carries bounds and enums.
+	InputSchema json.RawMessage
+	// ReadOnly, Destructive and Idempotent become the tool's annotations.
+	ReadOnly, Destructive, Idempotent bool
+	// Meta is the tool's _meta (widget templates and the like); may be nil.
+	Meta map[string]any
+	// Handle runs the tool on the raw arguments. A returned *Error reaches
+	// the caller as it is; any other error is logged and answered generically.
+	Handle func(ctx context.Context, args json.RawMessage) (*Result, error)
+}
+
+// Result is what a tool answers: the structured content for widgets and the
+// model, and a short text for hosts without UI.
+type Result struct {
+	Structured any
+	Text       string
+}
+
+// MaxArgsBytes bounds the size of a tool call's arguments.
+const MaxArgsBytes = 256 << 10
+
+// DecodeArgs decodes a tool's JSON arguments into v. Unknown fields are
+// ignored, as the contract asks of lenient decoding; a value of the wrong type
+// is an *Error naming the field by its JSONPath and the type to send.
+func DecodeArgs(args json.RawMessage, v any) error {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		args = []byte("{}")
+	}
+	if len(args) > MaxArgsBytes {
+		return Errorf(Invalid, "$", "the arguments are %d bytes; send at most %d", len(args), MaxArgsBytes)
+	}
+	if args[0] != '{' {
+		return Errorf(Invalid, "$", "the arguments must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Errorf(Invalid, "$", "the arguments must be one JSON object")
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		param := "$"
+		if typeErr.Field != "" {
+			param = "$." + typeErr.Field
+		}
+		return Errorf(Invalid, param, "must be %s, not a JSON %s", describeType(typeErr.Type), typeErr.Value)
+	}
+	var syntaxErr *json.SyntaxError
+	if errors.As(err, &syntaxErr) {
+		return Errorf(Invalid, "$", "the arguments are not valid JSON (at byte %d)", syntaxErr.Offset)
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return Errorf(Invalid, "$", "the arguments could not be read: %v", err)
+}
+
+// describeType names a Go type the way a JSON caller thinks of it.
+func describeType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "a " + t.Kind().String()
+}
