@@ -1,0 +1,99 @@
+// Command shop runs a merchant's shop as an MCP server: buyers' hosts
+// (ChatGPT, Claude, …) search the catalog and check out through its tools.
+//
+// Usage:
+//
+//	shop [serve] [--addr 127.0.0.1:8000] [--db shop.db|postgres://…] [--config policy.yaml]
+//	shop stdio    [--db …] [--config …]     buyer tools over stdio
+//	shop migrate  [--db …]                  apply migrations, print the schema version
+//	shop catalog import FILE [--db …] [--config …]
+//
+// Secrets come from the environment (STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET,
+// SHOP_ADMIN_TOKENS, SHOP_RECEIPT_KEY); SHOP_PUBLIC_URL is the shop's base URL.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	m := &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Logger: logger}
+	if err := m.Run(ctx, os.Args[1:]); err != nil {
+		if errors.Is(err, errUsage) {
+			os.Exit(2)
+		}
+		fmt.Fprintln(os.Stderr, "shop:", err)
+		os.Exit(1)
+	}
+}
+
+// errUsage reports a command line that could not be understood; the usage
+// has already been printed.
+var errUsage = errors.New("usage")
+
+// Main is the program, with its surroundings injected so that tests can run
+// it on a temporary database and port.
+type Main struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	Logger         *slog.Logger
+	// Started, when set, is called by serve with the address it listens on.
+	Started func(addr string)
+}
+
+const usage = `Usage:
+  shop [serve] [flags]            serve the shop over HTTP (MCP at /mcp)
+  shop stdio [flags]              serve the buyer tools over stdio
+  shop migrate [flags]            apply database migrations and print the schema version
+  shop catalog import FILE [flags]
+                                  import products from a JSON catalog file
+
+Flags:
+  --addr ADDR     listen address (serve; default 127.0.0.1:8000)
+  --db DSN        SQLite file path or postgres:// URL (default shop.db)
+  --config FILE   merchant policy YAML (default: the built-in demo merchant)
+
+Environment:
+  SHOP_PUBLIC_URL        the shop's base URL (default http://ADDR)
+  STRIPE_SECRET_KEY      sk_test_… for Stripe test mode; unset: sandbox payments
+  STRIPE_WEBHOOK_SECRET, SHOP_ADMIN_TOKENS, SHOP_RECEIPT_KEY
+`
+
+// Run runs the subcommand named by args.
+func (m *Main) Run(ctx context.Context, args []string) error {
+	cmd := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return m.serve(ctx, args)
+	case "stdio":
+		return m.stdio(ctx, args)
+	case "migrate":
+		return m.migrate(ctx, args)
+	case "catalog":
+		if len(args) == 0 || args[0] != "import" {
+			fmt.Fprint(m.Stderr, "shop catalog: the subcommand is `import FILE`\n\n"+usage)
+			return errUsage
+		}
+		return m.importCatalog(ctx, args[1:])
+	case "help", "-h", "--help":
+		fmt.Fprint(m.Stdout, usage)
+		return nil
+	default:
+		fmt.Fprintf(m.Stderr, "shop: unknown command %q\n\n%s", cmd, usage)
+		return errUsage
+	}
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"shop"
+	"shop/catalog"
+	"shop/database"
+	"shop/server"
+)
+
+func (m *Main) serve(ctx context.Context, args []string) error {
+	cfg, err := m.parseFlags("serve", args, true, nil)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (choose another with --addr)", cfg.Addr, err)
+	}
+	defer ln.Close()
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = localURL(ln.Addr())
+	}
+	a, err := m.open(ctx, cfg, true)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	payments, err := paymentProvider(cfg, string(a.policy.PaymentMode))
+	if err != nil {
+		return err
+	}
+	// The demo merchant's images and pages, served under /static/.
+	static, err := fs.Sub(shop.Demo, "static")
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Options{
+		MCP:            a.buyerMCP(m),
+		Static:         static,
+		Ready:          func(ctx context.Context) error { _, err := database.Ready(ctx, a.db); return err },
+		PublicURL:      cfg.PublicURL,
+		TrustedOrigins: cfg.TrustedOrigins,
+		Logger:         m.Logger,
+	})
+	if err != nil {
+		return err
+	}
+	m.Logger.Info("shop serving",
+		"merchant", a.policy.Name,
+		"listen", "http://"+ln.Addr().String(),
+		"mcp", cfg.PublicURL+"/mcp",
+		"database", database.Redact(cfg.DB),
+		"schema_version", a.schema,
+		"payments", payments)
+	if m.Started != nil {
+		m.Started(ln.Addr().String())
+	}
+	return srv.Serve(ctx, ln)
+}
+
+// localURL is the URL of a listener when no public URL is configured.
+func localURL(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.IP.IsUnspecified() {
+		port := 8000
+		if ok {
+			port = tcp.Port
+		}
+		return fmt.Sprintf("http://127.0.0.1:%d", port)
+	}
+	return "http://" + addr.String()
+}
+
+func (m *Main) stdio(ctx context.Context, args []string) error {
+	cfg, err := m.parseFlags("stdio", args, false, nil)
+	if err != nil {
+		return err
+	}
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = catalog.DefaultPublicURL
+	}
+	a, err := m.open(ctx, cfg, true)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	m.Logger.Info("shop serving over stdio", "merchant", a.policy.Name, "database", database.Redact(cfg.DB), "schema_version", a.schema)
+	return a.buyerMCP(m).Run(ctx, &mcp.IOTransport{Reader: readCloser{m.Stdin}, Writer: writeCloser{m.Stdout}})
+}
+
+func (m *Main) migrate(ctx context.Context, args []string) error {
+	cfg, err := m.parseFlags("migrate", args, false, nil)
+	if err != nil {
+		return err
+	}
+	db, err := database.Open(ctx, cfg.DB, &database.Options{Logger: m.Logger})
+	if err != nil {
+		return err
+	}
+	defer database.Close(db)
+	v, err := database.Migrate(ctx, db)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(m.Stdout, "%s: schema version %d\n", database.Redact(cfg.DB), v)
+	return nil
+}
+
+func (m *Main) importCatalog(ctx context.Context, args []string) error {
+	var files []string
+	cfg, err := m.parseFlags("catalog import", args, false, &files)
+	if err != nil {
+		return err
+	}
+	if len(files) != 1 {
+		fmt.Fprint(m.Stderr, "shop catalog import: name one catalog file (JSON)\n\n"+usage)
+		return errUsage
+	}
+	f, err := os.Open(files[0])
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	file, err := catalog.ReadFile(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", files[0], err)
+	}
+	a, err := m.open(ctx, cfg, false)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	start := time.Now()
+	opts := &catalog.ImportOptions{}
+	if len(file.Products) >= 1000 {
+		opts.Progress = func(done, total int) {
+			fmt.Fprintf(m.Stderr, "imported %d/%d products (%d%%)\n", done, total, done*100/total)
+		}
+	}
+	if err := a.catalog.Import(ctx, file, opts); err != nil {
+		return fmt.Errorf("%s: %w", files[0], err)
+	}
+	variants := 0
+	for _, p := range file.Products {
+		variants += len(p.Variants)
+	}
+	fmt.Fprintf(m.Stdout, "imported %d products (%d variants) from %s into %s in %s\n",
+		len(file.Products), variants, files[0], database.Redact(cfg.DB), time.Since(start).Round(time.Millisecond))
+	return nil
+}

@@ -1,0 +1,126 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"shop"
+)
+
+// MCPOptions describe an MCP server of the shop.
+type MCPOptions struct {
+	// Name and Title identify the server to clients ("shop", the merchant's name).
+	Name, Title, Version string
+	// Instructions tell the model what the server is for.
+	Instructions string
+	// Tools are the tools it serves.
+	Tools []shop.Tool
+	// Logger receives one line per tool call and every internal error.
+	Logger *slog.Logger
+}
+
+// NewMCP returns an MCP server offering the given tools. It is the one place
+// where a tool's error becomes what the caller sees: a *shop.Error keeps its
+// message and code; anything else is logged with its detail and answered
+// with a generic text, so no SQL or provider JSON reaches the model.
+func NewMCP(opts MCPOptions) *mcp.Server {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: opts.Title, Version: opts.Version},
+		&mcp.ServerOptions{Instructions: opts.Instructions, Logger: logger})
+	for _, t := range opts.Tools {
+		srv.AddTool(mcpTool(t), handler(t, logger))
+	}
+	return srv
+}
+
+func mcpTool(t shop.Tool) *mcp.Tool {
+	destructive, openWorld := t.Destructive, false
+	return &mcp.Tool{
+		Name:        t.Name,
+		Title:       t.Title,
+		Description: t.Description,
+		InputSchema: t.InputSchema,
+		Annotations: &mcp.ToolAnnotations{
+			Title:           t.Title,
+			ReadOnlyHint:    t.ReadOnly,
+			DestructiveHint: &destructive,
+			IdempotentHint:  t.Idempotent,
+			OpenWorldHint:   &openWorld,
+		},
+		Meta: t.Meta,
+	}
+}
+
+// toolError is the structured content of a failed tool call.
+type toolError struct {
+	Error struct {
+		Code    shop.Code `json:"code"`
+		Param   string    `json:"param,omitempty"`
+		Message string    `json:"message"`
+	} `json:"error"`
+}
+
+// internalMessage answers any error that is not a *shop.Error.
+const internalMessage = "The shop could not complete this request because of an internal error; it has been logged. Try again in a moment."
+
+func handler(t shop.Tool, logger *slog.Logger) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (_ *mcp.CallToolResult, err error) {
+		start := time.Now()
+		var res *shop.Result
+		defer func() {
+			if p := recover(); p != nil {
+				logger.ErrorContext(ctx, "tool panicked", "tool", t.Name, "panic", fmt.Sprint(p))
+				res, err = nil, errors.New("panic")
+			}
+		}()
+		res, err = t.Handle(ctx, req.Params.Arguments)
+		attrs := []any{"tool", t.Name, "duration", time.Since(start).Round(time.Microsecond)}
+		if err != nil {
+			return errorResult(ctx, logger, t.Name, err, attrs), nil
+		}
+		logger.InfoContext(ctx, "tool call", attrs...)
+		structured, merr := json.Marshal(res.Structured)
+		if merr != nil {
+			return errorResult(ctx, logger, t.Name, fmt.Errorf("marshal result: %w", merr), attrs), nil
+		}
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.TextContent{Text: res.Text}},
+			StructuredContent: json.RawMessage(structured),
+		}, nil
+	}
+}
+
+func errorResult(ctx context.Context, logger *slog.Logger, tool string, err error, attrs []any) *mcp.CallToolResult {
+	var te toolError
+	var e *shop.Error
+	switch {
+	case errors.As(err, &e):
+		te.Error.Code, te.Error.Param, te.Error.Message = e.Code, e.Param, e.Message
+		logger.InfoContext(ctx, "tool call refused", append(attrs, "code", e.Code, "param", e.Param)...)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		te.Error.Code, te.Error.Message = shop.Unavailable, "The request was canceled or took too long; try again."
+		logger.WarnContext(ctx, "tool call canceled", append(attrs, "err", err)...)
+	default:
+		te.Error.Code, te.Error.Message = shop.Unavailable, internalMessage
+		logger.ErrorContext(ctx, "tool call failed", append(attrs, "err", err)...)
+	}
+	text := te.Error.Message
+	if te.Error.Param != "" {
+		text = te.Error.Param + ": " + text
+	}
+	structured, _ := json.Marshal(te)
+	return &mcp.CallToolResult{
+		IsError:           true,
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+		StructuredContent: json.RawMessage(structured),
+	}
+}

@@ -1,0 +1,246 @@
+// Package server is the shop's HTTP surface: it assembles the MCP endpoints
+// from the tools the business packages declare, serves the shop's static
+// files and health checks, and hardens all of it (Host and Origin checks,
+// body size limits, timeouts, per-client rate limits). It is the one place
+// where errors are translated for callers.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
+)
+
+// Limits of the HTTP server.
+const (
+	MaxBodyBytes      = 1 << 20 // a tool call's arguments are bounded far below this
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 60 * time.Second
+	idleTimeout       = 2 * time.Minute
+	shutdownTimeout   = 20 * time.Second
+)
+
+// Options configure the HTTP server; nil fields take defaults.
+type Options struct {
+	// MCP is the buyers' MCP server, served statelessly at /mcp.
+	MCP *mcp.Server
+	// Static holds the files served under /static/.
+	Static fs.FS
+	// Ready reports whether the shop can serve (database reachable,
+	// migrations applied); /readyz answers 503 with its error until it is nil.
+	Ready func(context.Context) error
+	// PublicURL is the shop's base URL; its host is accepted in Host headers
+	// and its origin in Origin headers.
+	PublicURL string
+	// TrustedOrigins are further browser origins allowed to call /mcp
+	// ("https://inspector.example.com").
+	TrustedOrigins []string
+	// RateLimit and RateBurst bound each client's requests per second
+	// (default 20, burst 40).
+	RateLimit rate.Limit
+	RateBurst int
+	// Logger receives access errors and server events.
+	Logger *slog.Logger
+}
+
+// Server is the shop's HTTP server.
+type Server struct {
+	opts    Options
+	logger  *slog.Logger
+	handler http.Handler
+}
+
+// New assembles the HTTP server.
+func New(opts Options) (*Server, error) {
+	s := &Server{opts: opts, logger: opts.Logger}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.RateLimit == 0 {
+		s.opts.RateLimit, s.opts.RateBurst = 20, 40
+	}
+	hosts, origins, err := allowed(opts.PublicURL, opts.TrustedOrigins)
+	if err != nil {
+		return nil, err
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", s.readyz)
+	if opts.Static != nil {
+		mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler(opts.Static)))
+	}
+	if opts.MCP != nil {
+		srv := opts.MCP
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+			Stateless:           true,
+			JSONResponse:        true,
+			Logger:              s.logger,
+			MaxRequestBodyBytes: MaxBodyBytes,
+			// Our own Host check below covers every address, not only loopback.
+			DisableLocalhostProtection: true,
+		})
+		cop := http.NewCrossOriginProtection()
+		for _, o := range origins {
+			if err := cop.AddTrustedOrigin(o); err != nil {
+				return nil, fmt.Errorf("trusted origin %q: %w", o, err)
+			}
+		}
+		cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "cross-origin request refused: this origin is not trusted by the shop", http.StatusForbidden)
+		}))
+		mux.Handle("/mcp", checkHost(hosts, cop.Handler(h)))
+	}
+	limiter := newClientLimiter(s.opts.RateLimit, s.opts.RateBurst)
+	s.handler = recoverPanics(s.logger, securityHeaders(limitBody(limiter.handler(mux))))
+	return s, nil
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Serve serves on ln until ctx is done, then shuts down gracefully, letting
+// requests in flight finish.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.logger.Info("shutting down", "grace", shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if s.opts.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		if err := s.opts.Ready(ctx); err != nil {
+			s.logger.Warn("not ready", "err", err)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "not ready:", err)
+			return
+		}
+	}
+	fmt.Fprintln(w, "ready")
+}
+
+// allowed returns the Host names accepted on MCP endpoints (loopback names
+// and the public URL's host) and the trusted browser origins.
+func allowed(publicURL string, trusted []string) (hosts map[string]bool, origins []string, err error) {
+	hosts = map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}
+	if publicURL != "" {
+		u, err := url.Parse(publicURL)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return nil, nil, fmt.Errorf("public URL %q: send an absolute http(s) URL such as https://shop.example.com", publicURL)
+		}
+		hosts[strings.ToLower(u.Hostname())] = true
+		origins = append(origins, u.Scheme+"://"+u.Host)
+	}
+	return hosts, append(origins, trusted...), nil
+}
+
+// checkHost refuses requests whose Host is not the shop's, so that a page on
+// another site cannot reach a local shop through DNS rebinding.
+func checkHost(hosts map[string]bool, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.Trim(strings.ToLower(host), "[]")
+		if !hosts[host] {
+			http.Error(w, "unknown Host: set SHOP_PUBLIC_URL to the URL clients use to reach the shop", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > MaxBodyBytes {
+			http.Error(w, fmt.Sprintf("request body too large: at most %d bytes", MaxBodyBytes), http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		next.ServeHTTP(w, r)
+	})
+}
+
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func recoverPanics(logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				logger.Error("handler panicked", "path", r.URL.Path, "panic", fmt.Sprint(p))
+				http.Error(w, "internal error", http.StatusInternalServerError)
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// staticHandler serves embedded files with a day of caching. SVG images get a
+// CSP of their own so that a script in one could never run.
+func staticHandler(fsys fs.FS) http.Handler {
+	files := http.FileServerFS(fsys)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") || r.URL.Path == "" {
+			http.NotFound(w, r) // no directory listings
+			return
+		}
+		w.Header().Set("Cache-Control", "public, max-age=86400")
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		if strings.HasSuffix(r.URL.Path, ".svg") {
+			w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+		}
+		files.ServeHTTP(w, r)
+	})
+}
