@@ -211,4 +211,3 @@ func Close(db *gorm.DB) error {
 	}
 	return sqlDB.Close()
 }
-

@@ -73,16 +73,15 @@ type toolError struct {
 const internalMessage = "The shop could not complete this request because of an internal error; it has been logged. Try again in a moment."
 
 func handler(t shop.Tool, logger *slog.Logger) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (_ *mcp.CallToolResult, err error) {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (out *mcp.CallToolResult, _ error) {
 		start := time.Now()
-		var res *shop.Result
 		defer func() {
 			if p := recover(); p != nil {
-				logger.ErrorContext(ctx, "tool panicked", "tool", t.Name, "panic", fmt.Sprint(p))
-				res, err = nil, errors.New("panic")
+				attrs := []any{"tool", t.Name, "duration", time.Since(start).Round(time.Microsecond)}
+				out = errorResult(ctx, logger, t.Name, fmt.Errorf("panic: %v", p), attrs)
 			}
 		}()
-		res, err = t.Handle(ctx, req.Params.Arguments)
+		res, err := t.Handle(ctx, req.Params.Arguments)
 		attrs := []any{"tool", t.Name, "duration", time.Since(start).Round(time.Microsecond)}
 		if err != nil {
 			return errorResult(ctx, logger, t.Name, err, attrs), nil

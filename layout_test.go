@@ -1,0 +1,87 @@
+package shop_test
+
+import (
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// allowed is DESIGN.md's table of who may import whom, for the shop's own
+// packages. Beside it: the root package shop (errors, tool declarations, the
+// demo merchant) which anyone may import and which imports no other of ours;
+// migrations (embedded SQL); database (opens and migrates; for wiring only);
+// and database/dbtest, which only tests import.
+var allowed = map[string][]string{
+	"shop/cmd/shop":        {"*"},
+	"shop/server":          {"shop/widgets", "shop/checkout", "shop/orders", "shop/catalog", "shop/payments", "shop/money"},
+	"shop/widgets":         {"shop/checkout", "shop/catalog", "shop/money"},
+	"shop/checkout":        {"shop/orders", "shop/catalog", "shop/payments", "shop/money"},
+	"shop/orders":          {"shop/catalog", "shop/payments", "shop/money"},
+	"shop/catalog":         {"shop/money"},
+	"shop/payments":        {"shop/money"},
+	"shop/money":           {},
+	"shop":                 {},
+	"shop/migrations":      {},
+	"shop/database":        {"shop/migrations"},
+	"shop/database/dbtest": {"shop/database"},
+}
+
+// external limits where some third-party modules may be used: the MCP SDK
+// only at the edge, gorm only where data is stored.
+var external = map[string][]string{
+	"github.com/modelcontextprotocol/go-sdk": {"shop/server", "shop/cmd/shop"},
+	"gorm.io/":                               {"shop/catalog", "shop/checkout", "shop/orders", "shop/payments", "shop/database", "shop/database/dbtest", "shop/cmd/shop"},
+	"github.com/stripe/stripe-go":            {"shop/payments"},
+}
+
+func TestLayout(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{if not .Standard}}{{.ImportPath}}:{{join .Imports " "}}{{end}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	direct := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, ":")
+		direct[pkg] = strings.Fields(imports)
+	}
+	var ours []string
+	for pkg := range direct {
+		if pkg == "shop" || strings.HasPrefix(pkg, "shop/") {
+			ours = append(ours, pkg)
+		}
+	}
+	sort.Strings(ours)
+	if len(ours) < 6 {
+		t.Fatalf("go list found only %v", ours)
+	}
+	for _, pkg := range ours {
+		rules, known := allowed[pkg]
+		if !known {
+			t.Errorf("%s is not in DESIGN.md's layout; add it to the table there and here", pkg)
+			continue
+		}
+		for _, imp := range direct[pkg] {
+			if imp == "shop" || !(strings.HasPrefix(imp, "shop/")) {
+				for prefix, users := range external {
+					if strings.HasPrefix(imp, prefix) && !contains(users, pkg) {
+						t.Errorf("%s imports %s, which only %v may use", pkg, imp, users)
+					}
+				}
+				continue
+			}
+			if !contains(rules, "*") && !contains(rules, imp) {
+				t.Errorf("%s imports %s: against DESIGN.md (it may import %v)", pkg, imp, rules)
+			}
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
