@@ -21,7 +21,7 @@ const (
 	MaxLimit       = 50
 	maxCursorLen   = 200
 	cursorVersion  = 1
-	minPrefixMatch = 2 // shorter query terms match whole terms only
+	minPrefixMatch = 3 // shorter query terms match whole terms only
 )
 
 // Query is a search of the catalog; the zero Query lists every product.

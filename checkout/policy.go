@@ -1,0 +1,689 @@
+package checkout
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"path"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
+	"go.yaml.in/yaml/v3"
+
+	"shop/money"
+)
+
+// Policy is the merchant policy: who sells, in which currency, where to, at
+// which shipping price, with which taxes and promotions. [LoadPolicy] reads it
+// from one YAML file whose keys are the snake_case names of the fields.
+// Amounts are int64 minor units of the shop currency. A loaded Policy is
+// read-only.
+type Policy struct {
+	Name         string      `yaml:"name"`         // shown to buyers, ≤ 80 characters
+	CurrencyCode string      `yaml:"currency"`     // ISO 4217 code of every amount, e.g. "usd"
+	MerchantID   string      `yaml:"merchant_id"`  // the payment provider's id of the merchant
+	PaymentMode  PaymentMode `yaml:"payment_mode"` // LoadPolicy defaults it to test
+	Links        Links       `yaml:"links"`        // legal and support pages
+	Shipping     Shipping    `yaml:"shipping"`     // where to and at which price
+	Tax          []TaxRule   `yaml:"-"`            // YAML key "tax", decoded by LoadPolicy
+	Promotions   []Promotion `yaml:"-"`            // YAML key "promotions", decoded by LoadPolicy
+}
+
+// PaymentMode says whether payments take real money: test or live.
+type PaymentMode string
+
+// Payment modes.
+const (
+	PaymentTest PaymentMode = "test" // no real money moves
+	PaymentLive PaymentMode = "live" // buyers are charged
+)
+
+// Links are the merchant's pages shown in checkout. Each is an https URL or a
+// path under /static/, which the shop serves and resolves against its public
+// URL.
+type Links struct {
+	TermsOfUse    string `yaml:"terms_of_use"`   // terms of use
+	PrivacyPolicy string `yaml:"privacy_policy"` // privacy policy
+	ReturnPolicy  string `yaml:"return_policy"`  // return and refund policy
+	Support       string `yaml:"support"`        // where buyers get help
+}
+
+// Shipping holds the shipping zones; a country is in at most one zone.
+type Shipping struct {
+	Zones []Zone `yaml:"zones"` // at least one
+}
+
+// Zone is a set of countries that share shipping rates.
+type Zone struct {
+	ID        string         `yaml:"id"`        // unique in the policy
+	Name      string         `yaml:"name"`      // for the merchant, e.g. "Europe"
+	Countries []string       `yaml:"countries"` // upper-case ISO 3166-1 alpha-2 codes
+	Rates     []ShippingRate `yaml:"rates"`     // at least one
+}
+
+// ShippingRate is one shipping option of a zone. MinDays and MaxDays bound the
+// delivery time in business days: 0 ≤ MinDays ≤ MaxDays ≤ 60.
+type ShippingRate struct {
+	ID       string `yaml:"id"`       // unique in the zone
+	Title    string `yaml:"title"`    // e.g. "Standard"
+	Subtitle string `yaml:"subtitle"` // optional, e.g. "3–5 business days"
+	Carrier  string `yaml:"carrier"`  // optional, e.g. "USPS"
+	Price    int64  `yaml:"price"`    // minor units, ≥ 0
+	// FreeOver, when set, makes the rate free for a discounted items subtotal ≥ *FreeOver.
+	FreeOver *int64 `yaml:"free_over"`
+	MinDays  int    `yaml:"min_days"` // fastest delivery, business days
+	MaxDays  int    `yaml:"max_days"` // slowest delivery, business days
+}
+
+// TaxRule is the tax rate of a country, or of one of its regions when Region
+// (an ISO 3166-2 subdivision code without the country, e.g. "CA") is set.
+type TaxRule struct {
+	Country         string          `yaml:"country"`          // upper-case ISO 3166-1 alpha-2 code
+	Region          string          `yaml:"region"`           // optional ISO 3166-2 subdivision code, e.g. "CA"
+	Rate            decimal.Decimal `yaml:"-"`                // percent, 0 ≤ Rate ≤ 50; YAML key "rate", a string such as "7.25"
+	ShippingTaxable bool            `yaml:"shipping_taxable"` // whether shipping is taxed at Rate too
+}
+
+// PromotionKind is what a promotion takes off.
+type PromotionKind string
+
+// Promotion kinds.
+const (
+	PercentOff   PromotionKind = "percent_off"   // Percent % off the items subtotal
+	AmountOff    PromotionKind = "amount_off"    // Amount minor units off the items subtotal
+	FreeShipping PromotionKind = "free_shipping" // no shipping cost
+)
+
+// Promotion is a code a buyer may enter at checkout. Code is compared
+// case-insensitively and matches [A-Z0-9_-]{3,32} once upper-cased. StartsAt
+// and EndsAt, when not zero, bound when the code works.
+type Promotion struct {
+	Code        string          `yaml:"code"`         // what buyers type
+	Description string          `yaml:"description"`  // what the code does, for buyers
+	Kind        PromotionKind   `yaml:"kind"`         // what it takes off
+	Percent     decimal.Decimal `yaml:"-"`            // PercentOff only: 0 < Percent ≤ 100; YAML key "percent"
+	Amount      int64           `yaml:"amount"`       // AmountOff only: minor units > 0
+	MinSubtotal int64           `yaml:"min_subtotal"` // minor units; 0 means none
+	StartsAt    time.Time       `yaml:"-"`            // YAML key "starts_at", RFC 3339
+	EndsAt      time.Time       `yaml:"-"`            // YAML key "ends_at", RFC 3339, after StartsAt
+	UsageLimit  *int            `yaml:"usage_limit"`  // when set, > 0: how many orders may use the code
+}
+
+// Zone returns the shipping zone of a country (case-insensitive).
+func (p *Policy) Zone(country string) (*Zone, bool) {
+	country = strings.ToUpper(country)
+	for i := range p.Shipping.Zones {
+		if slices.Contains(p.Shipping.Zones[i].Countries, country) {
+			return &p.Shipping.Zones[i], true
+		}
+	}
+	return nil, false
+}
+
+// TaxRate returns the tax percentage for an address (7.25 for 7.25 %, as
+// money.Percent takes it) and whether shipping is taxed too. An entry for the region wins over one for the whole country;
+// with neither the rate is zero.
+func (p *Policy) TaxRate(country, region string) (rate decimal.Decimal, shippingTaxable bool) {
+	country, region = strings.ToUpper(country), strings.ToUpper(region)
+	var found *TaxRule
+	for i, t := range p.Tax {
+		if t.Country == country && region != "" && t.Region == region {
+			return t.Rate, t.ShippingTaxable
+		}
+		if t.Country == country && t.Region == "" && found == nil {
+			found = &p.Tax[i]
+		}
+	}
+	if found == nil {
+		return decimal.Zero, false
+	}
+	return found.Rate, found.ShippingTaxable
+}
+
+// Promotion returns the promotion with the code, compared case-insensitively.
+func (p *Policy) Promotion(code string) (*Promotion, bool) {
+	for i := range p.Promotions {
+		if strings.EqualFold(p.Promotions[i].Code, code) {
+			return &p.Promotions[i], true
+		}
+	}
+	return nil, false
+}
+
+// Currency returns the shop currency, or the zero Currency for an invalid policy.
+func (p *Policy) Currency() money.Currency {
+	c, _ := money.Lookup(p.CurrencyCode)
+	return c
+}
+
+// LoadPolicyFile reads and validates the policy at path in fsys.
+func LoadPolicyFile(fsys fs.FS, path string) (*Policy, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return LoadPolicy(f, path)
+}
+
+// LoadPolicy reads a policy from YAML and validates it. Unknown keys are
+// errors. Every problem is reported, each on its own line as
+// "name: key.path: what is wrong (line N)".
+func LoadPolicy(r io.Reader, name string) (*Policy, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var root, extra yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	switch err := dec.Decode(&root); {
+	case err == io.EOF:
+		return nil, fmt.Errorf("%s: empty; expected keys such as name, currency, links and shipping", name)
+	case err != nil:
+		return nil, fmt.Errorf("%s: invalid YAML: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	case dec.Decode(&extra) != io.EOF:
+		return nil, fmt.Errorf("%s: only one YAML document is allowed (line %d)", name, extra.Line)
+	}
+	if doc := root.Content[0]; doc.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s: must be a mapping of keys such as name: and currency: (line %d)", name, doc.Line)
+	}
+	ix := &nodeIndex{}
+	ix.walk("", "", nil, root.Content[0])
+
+	var raw rawPolicy
+	strict := yaml.NewDecoder(bytes.NewReader(data))
+	strict.KnownFields(true)
+	var te *yaml.TypeError
+	if err := strict.Decode(&raw); errors.As(err, &te) {
+		for _, msg := range te.Errors {
+			ix.translate(msg)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	p := raw.Policy
+	if p.PaymentMode == "" {
+		p.PaymentMode = PaymentTest
+	}
+	for i, t := range raw.Tax {
+		t.TaxRule.Rate = ix.percent(fmt.Sprintf("tax[%d].rate", i), t.Rate, true)
+		p.Tax = append(p.Tax, t.TaxRule)
+	}
+	for i, r := range raw.Promotions {
+		at := fmt.Sprintf("promotions[%d].", i)
+		r.Promotion.Percent = ix.percent(at+"percent", r.Percent, false)
+		r.Promotion.StartsAt = ix.timestamp(at+"starts_at", r.StartsAt)
+		r.Promotion.EndsAt = ix.timestamp(at+"ends_at", r.EndsAt)
+		p.Promotions = append(p.Promotions, r.Promotion)
+	}
+
+	// Report every decoding problem, then the validation problems that are
+	// not about a key already reported.
+	var all []error
+	for _, e := range ix.errs {
+		all = append(all, e.at(name, ix))
+	}
+	for _, e := range p.problems() {
+		if !ix.moot(e.path) {
+			all = append(all, e.at(name, ix))
+		}
+	}
+	if len(all) > 0 {
+		return nil, errors.Join(all...)
+	}
+	return &p, nil
+}
+
+// Validate checks the policy and returns every problem found, joined with
+// errors.Join, each naming its key path. LoadPolicy runs the same checks.
+func (p *Policy) Validate() error {
+	var errs []error
+	for _, e := range p.problems() {
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
+}
+
+// Descriptions shared by decoding and validation messages.
+const (
+	minorUnits = "a whole number of minor units ≥ 0"
+	positive   = "a whole number of minor units > 0"
+	days       = "a whole number of business days from 0 to 60"
+)
+
+var (
+	regionRE = regexp.MustCompile(`^[A-Z0-9]{1,3}$`)
+	codeRE   = regexp.MustCompile(`^[A-Z0-9_-]{3,32}$`)
+	fifty    = decimal.NewFromInt(50)
+	hundred  = decimal.NewFromInt(100)
+)
+
+// problems lists what is wrong with p.
+func (p *Policy) problems() []*keyError {
+	var v validator
+	v.text("name", p.Name)
+	if n := utf8.RuneCountInString(p.Name); n > 80 {
+		v.add("name", "must be at most 80 characters (got %d)", n)
+	}
+	if v.text("currency", p.CurrencyCode) {
+		if _, err := money.Lookup(p.CurrencyCode); err != nil {
+			v.add("currency", "%s", strings.TrimPrefix(err.Error(), "money: "))
+		}
+	}
+	v.text("merchant_id", p.MerchantID)
+	if p.PaymentMode != PaymentTest && p.PaymentMode != PaymentLive {
+		v.add("payment_mode", "must be test or live (got %q)", p.PaymentMode)
+	}
+	v.link("links.terms_of_use", p.Links.TermsOfUse)
+	v.link("links.privacy_policy", p.Links.PrivacyPolicy)
+	v.link("links.return_policy", p.Links.ReturnPolicy)
+	v.link("links.support", p.Links.Support)
+	v.zones(p.Shipping.Zones)
+	v.taxes(p.Tax)
+	v.promotions(p.Promotions)
+	return v.errs
+}
+
+type validator struct{ errs []*keyError }
+
+func (v *validator) add(path, format string, args ...any) {
+	v.errs = append(v.errs, &keyError{path: path, msg: fmt.Sprintf(format, args...)})
+}
+
+// text reports a missing required text and returns whether there is one.
+func (v *validator) text(path, s string) bool {
+	if strings.TrimSpace(s) == "" {
+		v.add(path, "missing")
+		return false
+	}
+	return true
+}
+
+func (v *validator) link(at, s string) {
+	u, err := url.Parse(s)
+	switch {
+	case s == "":
+		v.add(at, "missing; send an https URL or a path under /static/")
+	case strings.HasPrefix(s, "/static/") && path.Clean(s) == s && !strings.ContainsAny(s, "?# "):
+	case err == nil && u.Scheme == "https" && u.Host != "":
+	default:
+		v.add(at, "must be an https URL or a path under /static/ (got %q)", s)
+	}
+}
+
+func (v *validator) country(path, c string) bool {
+	switch {
+	case c == "":
+		v.add(path, "missing; send an ISO 3166-1 alpha-2 code such as US")
+	case isCountry(c):
+		return true
+	case isCountry(strings.ToUpper(c)):
+		v.add(path, "must be upper-case: write %q (got %q)", strings.ToUpper(c), c)
+	default:
+		v.add(path, "unknown country %q; send an ISO 3166-1 alpha-2 code such as US", c)
+	}
+	return false
+}
+
+// unique reports a value already seen at another key.
+func (v *validator) unique(seen map[string]string, at, what, val, hint string) {
+	if first, dup := seen[val]; dup {
+		v.add(at, "duplicate %s %q (first at %s)%s", what, val, first, hint)
+	} else {
+		seen[val] = at
+	}
+}
+
+func (v *validator) zones(zones []Zone) {
+	if len(zones) == 0 {
+		v.add("shipping.zones", "missing; list at least one zone")
+	}
+	zoneIDs, countryAt := map[string]string{}, map[string]string{}
+	for i, z := range zones {
+		zp := fmt.Sprintf("shipping.zones[%d]", i)
+		if v.text(zp+".id", z.ID) {
+			v.unique(zoneIDs, zp+".id", "zone id", z.ID, "")
+		}
+		if len(z.Countries) == 0 {
+			v.add(zp+".countries", "missing; list ISO 3166-1 alpha-2 codes such as [US]")
+		}
+		for j, c := range z.Countries {
+			if cp := fmt.Sprintf("%s.countries[%d]", zp, j); v.country(cp, c) {
+				v.unique(countryAt, cp, "country", c, "; a country may be in at most one zone")
+			}
+		}
+		if len(z.Rates) == 0 {
+			v.add(zp+".rates", "missing; list at least one shipping rate")
+		}
+		rateIDs := map[string]string{}
+		for j, r := range z.Rates {
+			rp := fmt.Sprintf("%s.rates[%d].", zp, j)
+			if v.text(rp+"id", r.ID) {
+				v.unique(rateIDs, rp+"id", "rate id", r.ID, "; rate ids must be unique within a zone")
+			}
+			v.text(rp+"title", r.Title)
+			v.atLeast(rp+"price", r.Price, 0, minorUnits)
+			if r.FreeOver != nil {
+				v.atLeast(rp+"free_over", *r.FreeOver, 0, minorUnits)
+			}
+			v.atLeast(rp+"min_days", int64(r.MinDays), 0, days)
+			v.atLeast(rp+"max_days", int64(r.MaxDays), 0, days)
+			if r.MaxDays > 60 {
+				v.add(rp+"max_days", "must be %s (got %d)", days, r.MaxDays)
+			} else if r.MinDays > r.MaxDays {
+				v.add(rp+"min_days", "must be at most max_days (got %d > %d)", r.MinDays, r.MaxDays)
+			}
+		}
+	}
+}
+
+// atLeast reports a number below min.
+func (v *validator) atLeast(at string, n, min int64, desc string) {
+	if n < min {
+		v.add(at, "must be %s (got %d)", desc, n)
+	}
+}
+
+func (v *validator) taxes(rules []TaxRule) {
+	seen := map[string]string{}
+	for i, t := range rules {
+		tp := fmt.Sprintf("tax[%d]", i)
+		v.country(tp+".country", t.Country)
+		if t.Region != "" && !regionRE.MatchString(t.Region) {
+			v.add(tp+".region", "must be an upper-case ISO 3166-2 subdivision code without the country, such as CA (got %q)", t.Region)
+		}
+		if t.Rate.IsNegative() || t.Rate.GreaterThan(fifty) {
+			v.add(tp+".rate", "must be a percentage from 0 to 50 (got %s)", t.Rate)
+		}
+		v.unique(seen, tp, "tax entry for", strings.TrimSuffix(t.Country+"-"+t.Region, "-"), "")
+	}
+}
+
+func (v *validator) promotions(promos []Promotion) {
+	codes := map[string]string{}
+	for i, pr := range promos {
+		pp := fmt.Sprintf("promotions[%d].", i)
+		switch code := strings.ToUpper(pr.Code); {
+		case !v.text(pp+"code", pr.Code):
+		case !codeRE.MatchString(code):
+			v.add(pp+"code", "must be 3 to 32 letters, digits, _ or - (got %q)", pr.Code)
+		default:
+			v.unique(codes, pp+"code", "code", code, "; codes are compared case-insensitively")
+		}
+		if pr.Kind != PercentOff && !pr.Percent.IsZero() {
+			v.add(pp+"percent", "not allowed for kind %s; only percent_off takes a percent", pr.Kind)
+		}
+		if pr.Kind != AmountOff && pr.Amount != 0 {
+			v.add(pp+"amount", "not allowed for kind %s; only amount_off takes an amount", pr.Kind)
+		}
+		switch {
+		case pr.Kind == PercentOff && !pr.Percent.IsPositive():
+			v.add(pp+"percent", `required for kind percent_off: a percentage above 0 and at most 100, such as "10"`)
+		case pr.Kind == PercentOff && pr.Percent.GreaterThan(hundred):
+			v.add(pp+"percent", "must be above 0 and at most 100 (got %s)", pr.Percent)
+		case pr.Kind == AmountOff && pr.Amount == 0:
+			v.add(pp+"amount", "required for kind amount_off: %s", positive)
+		case pr.Kind == AmountOff:
+			v.atLeast(pp+"amount", pr.Amount, 1, positive)
+		case pr.Kind == "":
+			v.add(pp+"kind", "missing; send percent_off, amount_off or free_shipping")
+		case pr.Kind != PercentOff && pr.Kind != FreeShipping:
+			v.add(pp+"kind", "must be percent_off, amount_off or free_shipping (got %q)", pr.Kind)
+		}
+		v.atLeast(pp+"min_subtotal", pr.MinSubtotal, 0, minorUnits)
+		if !pr.StartsAt.IsZero() && !pr.EndsAt.IsZero() && !pr.StartsAt.Before(pr.EndsAt) {
+			v.add(pp+"ends_at", "must be after starts_at (%s)", pr.StartsAt.Format(time.RFC3339))
+		}
+		if pr.UsageLimit != nil && *pr.UsageLimit <= 0 {
+			v.add(pp+"usage_limit", "must be a whole number > 0 (got %d)", *pr.UsageLimit)
+		}
+	}
+}
+
+// rawPolicy is the YAML form of a Policy: rates and times are read as text,
+// so that a bad one is reported with its key instead of ending the decoding.
+type rawPolicy struct {
+	Policy     `yaml:",inline"`
+	Tax        []rawTax       `yaml:"tax"`
+	Promotions []rawPromotion `yaml:"promotions"`
+}
+
+type rawTax struct {
+	TaxRule `yaml:",inline"`
+	Rate    string `yaml:"rate"`
+}
+
+type rawPromotion struct {
+	Promotion `yaml:",inline"`
+	Percent   string `yaml:"percent"`
+	StartsAt  string `yaml:"starts_at"`
+	EndsAt    string `yaml:"ends_at"`
+}
+
+// knownKeys lists the keys of each YAML mapping by the name of its Go type.
+var knownKeys = func() map[string][]string {
+	m := map[string][]string{}
+	for _, v := range []any{rawPolicy{}, Links{}, Shipping{}, Zone{}, ShippingRate{}, rawTax{}, rawPromotion{}} {
+		m[reflect.TypeOf(v).String()] = yamlKeys(reflect.TypeOf(v))
+	}
+	return m
+}()
+
+func yamlKeys(t reflect.Type) (keys []string) {
+	for i := range t.NumField() {
+		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if opts == "inline" {
+			keys = append(keys, yamlKeys(t.Field(i).Type)...)
+		} else if name != "-" {
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}
+
+// wholeNumbers describes the keys that take integers. The YAML decoder would
+// silently truncate 4.99 to 4, so LoadPolicy checks their tags itself.
+var wholeNumbers = map[string]string{"price": minorUnits, "free_over": minorUnits, "amount": positive,
+	"min_subtotal": minorUnits, "min_days": days, "max_days": days, "usage_limit": "a whole number > 0"}
+
+// keyError is a problem with one key of the policy.
+type keyError struct {
+	file, path string
+	line       int
+	msg        string
+}
+
+func (e *keyError) Error() string {
+	s := strings.Join(slices.DeleteFunc([]string{e.file, e.path, e.msg}, func(s string) bool { return s == "" }), ": ")
+	if e.line > 0 {
+		s += fmt.Sprintf(" (line %d)", e.line)
+	}
+	return s
+}
+
+// at returns e as found in the named file, with the line of its key if known.
+func (e *keyError) at(name string, ix *nodeIndex) error {
+	c := *e
+	c.file = name
+	if i := slices.IndexFunc(ix.entries, func(en entry) bool { return en.path == c.path }); c.line == 0 && c.path != "" && i >= 0 {
+		c.line = ix.entries[i].line()
+	}
+	return &c
+}
+
+// covers reports whether a problem at outer makes one at inner moot.
+func covers(outer, inner string) bool {
+	return outer != "" && (inner == outer || strings.HasPrefix(inner, outer+".") || strings.HasPrefix(inner, outer+"["))
+}
+
+// nodeIndex knows the key path ("shipping.zones[0].id") and the line of every
+// node of a YAML document, and collects the problems found while decoding it.
+type nodeIndex struct {
+	entries   []entry
+	errs      []*keyError
+	undecoded []string // paths whose problems are not reported, "" for all
+}
+
+type entry struct {
+	path, parent string
+	key, val     *yaml.Node // key is nil for list items
+}
+
+// line is the line of the key, or of the list item.
+func (en entry) line() int {
+	if en.key != nil {
+		return en.key.Line
+	}
+	return en.val.Line
+}
+
+func (ix *nodeIndex) walk(parent, at string, key, n *yaml.Node) {
+	ix.entries = append(ix.entries, entry{at, parent, key, n})
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			ix.walk(at, strings.TrimPrefix(at+"."+n.Content[i].Value, "."), n.Content[i], n.Content[i+1])
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			ix.walk(at, fmt.Sprintf("%s[%d]", at, i), nil, c)
+		}
+	case yaml.ScalarNode:
+		if desc, ok := wholeNumbers[keyName(key)]; ok && n.ShortTag() != "!!int" {
+			got := strconv.Quote(n.Value)
+			if n.ShortTag() == "!!null" {
+				got = "nothing"
+			}
+			ix.report(&keyError{path: at, line: n.Line, msg: fmt.Sprintf("must be %s (got %s)", desc, got)})
+		}
+	}
+}
+
+func keyName(key *yaml.Node) string {
+	if key == nil {
+		return ""
+	}
+	return key.Value
+}
+
+// report adds a problem unless one is known about the same key or a parent.
+func (ix *nodeIndex) report(e *keyError) {
+	if !ix.moot(e.path) {
+		ix.errs = append(ix.errs, e)
+	}
+}
+
+// moot reports whether a problem at path follows from one already reported.
+func (ix *nodeIndex) moot(path string) bool {
+	return slices.ContainsFunc(ix.errs, func(d *keyError) bool { return covers(d.path, path) }) ||
+		slices.ContainsFunc(ix.undecoded, func(u string) bool { return u == "" || covers(u, path) })
+}
+
+var (
+	lineRE    = regexp.MustCompile(`^line (\d+): (.*)$`)
+	unknownRE = regexp.MustCompile(`^field (.+) not found in type (\S+)$`)
+	dupRE     = regexp.MustCompile(`^mapping key (".*") already defined at line (\d+)$`)
+	typeRE    = regexp.MustCompile("^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
+)
+
+// translate reports a message of the YAML decoder as a problem at a key path.
+// The decoder drops a list item it cannot decode and a mapping with a
+// duplicate key, so the problems found later in the list (for a duplicate: in
+// the whole document) could be misplaced and are not reported.
+func (ix *nodeIndex) translate(msg string) {
+	m := lineRE.FindStringSubmatch(msg)
+	if m == nil {
+		ix.report(&keyError{msg: msg})
+		return
+	}
+	var skip []string
+	line, _ := strconv.Atoi(m[1])
+	e := &keyError{line: line, msg: m[2]}
+	find := func(match func(en entry) bool) (entry, bool) {
+		i := slices.IndexFunc(ix.entries, match)
+		if i < 0 {
+			return entry{}, false
+		}
+		return ix.entries[i], true
+	}
+	if f := unknownRE.FindStringSubmatch(m[2]); f != nil {
+		e.path, e.msg = f[1], "unknown key; the keys allowed here are "+strings.Join(knownKeys[f[2]], ", ")
+		if en, ok := find(func(en entry) bool { return en.key != nil && en.key.Line == line && en.key.Value == f[1] }); ok {
+			e.path = en.path
+		}
+	} else if f := dupRE.FindStringSubmatch(m[2]); f != nil {
+		key, _ := strconv.Unquote(f[1])
+		if en, ok := find(func(en entry) bool { return en.key != nil && en.key.Line == line && en.key.Value == key }); ok {
+			e.path, e.msg = en.path, "duplicate key, first set at line "+f[2]
+		}
+		skip = append(skip, "")
+	} else if t := typeRE.FindStringSubmatch(m[2]); t != nil {
+		shown := strings.TrimSuffix(t[2], "...")
+		if en, ok := find(func(en entry) bool {
+			return en.val.Line == line && en.val.ShortTag() == t[1] && strings.HasPrefix(en.val.Value, shown)
+		}); ok {
+			e.path, e.msg = en.path, "must be "+describe(keyName(en.key), t[3])
+			switch en.val.Kind {
+			case yaml.ScalarNode:
+				e.msg += fmt.Sprintf(" (got %q)", en.val.Value)
+			case yaml.MappingNode:
+				e.msg += " (got a mapping)"
+			case yaml.SequenceNode:
+				e.msg += " (got a list)"
+			}
+			if en.key == nil {
+				skip = append(skip, en.parent)
+			}
+		}
+	}
+	ix.report(e)
+	ix.undecoded = append(ix.undecoded, skip...)
+}
+
+// describe says what a key of the given Go type takes.
+func describe(key, goType string) string {
+	switch {
+	case wholeNumbers[key] != "":
+		return wholeNumbers[key]
+	case goType == "bool":
+		return "true or false"
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case knownKeys[goType] != nil:
+		return "a mapping of keys"
+	}
+	return "a single value"
+}
+
+// percent parses a percentage written as text, reporting a bad one.
+func (ix *nodeIndex) percent(at, s string, required bool) decimal.Decimal {
+	if s == "" {
+		if required {
+			ix.report(&keyError{path: at, msg: `missing; send a percentage such as "7.25"`})
+		}
+		return decimal.Zero
+	}
+	d, err := money.ParseRate(s)
+	if err != nil {
+		ix.report(&keyError{path: at, msg: fmt.Sprintf(`must be a percentage such as "7.25", with at most 6 decimals (got %q)`, s)})
+	}
+	return d
+}
+
+// timestamp parses an optional RFC 3339 time, reporting a bad one.
+func (ix *nodeIndex) timestamp(at, s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil && s != "" {
+		ix.report(&keyError{path: at, msg: fmt.Sprintf("must be an RFC 3339 time such as 2025-01-01T00:00:00Z (got %q)", s)})
+	}
+	return t
+}
