@@ -35,7 +35,7 @@ func NewMCP(opts MCPOptions) *mcp.Server {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: opts.Title, Version: opts.Version},
-		&mcp.ServerOptions{Instructions: opts.Instructions, Logger: logger})
+		&mcp.ServerOptions{Instructions: opts.Instructions, Logger: quiet(logger)})
 	for _, t := range opts.Tools {
 		srv.AddTool(mcpTool(t), handler(t, logger))
 	}

@@ -89,7 +89,7 @@ func New(opts Options) (*Server, error) {
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 			Stateless:           true,
 			JSONResponse:        true,
-			Logger:              s.logger,
+			Logger:              quiet(s.logger),
 			MaxRequestBodyBytes: MaxBodyBytes,
 			// Our own Host check below covers every address, not only loopback.
 			DisableLocalhostProtection: true,

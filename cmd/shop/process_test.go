@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"shop/catalog"
+)
+
+// buildShop builds the shop binary once per test binary run.
+func buildShop(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "shop")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestProcess runs the real binary as a merchant would: serve on a fresh
+// SQLite file, answer MCP over HTTP, stop cleanly on SIGTERM; migrate and
+// import from the command line.
+func TestProcess(t *testing.T) {
+	bin := buildShop(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "shop.db")
+
+	t.Run("ServeAndSIGTERM", func(t *testing.T) {
+		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", db)
+		cmd.Env = append(os.Environ(), "STRIPE_SECRET_KEY=")
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		lines := bufio.NewScanner(stderr)
+		listen := regexp.MustCompile(`listen=http://(\S+)`)
+		var addr string
+		var logged []string
+		for lines.Scan() {
+			logged = append(logged, lines.Text())
+			if m := listen.FindStringSubmatch(lines.Text()); m != nil {
+				addr = m[1]
+				break
+			}
+		}
+		if addr == "" {
+			t.Fatalf("no listen line in:\n%s", strings.Join(logged, "\n"))
+		}
+		startLine := logged[len(logged)-1]
+		for _, want := range []string{"schema_version=1", "payments=", "database=" + db} {
+			if !strings.Contains(startLine, want) {
+				t.Errorf("start line %q lacks %q", startLine, want)
+			}
+		}
+		go func() {
+			for lines.Scan() {
+			}
+		}()
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_products","arguments":{"query":"mug"}}}`
+		req, _ := http.NewRequest("POST", "http://"+addr+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rpc struct {
+			Result struct {
+				StructuredContent catalog.Page `json:"structuredContent"`
+			} `json:"result"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&rpc)
+		resp.Body.Close()
+		if err != nil || rpc.Result.StructuredContent.Total < 3 {
+			t.Fatalf("search over raw HTTP: %v %+v", err, rpc)
+		}
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("exit after SIGTERM: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no exit 30s after SIGTERM")
+		}
+	})
+
+	t.Run("Migrate", func(t *testing.T) {
+		out, err := exec.Command(bin, "migrate", "--db", filepath.Join(dir, "other.db")).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "schema version 1") {
+			t.Fatalf("shop migrate: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("ImportWithProgress", func(t *testing.T) {
+		file := filepath.Join(dir, "big.json")
+		writeCatalog(t, file, 2500, "")
+		out, err := exec.Command(bin, "catalog", "import", file, "--db", db).CombinedOutput()
+		if err != nil {
+			t.Fatalf("import: %v\n%s", err, out)
+		}
+		for _, want := range []string{"imported 500/2500 products (20%)", "imported 2500/2500 products (100%)", "imported 2500 products (2500 variants)"} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+	})
+
+	t.Run("ErrImportNamesRecordAndField", func(t *testing.T) {
+		file := filepath.Join(dir, "bad.json")
+		writeCatalog(t, file, 3, `"price": -5`)
+		out, err := exec.Command(bin, "catalog", "import", file, "--db", db).CombinedOutput()
+		if err == nil {
+			t.Fatalf("a bad file was imported:\n%s", out)
+		}
+		want := `products[0] (id "gen-0").variants[0].price: must be from 0`
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	})
+
+	t.Run("ErrUnknownCommand", func(t *testing.T) {
+		out, err := exec.Command(bin, "sell-everything").CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "Usage:") {
+			t.Errorf("unknown command: %v\n%s", err, out)
+		}
+	})
+}
+
+// writeCatalog writes a catalog of n one-variant products; priceField, when
+// set, replaces every variant's price field.
+func writeCatalog(t *testing.T, path string, n int, priceField string) {
+	t.Helper()
+	if priceField == "" {
+		priceField = `"price": 1250`
+	}
+	var sb strings.Builder
+	sb.WriteString(`{"currency": "usd", "products": [`)
+	for i := range n {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		fmt.Fprintf(&sb, `{"id": "gen-%d", "title": "Generated mug %d", "category": "Kitchen", "description": "A mug.",
+			"images": ["/static/products/enamel-camp-mug.svg"],
+			"variants": [{"id": "gen-%d-default", "title": "Default", "options": {}, %s, "stock": 3}]}`, i, i, i, priceField)
+	}
+	sb.WriteString("]}")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
