@@ -286,11 +286,11 @@ func writeBatch(tx *gorm.DB, batch []ProductRecord, next *int64, now time.Time) 
 // SeedIfEmpty imports the catalog file at path in fsys when the catalog holds
 // no products. It reports whether it did.
 func (c *Catalog) SeedIfEmpty(ctx context.Context, fsys fs.FS, path string) (bool, error) {
-	var n int64
-	if err := c.db.WithContext(ctx).Model(&productRow{}).Limit(1).Count(&n).Error; err != nil {
-		return false, fmt.Errorf("seed: count products: %w", err)
+	var found []string
+	if err := c.db.WithContext(ctx).Model(&productRow{}).Limit(1).Pluck("id", &found).Error; err != nil {
+		return false, fmt.Errorf("seed: look for products: %w", err)
 	}
-	if n > 0 {
+	if len(found) > 0 {
 		return false, nil
 	}
 	r, err := fsys.Open(path)

@@ -74,9 +74,33 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 		}
 	}
 
+	// The filters, on products p.
+	var filter strings.Builder
+	var filterArgs []any
+	if q.Category != "" {
+		filter.WriteString(" AND p.category_key = ?")
+		filterArgs = append(filterArgs, categoryKey(q.Category))
+	}
+	if cond, cargs := q.variantFilter("v"); cond != "" {
+		filter.WriteString(" AND EXISTS (SELECT 1 FROM variants v WHERE v.product_id = p.id" + cond + ")")
+		filterArgs = append(filterArgs, cargs...)
+	}
+
 	var sb strings.Builder
 	var args []any
-	if len(terms) > 0 {
+	if len(terms) == 0 {
+		// Browsing: catalog order, read off the seq index; the total is a
+		// separate count, cheaper than numbering every row.
+		sb.WriteString("SELECT p.seq, p.id, 0 AS score, 0 AS total FROM products p WHERE 1 = 1")
+		sb.WriteString(filter.String())
+		args = append(args, filterArgs...)
+		if after != nil {
+			sb.WriteString(" AND p.seq > ?")
+			args = append(args, after.Seq)
+		}
+		sb.WriteString(" ORDER BY p.seq LIMIT ?")
+		args = append(args, q.Limit+1)
+	} else {
 		sb.WriteString("WITH matches AS (SELECT product_id, SUM(score) AS score FROM (")
 		for i, t := range terms {
 			if i > 0 {
@@ -95,26 +119,18 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 		}
 		sb.WriteString(") per_term GROUP BY product_id HAVING COUNT(*) = ?) ")
 		args = append(args, len(terms))
-		sb.WriteString("SELECT * FROM (SELECT p.seq, p.id, m.score, COUNT(*) OVER () AS total FROM products p JOIN matches m ON m.product_id = p.id")
-	} else {
-		sb.WriteString("SELECT * FROM (SELECT p.seq, p.id, 0 AS score, COUNT(*) OVER () AS total FROM products p")
+		// COUNT(*) OVER () runs before the cursor cuts rows: it is the query's total.
+		sb.WriteString("SELECT * FROM (SELECT p.seq, p.id, m.score, COUNT(*) OVER () AS total FROM products p JOIN matches m ON m.product_id = p.id WHERE 1 = 1")
+		sb.WriteString(filter.String())
+		args = append(args, filterArgs...)
+		sb.WriteString(") ranked")
+		if after != nil {
+			sb.WriteString(" WHERE score < ? OR (score = ? AND seq > ?)")
+			args = append(args, after.Score, after.Score, after.Seq)
+		}
+		sb.WriteString(" ORDER BY score DESC, seq ASC LIMIT ?")
+		args = append(args, q.Limit+1)
 	}
-	sb.WriteString(" WHERE 1 = 1")
-	if q.Category != "" {
-		sb.WriteString(" AND p.category_key = ?")
-		args = append(args, categoryKey(q.Category))
-	}
-	if cond, cargs := q.variantFilter("v"); cond != "" {
-		sb.WriteString(" AND EXISTS (SELECT 1 FROM variants v WHERE v.product_id = p.id" + cond + ")")
-		args = append(args, cargs...)
-	}
-	sb.WriteString(") ranked")
-	if after != nil {
-		sb.WriteString(" WHERE score < ? OR (score = ? AND seq > ?)")
-		args = append(args, after.Score, after.Score, after.Seq)
-	}
-	sb.WriteString(" ORDER BY score DESC, seq ASC LIMIT ?")
-	args = append(args, q.Limit+1)
 
 	type hit struct {
 		Seq   int64
@@ -127,15 +143,23 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	page := &Page{Products: []ProductSummary{}}
-	if len(hits) == 0 {
-		if after != nil {
-			// Past the last page: the total is still the query's.
-			page.Total, err = c.count(ctx, q)
+	switch {
+	case len(terms) == 0:
+		err := c.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM products p WHERE 1 = 1"+filter.String(), filterArgs...).Scan(&page.Total).Error
+		if err != nil {
+			return nil, fmt.Errorf("search: count: %w", err)
 		}
-		return page, err
+	case len(hits) > 0:
+		page.Total = hits[0].Total
+	case after != nil:
+		// Past the last row: count the query's matches afresh.
+		if page.Total, err = c.count(ctx, q); err != nil {
+			return nil, err
+		}
 	}
-	// COUNT(*) OVER () ran before the cursor cut the rows: it is the query's total.
-	page.Total = hits[0].Total
+	if len(hits) == 0 {
+		return page, nil
+	}
 	if len(hits) > q.Limit {
 		hits = hits[:q.Limit]
 		last := hits[len(hits)-1]
