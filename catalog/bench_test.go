@@ -77,7 +77,7 @@ func BenchmarkSearch(b *testing.B) {
 				{"OneWord", catalog.Query{Text: "mug"}},
 				{"CommonWord", catalog.Query{Text: "cotton"}},
 				{"ThreeWords", catalog.Query{Text: "organic cotton tee"}},
-				{"Prefix", catalog.Query{Text: "wo"}},
+				{"Prefix", catalog.Query{Text: "lea"}},
 				{"WordAndFilters", catalog.Query{Text: "mug", Category: "Kitchen", MaxPrice: &maxPrice, InStockOnly: true}},
 				{"SecondPage", catalog.Query{Text: "cotton", Limit: 10, Cursor: second.NextCursor}},
 				{"Browse", catalog.Query{}},

@@ -168,4 +168,3 @@ func writeCatalog(t *testing.T, path string, n int, priceField string) {
 		t.Fatal(err)
 	}
 }
-
