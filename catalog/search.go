@@ -233,17 +233,16 @@ func (c *Catalog) checkQuery(ctx context.Context, q *Query) ([]string, error) {
 		if utf8.RuneCountInString(q.Category) > MaxCategoryLen {
 			return nil, shop.Errorf(shop.Invalid, "$.category", "at most %d characters", MaxCategoryLen)
 		}
-		cats, err := c.Categories(ctx)
+		var found []string
+		err := c.db.WithContext(ctx).Model(&productRow{}).Where("category_key = ?", categoryKey(q.Category)).Limit(1).Pluck("category", &found).Error
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("search: check category: %w", err)
 		}
-		found := false
-		for _, cat := range cats {
-			if categoryKey(cat) == categoryKey(q.Category) {
-				found = true
+		if len(found) == 0 {
+			cats, err := c.Categories(ctx)
+			if err != nil {
+				return nil, err
 			}
-		}
-		if !found {
 			return nil, shop.Errorf(shop.Invalid, "$.category", "no category %q; send one of: %s", q.Category, strings.Join(cats, ", "))
 		}
 	}
