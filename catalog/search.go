@@ -52,8 +52,8 @@ type cursor struct {
 }
 
 // Search runs a ranked search. Products match when they hold every word of
-// the text (a word also matches as the start of a longer one, "mug" finds
-// "mugs"), are in the category, and have a variant within the price bounds
+// the text (a word of three letters or more also matches as the start of a
+// longer one: "lea" finds "leather"), are in the category, and have a variant within the price bounds
 // (and in stock, when asked). They come best first: exact words over
 // prefixes, title over category over options over description; ties in
 // catalog order.
@@ -106,16 +106,7 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 			if i > 0 {
 				sb.WriteString(" UNION ALL ")
 			}
-			if end := prefixEnd(t); len(t) >= minPrefixMatch && end != "" {
-				sb.WriteString("SELECT product_id, MAX(CASE WHEN term = ? THEN weight * 2 ELSE weight END) AS score FROM product_terms WHERE term >= ? AND term < ? GROUP BY product_id")
-				args = append(args, t, t, end)
-			} else if len(t) >= minPrefixMatch {
-				sb.WriteString("SELECT product_id, MAX(CASE WHEN term = ? THEN weight * 2 ELSE weight END) AS score FROM product_terms WHERE term >= ? GROUP BY product_id")
-				args = append(args, t, t)
-			} else {
-				sb.WriteString("SELECT product_id, weight * 2 AS score FROM product_terms WHERE term = ?")
-				args = append(args, t)
-			}
+			args = append(args, termMatch(&sb, t)...)
 		}
 		sb.WriteString(") per_term GROUP BY product_id HAVING COUNT(*) = ?) ")
 		args = append(args, len(terms))
@@ -174,6 +165,23 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 		return nil, err
 	}
 	return page, nil
+}
+
+// termMatch writes the query that scores the products holding term t, one
+// row per product: an exact match counts double a longer word it begins.
+func termMatch(sb *strings.Builder, t string) []any {
+	if len(t) < minPrefixMatch {
+		sb.WriteString("SELECT product_id, weight * 2 AS score FROM product_terms WHERE term = ?")
+		return []any{t}
+	}
+	sb.WriteString("SELECT product_id, MAX(CASE WHEN term = ? THEN weight * 2 ELSE weight END) AS score FROM product_terms WHERE term >= ?")
+	args := []any{t, t}
+	if end := prefixEnd(t); end != "" {
+		sb.WriteString(" AND term < ?")
+		args = append(args, end)
+	}
+	sb.WriteString(" GROUP BY product_id")
+	return args
 }
 
 // variantFilter returns the conditions on a variant (aliased alias) that the

@@ -67,16 +67,23 @@ func foldAccents() transform.Transformer {
 	return transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
 }
 
-// stem folds a plural: "mugs" → "mug", "boxes" → "boxe". Words ending in ss,
-// us or is, and short words, are left alone.
+// stem folds an English plural, much as the first step of Porter's stemmer:
+// "glasses" → "glass", "berries" → "berry", "boxes" → "box", "dishes" →
+// "dish", "mugs" → "mug". Words ending in ss, us or is, and words of three
+// letters or fewer, are left alone. Index and query fold alike, so a wrong
+// guess still matches itself.
 func stem(w string) string {
-	if len(w) <= 3 || !strings.HasSuffix(w, "s") {
+	switch {
+	case len(w) <= 3 || !strings.HasSuffix(w, "s"):
 		return w
-	}
-	for _, keep := range []string{"ss", "us", "is"} {
-		if strings.HasSuffix(w, keep) {
-			return w
-		}
+	case strings.HasSuffix(w, "sses"):
+		return w[:len(w)-2]
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		return w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "xes"), strings.HasSuffix(w, "zes"), strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "shes"):
+		return w[:len(w)-2]
+	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
+		return w
 	}
 	return w[:len(w)-1]
 }

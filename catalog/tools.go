@@ -137,5 +137,5 @@ func (c *Catalog) getProductTool(ctx context.Context, raw json.RawMessage) (*sho
 	for _, v := range p.Variants {
 		fmt.Fprintf(&sb, "\n- %s: %s, %d available, id %s", v.Title, v.Price.Display, v.Available, v.ID)
 	}
-	return &shop.Result{Structured: map[string]any{"product": p}, Text: sb.String()}, nil
+	return &shop.Result{Structured: ProductResult{Product: p}, Text: sb.String()}, nil
 }

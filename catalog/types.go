@@ -25,6 +25,11 @@ type Product struct {
 	Variants    []Variant  `json:"variants"`
 }
 
+// ProductResult is what get_product answers.
+type ProductResult struct {
+	Product *Product `json:"product"`
+}
+
 // PriceRange is the lowest and highest variant price of a product.
 type PriceRange struct {
 	Min money.Price `json:"min"`
