@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/database"
 	"shop/database/dbtest"
 	"shop/money"
 )
@@ -264,4 +266,46 @@ func TestProduct(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestSearchSameOnEngines searches a generated catalog of 3,000 products on
+// SQLite and PostgreSQL and requires the same pages, in the same order.
+func TestSearchSameOnEngines(t *testing.T) {
+	ctx := context.Background()
+	file := generated(3000)
+	maxPrice, minPrice := int64(5000), int64(1000)
+	queries := []catalog.Query{
+		{Text: "mug"}, {Text: "cotton"}, {Text: "organic cotton tee"}, {Text: "lea"}, {Text: "wo"},
+		{Text: "mugs", Category: "kitchen"}, {Text: "walnut", MinPrice: &minPrice, MaxPrice: &maxPrice, InStockOnly: true},
+		{Category: "Garden"}, {}, {Text: "submarine"},
+	}
+	got := map[database.Dialect][]string{}
+	for _, d := range dbtest.Dialects {
+		db := dbtest.Open(t, d)
+		c := catalog.New(db, money.MustLookup("usd"), nil)
+		if err := c.Import(ctx, file, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range queries {
+			q.Limit = 25
+			for pages := 0; pages < 200; pages++ {
+				p, err := c.Search(ctx, q)
+				if err != nil {
+					t.Fatalf("%s %+v: %v", d, q, err)
+				}
+				for _, s := range p.Products {
+					got[d] = append(got[d], fmt.Sprintf("%q total %d: %s %d %t %d", q.Text, p.Total, s.ID, s.Price.Amount, s.InStock, s.VariantCount))
+				}
+				if q.Cursor = p.NextCursor; q.Cursor == "" {
+					break
+				}
+			}
+		}
+	}
+	if len(got[database.SQLite]) < 3000 {
+		t.Fatalf("only %d rows listed", len(got[database.SQLite]))
+	}
+	if diff := cmp.Diff(got[database.SQLite], got[database.Postgres]); diff != "" {
+		t.Errorf("SQLite and PostgreSQL disagree (-sqlite +postgres):\n%s", diff)
+	}
 }
