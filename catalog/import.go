@@ -58,6 +58,7 @@ const (
 	MaxStock          = 1_000_000_000
 	maxReportedErrors = 20
 	importBatch       = 500
+	analyzeAfter      = 1000 // products; smaller imports leave statistics to the database
 )
 
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
@@ -204,7 +205,7 @@ func (c *Catalog) Import(ctx context.Context, f *File, opts *ImportOptions) erro
 		opts = &ImportOptions{}
 	}
 	now := c.now().UTC()
-	return c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var next int64
 		if err := tx.Model(&productRow{}).Select("COALESCE(MAX(seq), 0)").Scan(&next).Error; err != nil {
 			return fmt.Errorf("import: read sequence: %w", err)
@@ -220,6 +221,17 @@ func (c *Catalog) Import(ctx context.Context, f *File, opts *ImportOptions) erro
 		}
 		return nil
 	})
+	if err != nil || len(f.Products) < analyzeAfter {
+		return err
+	}
+	// A large import changes the tables' statistics enough to change query
+	// plans: refresh them now rather than when the database gets round to it.
+	for _, table := range []string{"products", "variants", "product_terms"} {
+		if err := c.db.WithContext(ctx).Exec("ANALYZE " + table).Error; err != nil {
+			return fmt.Errorf("import: analyze %s: %w", table, err)
+		}
+	}
+	return nil
 }
 
 func writeBatch(tx *gorm.DB, batch []ProductRecord, next *int64, now time.Time) error {
