@@ -32,6 +32,8 @@ const (
 	Expired Code = "expired"
 	// PriceChanged: a price moved since the buyer saw it.
 	PriceChanged Code = "price_changed"
+	// Conflict: someone else changed the same thing at the same time; retry.
+	Conflict Code = "conflict"
 	// Unavailable: the shop cannot serve the request now; try again later.
 	Unavailable Code = "unavailable"
 )

@@ -43,6 +43,10 @@ func (c *Catalog) Product(ctx context.Context, id string) (*Product, error) {
 	if err := c.db.WithContext(ctx).Where("product_id = ?", id).Order("position").Find(&vrows).Error; err != nil {
 		return nil, fmt.Errorf("get product %s: variants: %w", id, err)
 	}
+	held, err := c.heldOn(ctx, vrows)
+	if err != nil {
+		return nil, fmt.Errorf("get product %s: %w", id, err)
+	}
 	p := &Product{
 		ID: row.ID, Title: row.Title, Description: row.Description, Category: row.Category,
 		Images: c.images(row.Images), Variants: make([]Variant, 0, len(vrows)),
@@ -52,7 +56,7 @@ func (c *Catalog) Product(ctx context.Context, id string) (*Product, error) {
 		if err := json.Unmarshal([]byte(v.Options), &opts); err != nil {
 			return nil, fmt.Errorf("get product %s: variant %s options: %w", id, v.ID, err)
 		}
-		variant := Variant{ID: v.ID, Title: v.Title, Options: opts, Price: c.currency.Price(v.Price), Available: v.Stock}
+		variant := Variant{ID: v.ID, Title: v.Title, Options: opts, Price: c.currency.Price(v.Price), Available: max(0, v.Stock-held[v.ID])}
 		if v.Image != "" {
 			variant.ImageURL = c.imageURL(v.Image)
 		}
@@ -75,9 +79,13 @@ func (c *Catalog) summaries(ctx context.Context, ids []string, q Query) ([]Produ
 		return nil, fmt.Errorf("search: products: %w", err)
 	}
 	var variants []variantRow
-	err := c.db.WithContext(ctx).Select("product_id", "price", "stock").Where("product_id IN ?", ids).Find(&variants).Error
+	err := c.db.WithContext(ctx).Select("id", "product_id", "price", "stock").Where("product_id IN ?", ids).Find(&variants).Error
 	if err != nil {
 		return nil, fmt.Errorf("search: variants: %w", err)
+	}
+	held, err := c.heldOn(ctx, variants)
+	if err != nil {
+		return nil, err
 	}
 	type agg struct {
 		minPrice int64
@@ -92,9 +100,10 @@ func (c *Catalog) summaries(ctx context.Context, ids []string, q Query) ([]Produ
 			a = &agg{}
 			aggByID[v.ProductID] = a
 		}
+		available := v.Stock - held[v.ID]
 		a.variants++
-		a.inStock = a.inStock || v.Stock > 0
-		if q.admits(v) && (!a.priced || v.Price < a.minPrice) {
+		a.inStock = a.inStock || available > 0
+		if q.admits(v, available) && (!a.priced || v.Price < a.minPrice) {
 			a.minPrice, a.priced = v.Price, true
 		}
 	}
@@ -132,4 +141,13 @@ func (c *Catalog) images(stored string) []string {
 		out = append(out, c.imageURL(r))
 	}
 	return out
+}
+
+// heldOn sums the live holds on the given variants.
+func (c *Catalog) heldOn(ctx context.Context, variants []variantRow) (map[string]int64, error) {
+	ids := make([]string, len(variants))
+	for i, v := range variants {
+		ids[i] = v.ID
+	}
+	return c.held(c.db.WithContext(ctx), "", ids)
 }

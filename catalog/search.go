@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"shop"
@@ -81,7 +82,7 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 		filter.WriteString(" AND p.category_key = ?")
 		filterArgs = append(filterArgs, categoryKey(q.Category))
 	}
-	if cond, cargs := q.variantFilter("v"); cond != "" {
+	if cond, cargs := q.variantFilter("v", c.now().UTC()); cond != "" {
 		filter.WriteString(" AND EXISTS (SELECT 1 FROM variants v WHERE v.product_id = p.id" + cond + ")")
 		filterArgs = append(filterArgs, cargs...)
 	}
@@ -185,8 +186,9 @@ func termMatch(sb *strings.Builder, t string) []any {
 }
 
 // variantFilter returns the conditions on a variant (aliased alias) that the
-// price bounds and in_stock_only ask for, with their arguments.
-func (q Query) variantFilter(alias string) (string, []any) {
+// price bounds and in_stock_only ask for, with their arguments; stock held
+// by checkout sessions live at now is not in stock.
+func (q Query) variantFilter(alias string, now time.Time) (string, []any) {
 	var sb strings.Builder
 	var args []any
 	if q.MinPrice != nil {
@@ -198,16 +200,19 @@ func (q Query) variantFilter(alias string) (string, []any) {
 		args = append(args, *q.MaxPrice)
 	}
 	if q.InStockOnly {
-		sb.WriteString(" AND " + alias + ".stock > 0")
+		sb.WriteString(" AND " + alias + ".stock > COALESCE((SELECT SUM(h.quantity) FROM stock_holds h WHERE h.variant_id = " +
+			alias + ".id AND h.expires_at > ?), 0)")
+		args = append(args, now)
 	}
 	return sb.String(), args
 }
 
-// admits reports whether a variant passes the price bounds and in_stock_only.
-func (q Query) admits(v variantRow) bool {
+// admits reports whether a variant with available units passes the price
+// bounds and in_stock_only.
+func (q Query) admits(v variantRow, available int64) bool {
 	return (q.MinPrice == nil || v.Price >= *q.MinPrice) &&
 		(q.MaxPrice == nil || v.Price <= *q.MaxPrice) &&
-		(!q.InStockOnly || v.Stock > 0)
+		(!q.InStockOnly || available > 0)
 }
 
 // checkQuery validates q, fills in defaults and returns the query's terms.

@@ -370,8 +370,10 @@ func (v *validator) zones(zones []Zone) {
 			}
 			v.text(rp+"title", r.Title)
 			v.atLeast(rp+"price", r.Price, 0, minorUnits)
+			v.atMost(rp+"price", r.Price)
 			if r.FreeOver != nil {
 				v.atLeast(rp+"free_over", *r.FreeOver, 0, minorUnits)
+				v.atMost(rp+"free_over", *r.FreeOver)
 			}
 			v.atLeast(rp+"min_days", int64(r.MinDays), 0, days)
 			v.atLeast(rp+"max_days", int64(r.MaxDays), 0, days)
@@ -381,6 +383,17 @@ func (v *validator) zones(zones []Zone) {
 				v.add(rp+"min_days", "must be at most max_days (got %d > %d)", r.MinDays, r.MaxDays)
 			}
 		}
+	}
+}
+
+// maxAmount bounds every amount of the policy, in minor units (a billion
+// dollars), far below where arithmetic on amounts could overflow.
+const maxAmount = 100_000_000_000
+
+// atMost reports an amount above maxAmount.
+func (v *validator) atMost(at string, n int64) {
+	if n > maxAmount {
+		v.add(at, "must be at most %d minor units (got %d)", int64(maxAmount), n)
 	}
 }
 
@@ -432,12 +445,14 @@ func (v *validator) promotions(promos []Promotion) {
 			v.add(pp+"amount", "required for kind amount_off: %s", positive)
 		case pr.Kind == AmountOff:
 			v.atLeast(pp+"amount", pr.Amount, 1, positive)
+			v.atMost(pp+"amount", pr.Amount)
 		case pr.Kind == "":
 			v.add(pp+"kind", "missing; send percent_off, amount_off or free_shipping")
 		case pr.Kind != PercentOff && pr.Kind != FreeShipping:
 			v.add(pp+"kind", "must be percent_off, amount_off or free_shipping (got %q)", pr.Kind)
 		}
 		v.atLeast(pp+"min_subtotal", pr.MinSubtotal, 0, minorUnits)
+		v.atMost(pp+"min_subtotal", pr.MinSubtotal)
 		if !pr.StartsAt.IsZero() && !pr.EndsAt.IsZero() && !pr.StartsAt.Before(pr.EndsAt) {
 			v.add(pp+"ends_at", "must be after starts_at (%s)", pr.StartsAt.Format(time.RFC3339))
 		}

@@ -132,6 +132,8 @@ func TestLoadPolicy(t *testing.T) {
 			[]string{`policy.yaml: shipping.zones[0].rates[1].price: must be a whole number of minor units ≥ 0 (got "1500") (line 26)`}},
 		{"ErrNegativePrice", []string{"price: 500", "price: -500"},
 			[]string{"policy.yaml: shipping.zones[0].rates[0].price: must be a whole number of minor units ≥ 0 (got -500) (line 20)"}},
+		{"ErrHugePrice", []string{"price: 500", "price: 200000000000"},
+			[]string{"policy.yaml: shipping.zones[0].rates[0].price: must be at most 100000000000 minor units (got 200000000000) (line 20)"}},
 		{"ErrNegativeFreeOver", []string{"free_over: 7500", "free_over: -1"},
 			[]string{"policy.yaml: shipping.zones[0].rates[0].free_over: must be a whole number of minor units ≥ 0 (got -1) (line 21)"}},
 		{"ErrMinDaysAfterMaxDays", []string{"min_days: 3", "min_days: 9"},

@@ -20,11 +20,12 @@ import (
 
 // app is the shop wired together: policy, database and the parts of the business.
 type app struct {
-	cfg     *Config
-	policy  *checkout.Policy
-	db      *gorm.DB
-	schema  int64
-	catalog *catalog.Catalog
+	cfg      *Config
+	policy   *checkout.Policy
+	db       *gorm.DB
+	schema   int64
+	catalog  *catalog.Catalog
+	checkout *checkout.Checkout
 }
 
 // loadPolicy reads the merchant policy: the file named by --config, or the
@@ -57,6 +58,7 @@ func (m *Main) open(ctx context.Context, cfg *Config, seed bool) (*app, error) {
 		return nil, err
 	}
 	a.catalog = catalog.New(db, policy.Currency(), &catalog.Options{PublicURL: cfg.PublicURL})
+	a.checkout = checkout.New(db, policy, a.catalog, &checkout.Options{PublicURL: cfg.PublicURL, Logger: m.Logger})
 	if seed {
 		start := time.Now()
 		seeded, err := a.catalog.SeedIfEmpty(ctx, shop.Demo, "catalog.json")
@@ -82,9 +84,10 @@ func (a *app) buyerMCP(m *Main) *mcp.Server {
 		Title:   a.policy.Name,
 		Version: version(),
 		Instructions: fmt.Sprintf("%s sells physical goods. Search its catalog with search_products, "+
-			"show details and variants with get_product. Amounts are integers in minor units of %s.",
+			"show details and variants with get_product, then build the buyer's order with create_checkout_session "+
+			"and update_checkout_session until it is ready_for_payment. Amounts are integers in minor units of %s.",
 			a.policy.Name, a.policy.Currency().Code()),
-		Tools:  a.catalog.Tools(),
+		Tools:  append(a.catalog.Tools(), a.checkout.Tools()...),
 		Logger: m.Logger,
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"shop/catalog"
+	"shop/migrations"
 )
 
 // buildShop builds the shop binary once per test binary run.
@@ -62,7 +64,7 @@ func TestProcess(t *testing.T) {
 			t.Fatalf("no listen line in:\n%s", strings.Join(logged, "\n"))
 		}
 		startLine := logged[len(logged)-1]
-		for _, want := range []string{"schema_version=1", "payments=", "database=" + db} {
+		for _, want := range []string{fmt.Sprintf("schema_version=%d", latestMigration(t)), "payments=", "database=" + db} {
 			if !strings.Contains(startLine, want) {
 				t.Errorf("start line %q lacks %q", startLine, want)
 			}
@@ -106,7 +108,7 @@ func TestProcess(t *testing.T) {
 
 	t.Run("Migrate", func(t *testing.T) {
 		out, err := exec.Command(bin, "migrate", "--db", filepath.Join(dir, "other.db")).CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "schema version 1") {
+		if err != nil || !strings.Contains(string(out), fmt.Sprintf("schema version %d", latestMigration(t))) {
 			t.Fatalf("shop migrate: %v\n%s", err, out)
 		}
 	})
@@ -167,4 +169,18 @@ func writeCatalog(t *testing.T, path string, n int, priceField string) {
 	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// latestMigration is the version of the newest migration file.
+func latestMigration(t *testing.T) int {
+	t.Helper()
+	files, err := fs.Glob(migrations.FS, "*.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no migrations: %v", err)
+	}
+	var v int
+	if _, err := fmt.Sscanf(files[len(files)-1], "%05d_", &v); err != nil {
+		t.Fatalf("migration %s: %v", files[len(files)-1], err)
+	}
+	return v
 }

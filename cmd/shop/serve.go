@@ -12,6 +12,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/checkout"
 	"shop/database"
 	"shop/server"
 )
@@ -61,6 +62,11 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		"database", database.Redact(cfg.DB),
 		"schema_version", a.schema,
 		"payments", payments)
+	// Sessions past their expiry release their stock; every replica sweeps,
+	// and each session expires once.
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	go a.checkout.Sweep(sweepCtx, checkout.DefaultSweep)
 	if m.Started != nil {
 		m.Started(ln.Addr().String())
 	}

@@ -1,0 +1,188 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Stock on hand is variants.stock; a checkout session that is ready for
+// payment holds units of it until it expires (stock_holds). Available stock
+// is on hand minus live holds. Holds are taken under a lock on the variants'
+// rows (PostgreSQL: SELECT … FOR UPDATE; SQLite: the write lock every
+// transaction takes when it begins), so two buyers never hold the same unit.
+
+// holdRow is a row of stock_holds.
+type holdRow struct {
+	Holder    string `gorm:"primaryKey"`
+	VariantID string `gorm:"primaryKey"`
+	Quantity  int64
+	ExpiresAt time.Time
+}
+
+func (holdRow) TableName() string { return "stock_holds" }
+
+// Item is a variant as checkout prices it.
+type Item struct {
+	VariantID string
+	ProductID string
+	// Name is the product's title with the variant's ("Enamel Camp Mug — Slate").
+	Name   string
+	Images []string
+	Price  int64
+	// OnHand is the stock on hand; Available subtracts others' live holds.
+	OnHand, Available int64
+}
+
+// Items returns the variants with the given ids that exist, by id.
+// Available counts the holds of everyone but holder. db is the transaction
+// to read in, or nil.
+func (c *Catalog) Items(ctx context.Context, db *gorm.DB, holder string, ids []string) (map[string]Item, error) {
+	db = c.conn(ctx, db)
+	var rows []struct {
+		ID, ProductID, Title, Image string
+		Price, Stock                int64
+		ProductTitle, ProductImages string
+	}
+	err := db.Table("variants v").
+		Select("v.id, v.product_id, v.title, v.image, v.price, v.stock, p.title AS product_title, p.images AS product_images").
+		Joins("JOIN products p ON p.id = v.product_id").
+		Where("v.id IN ?", ids).Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("look up variants: %w", err)
+	}
+	held, err := c.held(db, holder, ids)
+	if err != nil {
+		return nil, err
+	}
+	items := make(map[string]Item, len(rows))
+	for _, r := range rows {
+		name := r.ProductTitle
+		if r.Title != "" && r.Title != "Default" {
+			name += " — " + r.Title
+		}
+		images := c.images(r.ProductImages)
+		if r.Image != "" {
+			images = append([]string{c.imageURL(r.Image)}, images...)
+		}
+		items[r.ID] = Item{
+			VariantID: r.ID, ProductID: r.ProductID, Name: name, Images: images,
+			Price: r.Price, OnHand: r.Stock, Available: max(0, r.Stock-held[r.ID]),
+		}
+	}
+	return items, nil
+}
+
+// held sums the live holds on the given variants of everyone but holder.
+func (c *Catalog) held(db *gorm.DB, holder string, ids []string) (map[string]int64, error) {
+	var sums []struct {
+		VariantID string
+		Quantity  int64
+	}
+	err := db.Model(&holdRow{}).Select("variant_id, SUM(quantity) AS quantity").
+		Where("variant_id IN ? AND holder <> ? AND expires_at > ?", ids, holder, c.now().UTC()).
+		Group("variant_id").Scan(&sums).Error
+	if err != nil {
+		return nil, fmt.Errorf("sum stock holds: %w", err)
+	}
+	out := make(map[string]int64, len(sums))
+	for _, s := range sums {
+		out[s.VariantID] = s.Quantity
+	}
+	return out, nil
+}
+
+// HoldLine asks to hold Quantity units of a variant.
+type HoldLine struct {
+	VariantID string
+	Quantity  int64
+}
+
+// Shortfall is a line that cannot be held: only Available units are.
+type Shortfall struct {
+	VariantID string
+	Requested int64
+	Available int64
+}
+
+// Hold makes holder's holds exactly lines, live until until, when every line
+// is available; otherwise it holds nothing for holder and returns what falls
+// short. It must run inside tx, the transaction that also records why the
+// units are held.
+func (c *Catalog) Hold(ctx context.Context, tx *gorm.DB, holder string, lines []HoldLine, until time.Time) ([]Shortfall, error) {
+	tx = tx.WithContext(ctx)
+	ids := make([]string, len(lines))
+	for i, l := range lines {
+		ids[i] = l.VariantID
+	}
+	slices.Sort(ids)
+	// Lock the variants' rows, in id order so that two holders never wait on
+	// each other in a cycle.
+	lock := ""
+	if tx.Dialector.Name() == "postgres" {
+		lock = " FOR UPDATE"
+	}
+	var stock []struct {
+		ID    string
+		Stock int64
+	}
+	if err := tx.Raw("SELECT id, stock FROM variants WHERE id IN ? ORDER BY id"+lock, ids).Scan(&stock).Error; err != nil {
+		return nil, fmt.Errorf("hold stock: lock variants: %w", err)
+	}
+	onHand := make(map[string]int64, len(stock))
+	for _, s := range stock {
+		onHand[s.ID] = s.Stock
+	}
+	held, err := c.held(tx, holder, ids)
+	if err != nil {
+		return nil, err
+	}
+	var short []Shortfall
+	for _, l := range lines {
+		if avail := max(0, onHand[l.VariantID]-held[l.VariantID]); l.Quantity > avail {
+			short = append(short, Shortfall{VariantID: l.VariantID, Requested: l.Quantity, Available: avail})
+		}
+	}
+	if err := c.Release(ctx, tx, holder); err != nil {
+		return nil, err
+	}
+	if len(short) > 0 {
+		return short, nil
+	}
+	rows := make([]holdRow, len(lines))
+	for i, l := range lines {
+		rows[i] = holdRow{Holder: holder, VariantID: l.VariantID, Quantity: l.Quantity, ExpiresAt: until.UTC()}
+	}
+	if err := tx.Create(&rows).Error; err != nil {
+		return nil, fmt.Errorf("hold stock: %w", err)
+	}
+	return nil, nil
+}
+
+// Release drops holder's holds. db is the transaction to write in, or nil.
+func (c *Catalog) Release(ctx context.Context, db *gorm.DB, holder string) error {
+	if err := c.conn(ctx, db).Where("holder = ?", holder).Delete(&holdRow{}).Error; err != nil {
+		return fmt.Errorf("release stock holds: %w", err)
+	}
+	return nil
+}
+
+// ReleaseExpired drops every hold that has expired and returns how many.
+func (c *Catalog) ReleaseExpired(ctx context.Context) (int64, error) {
+	res := c.db.WithContext(ctx).Where("expires_at <= ?", c.now().UTC()).Delete(&holdRow{})
+	if res.Error != nil {
+		return 0, fmt.Errorf("release expired holds: %w", res.Error)
+	}
+	return res.RowsAffected, nil
+}
+
+// conn is db (a caller's transaction) or the catalog's own handle, with ctx.
+func (c *Catalog) conn(ctx context.Context, db *gorm.DB) *gorm.DB {
+	if db == nil {
+		db = c.db
+	}
+	return db.WithContext(ctx)
+}

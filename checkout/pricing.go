@@ -1,0 +1,374 @@
+package checkout
+
+import (
+	"cmp"
+	"fmt"
+	"math/bits"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"shop"
+	"shop/money"
+)
+
+// cartLine is a line of the cart, priced from the catalog by the caller.
+type cartLine struct {
+	VariantID  string   // the catalog variant
+	Quantity   int64    // 1..999
+	Name       string   // shown to the buyer
+	Images     []string // image URLs of the variant
+	UnitAmount int64    // minor units, from the catalog
+}
+
+// pricingInput is everything price needs; it does no I/O.
+type pricingInput struct {
+	Policy    *Policy    // the merchant policy: currency, shipping, tax
+	Lines     []cartLine // the cart, at most 50 lines
+	Address   *Address   // nil, or an address already validated as complete and shippable (Policy.Zone finds its country)
+	OptionID  string     // the option the buyer chose, "" for none
+	Promo     *Promotion // the promotion the buyer entered (known code), nil for none
+	PromoUses int64      // orders that already used Promo (for its usage limit)
+	Now       time.Time  // the time promotions and delivery estimates are judged at
+}
+
+// priced is the result.
+type priced struct {
+	LineItems []LineItem          // one per cart line, in cart order (never nil)
+	Options   []FulfillmentOption // [] (never nil) without an address
+	OptionID  string              // the chosen option: in.OptionID when it is one of Options; else the cheapest option (ties: policy order) when there is an address; else ""
+	Totals    []Total             // in this order: items_base_amount, items_discount, subtotal, discount, fulfillment, tax, total (all seven always present)
+	Messages  []Message           // info messages only (never nil)
+	Total     int64               // == the "total" entry
+}
+
+// price prices a cart under the merchant policy: the line items, the
+// shipping options for the address, the chosen option, the totals and info
+// messages about the promotion and the shipping choice. It is pure: the same
+// input always gives the same result.
+//
+// Amounts are integers in minor units. Every rate is applied once per line
+// (or once per option) with [money.Percent], rounding half away from zero, and
+// totals are sums of those rounded integers, so the identities of CONTRACT.md
+// §4 hold exactly:
+//
+//	line:   BaseAmount = UnitAmount × Quantity, Subtotal = BaseAmount − Discount, Total = Subtotal + Tax
+//	option: Total = Subtotal + Tax
+//	totals: items_base_amount = Σ BaseAmount, items_discount = Σ Discount,
+//	        subtotal = items_base_amount − items_discount,
+//	        discount = the order-level discount (amount_off; 0 otherwise),
+//	        fulfillment = the chosen option's Subtotal (0 with none),
+//	        tax = Σ line Tax + the chosen option's Tax,
+//	        total = subtotal − discount + fulfillment + tax
+//
+// Shipping tax: CONTRACT.md §4 says fulfillment is the chosen option's total,
+// tax is Σ line tax + option tax, and total = subtotal − discount +
+// fulfillment + tax. Taken together these count shipping tax twice when
+// shipping is taxed. price resolves it by putting the option's pre-tax
+// Subtotal in fulfillment (equal to the option's Total whenever shipping is
+// untaxed), so the buyer pays the shipping tax exactly once, inside tax.
+//
+// A percent_off promotion is a line discount (each line's Discount). An
+// amount_off promotion is an order discount: the discount total is
+// min(Amount, subtotal), and for tax it is shared out over the lines in
+// proportion to their Subtotal (see [allocate]); each line is taxed on its
+// Subtotal minus its share while its Discount stays 0. A free_shipping
+// promotion makes every option's Subtotal 0. A promotion that does not apply
+// (not started, ended, used up, items below its minimum) is left out, with an
+// info message coded invalid for $.promo_code saying why.
+//
+// Bounds: money.Percent accepts amounts below 1e15 minor units. The caller
+// bounds unit prices to 1e11 and quantities to 999, so a line's BaseAmount is
+// below 1e14 and the sums over 50 lines below 5e15, far inside int64. Shipping
+// prices come from the policy, which must keep them below 1e15 as well;
+// price caps nothing and money.Percent panics beyond its bound.
+func price(in pricingInput) priced {
+	cur := in.Policy.Currency()
+	out := priced{
+		LineItems: make([]LineItem, 0, len(in.Lines)),
+		Options:   []FulfillmentOption{},
+		Messages:  []Message{},
+	}
+
+	var base int64
+	for _, l := range in.Lines {
+		li := LineItem{
+			ID:         "li_" + l.VariantID,
+			Item:       Item{ID: l.VariantID, Quantity: l.Quantity},
+			Name:       l.Name,
+			Images:     append([]string{}, l.Images...),
+			UnitAmount: l.UnitAmount,
+			BaseAmount: l.UnitAmount * l.Quantity,
+		}
+		base += li.BaseAmount
+		out.LineItems = append(out.LineItems, li)
+	}
+
+	promo := in.Promo
+	if promo != nil {
+		if why := promoProblem(cur, promo, base, in.PromoUses, in.Now); why != "" {
+			out.Messages = append(out.Messages, infoMessage(string(shop.Invalid), "$.promo_code", why))
+			promo = nil
+		}
+	}
+	percentOff := promo != nil && promo.Kind == PercentOff
+	freeShipping := promo != nil && promo.Kind == FreeShipping
+
+	var itemsDiscount int64
+	subtotals := make([]int64, len(out.LineItems))
+	for i := range out.LineItems {
+		li := &out.LineItems[i]
+		if percentOff {
+			li.Discount = min(money.Percent(li.BaseAmount, promo.Percent), li.BaseAmount)
+		}
+		li.Subtotal = li.BaseAmount - li.Discount
+		subtotals[i] = li.Subtotal
+		itemsDiscount += li.Discount
+	}
+	subtotal := base - itemsDiscount
+
+	var discount int64
+	if promo != nil && promo.Kind == AmountOff {
+		discount = min(promo.Amount, subtotal)
+	}
+	shares := allocate(discount, subtotals)
+	if promo != nil {
+		out.Messages = append(out.Messages, infoMessage("", "", appliedText(cur, promo, discount)))
+	}
+
+	var rate decimal.Decimal
+	var shippingTaxable bool
+	if in.Address != nil {
+		rate, shippingTaxable = in.Policy.TaxRate(in.Address.Country, in.Address.State)
+	}
+	var tax int64
+	for i := range out.LineItems {
+		li := &out.LineItems[i]
+		li.Tax = money.Percent(li.Subtotal-shares[i], rate)
+		li.Total = li.Subtotal + li.Tax
+		tax += li.Tax
+	}
+
+	var zone *Zone
+	if in.Address != nil {
+		zone, _ = in.Policy.Zone(in.Address.Country)
+	}
+	if zone != nil {
+		for _, r := range zone.Rates {
+			o := FulfillmentOption{
+				Type:                 "shipping",
+				ID:                   r.ID,
+				Title:                r.Title,
+				Subtitle:             r.Subtitle,
+				Carrier:              r.Carrier,
+				EarliestDeliveryTime: addBusinessDays(in.Now, r.MinDays),
+				LatestDeliveryTime:   addBusinessDays(in.Now, r.MaxDays),
+				Subtotal:             r.Price,
+			}
+			if o.Subtitle == "" {
+				o.Subtitle = daysText(r.MinDays, r.MaxDays)
+			}
+			switch {
+			case freeShipping:
+				o.Subtotal = 0
+			case r.FreeOver != nil && subtotal-discount >= *r.FreeOver:
+				o.Subtotal = 0
+				if r.Price > 0 {
+					out.Messages = append(out.Messages, infoMessage("", "",
+						fmt.Sprintf("Free %s shipping on orders over %s.", r.Title, cur.Format(*r.FreeOver))))
+				}
+			}
+			if shippingTaxable {
+				o.Tax = money.Percent(o.Subtotal, rate)
+			}
+			o.Total = o.Subtotal + o.Tax
+			out.Options = append(out.Options, o)
+		}
+	}
+
+	var chosen *FulfillmentOption
+	if i, msg, ok := chooseOption(cur, out.Options, in.OptionID); ok {
+		chosen = &out.Options[i]
+		out.OptionID = chosen.ID
+		if msg != nil {
+			out.Messages = append(out.Messages, *msg)
+		}
+	}
+	var fulfillment int64
+	if chosen != nil {
+		fulfillment = chosen.Subtotal
+		tax += chosen.Tax
+	}
+
+	out.Total = subtotal - discount + fulfillment + tax
+	out.Totals = []Total{
+		{Type: TotalItemsBase, DisplayText: "Items", Amount: base},
+		{Type: TotalItemsDiscount, DisplayText: "Item discounts", Amount: itemsDiscount},
+		{Type: TotalSubtotal, DisplayText: "Subtotal", Amount: subtotal},
+		{Type: TotalDiscount, DisplayText: "Discount", Amount: discount},
+		{Type: TotalFulfillment, DisplayText: "Shipping", Amount: fulfillment},
+		{Type: TotalTax, DisplayText: "Tax", Amount: tax},
+		{Type: TotalTotal, DisplayText: "Total", Amount: out.Total},
+	}
+	return out
+}
+
+// infoMessage returns an info message with plain content.
+func infoMessage(code, param, content string) Message {
+	return Message{Type: MessageInfo, Code: code, Param: param, ContentType: "plain", Content: content}
+}
+
+// promoProblem returns why promo does not apply to items worth base minor
+// units at now after uses orders used it, or "" when it applies. The reason
+// is written for the buyer.
+func promoProblem(cur money.Currency, promo *Promotion, base, uses int64, now time.Time) string {
+	switch {
+	case !promo.StartsAt.IsZero() && now.Before(promo.StartsAt):
+		return fmt.Sprintf("%s starts on %s.", promo.Code, dateText(promo.StartsAt))
+	case !promo.EndsAt.IsZero() && !now.Before(promo.EndsAt):
+		return fmt.Sprintf("%s ended on %s.", promo.Code, dateText(promo.EndsAt))
+	case promo.UsageLimit != nil && uses >= int64(*promo.UsageLimit):
+		return fmt.Sprintf("%s has been used as many times as it can be.", promo.Code)
+	case base < promo.MinSubtotal:
+		return fmt.Sprintf("%s needs items worth %s; add %s more to use it.",
+			promo.Code, cur.Format(promo.MinSubtotal), cur.Format(promo.MinSubtotal-base))
+	}
+	return ""
+}
+
+// appliedText says what an applied promotion did; discount is the order
+// discount it gave (amount_off only).
+func appliedText(cur money.Currency, promo *Promotion, discount int64) string {
+	switch promo.Kind {
+	case PercentOff:
+		return fmt.Sprintf("%s applied: %s%% off your items.", promo.Code, promo.Percent.String())
+	case AmountOff:
+		if discount < promo.Amount {
+			return fmt.Sprintf("%s applied: %s off your order (it is worth up to %s, but no more than your items cost).",
+				promo.Code, cur.Format(discount), cur.Format(promo.Amount))
+		}
+		return fmt.Sprintf("%s applied: %s off your order.", promo.Code, cur.Format(discount))
+	case FreeShipping:
+		return fmt.Sprintf("%s applied: free shipping on this order.", promo.Code)
+	}
+	return fmt.Sprintf("%s applied.", promo.Code)
+}
+
+// dateText writes the UTC date of t for buyers, e.g. "1 May 2026".
+func dateText(t time.Time) string {
+	return t.UTC().Format("2 January 2006")
+}
+
+// daysText is the subtitle of a rate without one: "3–5 business days", or
+// "2 business days" and "1 business day" when both bounds are equal.
+func daysText(minDays, maxDays int) string {
+	switch {
+	case minDays == maxDays && minDays == 1:
+		return "1 business day"
+	case minDays == maxDays:
+		return fmt.Sprintf("%d business days", minDays)
+	}
+	return fmt.Sprintf("%d–%d business days", minDays, maxDays)
+}
+
+// addBusinessDays returns t in UTC moved forward by n business days, skipping
+// Saturdays and Sundays (in UTC) and keeping t's time of day. With n ≤ 0 it
+// returns t itself, in UTC, even on a weekend.
+func addBusinessDays(t time.Time, n int) time.Time {
+	t = t.UTC()
+	for n > 0 {
+		t = t.AddDate(0, 0, 1)
+		if wd := t.Weekday(); wd != time.Saturday && wd != time.Sunday {
+			n--
+		}
+	}
+	return t
+}
+
+// chooseOption returns the index of the chosen option and, when price chose
+// for the buyer, an info message about it. The option with id wanted is
+// kept; otherwise the cheapest by Total is chosen (ties: the first). ok is
+// false when there are no options.
+func chooseOption(cur money.Currency, options []FulfillmentOption, wanted string) (i int, msg *Message, ok bool) {
+	if len(options) == 0 {
+		return 0, nil, false
+	}
+	if j := slices.IndexFunc(options, func(o FulfillmentOption) bool { return o.ID == wanted }); wanted != "" && j >= 0 {
+		return j, nil, true
+	}
+	for j, o := range options {
+		if o.Total < options[i].Total { // strictly: the first of equals wins
+			i = j
+		}
+	}
+	if wanted != "" {
+		ids := make([]string, len(options))
+		for j, o := range options {
+			ids[j] = fmt.Sprintf("%q", o.ID)
+		}
+		m := infoMessage(string(shop.Invalid), "$.fulfillment_option_id",
+			fmt.Sprintf("There is no shipping option %q for this address; choose one of %s. %s is selected for now.",
+				wanted, strings.Join(ids, ", "), options[i].Title))
+		return i, &m, true
+	}
+	var others []string
+	for j, o := range options {
+		if j == i {
+			continue
+		}
+		p := cur.Format(o.Total)
+		if o.Total == 0 {
+			p = "free"
+		}
+		others = append(others, fmt.Sprintf("%s (%s)", o.Title, p))
+	}
+	text := fmt.Sprintf("Shipping: %s selected.", options[i].Title)
+	if len(others) > 0 {
+		text = fmt.Sprintf("Shipping: %s selected; other options: %s.", options[i].Title, strings.Join(others, ", "))
+	}
+	m := infoMessage("", "", text)
+	return i, &m, true
+}
+
+// allocate shares discount out over lines in proportion to their subtotals
+// by the largest-remainder method: each line first gets
+// ⌊discount × subtotal / Σ subtotals⌋, then the minor units left over go one
+// each to the lines with the largest remainders, ties to the earlier line.
+// The shares are exact integers that sum to discount. With 0 ≤ discount ≤
+// Σ subtotals (and subtotals ≥ 0) each share lies between 0 and its line's
+// subtotal. A zero discount gives all-zero shares. allocate panics when
+// discount exceeds Σ subtotals; price never asks that.
+func allocate(discount int64, subtotals []int64) []int64 {
+	shares := make([]int64, len(subtotals))
+	var sum uint64
+	for _, s := range subtotals {
+		sum += uint64(s)
+	}
+	if discount <= 0 {
+		return shares
+	}
+	if uint64(discount) > sum {
+		panic(fmt.Sprintf("checkout: allocate: discount %d exceeds the subtotals' sum %d", discount, sum))
+	}
+	rems := make([]uint64, len(subtotals))
+	left := discount
+	for i, s := range subtotals {
+		// discount × s < sum × 2⁶⁴ because discount ≤ sum, so the 128-bit
+		// product divides by sum without overflow.
+		hi, lo := bits.Mul64(uint64(discount), uint64(s))
+		q, r := bits.Div64(hi, lo, sum)
+		shares[i], rems[i] = int64(q), r
+		left -= int64(q)
+	}
+	order := make([]int, len(subtotals))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rems[b], rems[a]) })
+	for _, i := range order[:left] {
+		shares[i]++
+	}
+	return shares
+}

@@ -1,0 +1,389 @@
+package checkout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"shop"
+	"shop/catalog"
+)
+
+// Request is what create_checkout_session and update_checkout_session send;
+// a nil field is left as it is.
+type Request struct {
+	// Items replaces the cart.
+	Items *[]Item
+	Buyer *Buyer
+	// Address is the shipping address.
+	Address *Address
+	// OptionID chooses a shipping option.
+	OptionID *string
+	// PromoCode applies a promotion; "" removes it.
+	PromoCode *string
+	// Metadata replaces the session's metadata.
+	Metadata map[string]string
+}
+
+// errConflict is a lost race on a session's version; the caller retries.
+var errConflict = errors.New("session changed concurrently")
+
+var promoPattern = regexp.MustCompile(`^[A-Z0-9_-]{3,32}$`)
+
+// Create opens a checkout session for req.
+//
+// Errors: missing or invalid $.items (none, empty, over 50 lines, a quantity
+// outside 1–999, an unknown or repeated variant id), invalid $.buyer.*,
+// $.fulfillment_address.* (too long), $.promo_code (unknown), $.metadata.
+func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
+	if req.Items == nil {
+		return nil, shop.Errorf(shop.Missing, "$.items", `send the variants to buy, such as [{"id": "enamel-camp-mug-slate", "quantity": 1}]; get variant ids from get_product`)
+	}
+	var st state
+	if err := c.apply(&st, req); err != nil {
+		return nil, err
+	}
+	now := c.now().UTC()
+	row := &sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), CreatedAt: now}
+	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := c.reprice(ctx, tx, row, st, now); err != nil {
+			return err
+		}
+		if err := tx.Create(row).Error; err != nil {
+			return fmt.Errorf("create session: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c.session(row)
+}
+
+// Update changes a session as req says and prices it again.
+//
+// Errors: those of Create, and not_found or invalid $.checkout_session_id
+// (a session that is completed, canceled, expired or being paid), conflict
+// when it keeps changing under us.
+func (c *Checkout) Update(ctx context.Context, id string, req Request) (*Session, error) {
+	for range conflictRetries {
+		row, err := c.load(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.writable(row); err != nil {
+			return nil, err
+		}
+		st, err := row.state()
+		if err != nil {
+			return nil, err
+		}
+		if err := c.apply(&st, req); err != nil {
+			return nil, err
+		}
+		err = c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			if err := c.reprice(ctx, tx, row, st, c.now().UTC()); err != nil {
+				return err
+			}
+			return c.save(tx, row)
+		})
+		if errors.Is(err, errConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return c.session(row)
+	}
+	return nil, shop.Errorf(shop.Conflict, "$.checkout_session_id", "the session is being changed by another request right now; get it again and retry")
+}
+
+// Get returns a session.
+//
+// Errors: missing, invalid or not_found $.checkout_session_id.
+func (c *Checkout) Get(ctx context.Context, id string) (*Session, error) {
+	row, err := c.load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return c.session(row)
+}
+
+// Cancel ends a session and releases the stock it holds. Canceling a
+// canceled or expired session returns it as it is.
+//
+// Errors: those of Get, and invalid $.checkout_session_id for a session that
+// is completed or being paid.
+func (c *Checkout) Cancel(ctx context.Context, id string) (*Session, error) {
+	for range conflictRetries {
+		row, err := c.load(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		s, err := c.session(row)
+		if err != nil {
+			return nil, err
+		}
+		switch s.Status {
+		case Canceled, Expired:
+			return s, nil
+		case Completed:
+			return nil, shop.Errorf(shop.Invalid, "$.checkout_session_id", "this session is completed: its order stands; the merchant can cancel or refund the order")
+		case InProgress:
+			return nil, shop.Errorf(shop.Invalid, "$.checkout_session_id", "this session's payment is being processed; get the session again in a moment")
+		}
+		err = c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
+				return err
+			}
+			row.Status, row.UpdatedAt = Canceled, c.now().UTC()
+			return c.save(tx, row)
+		})
+		if errors.Is(err, errConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return c.session(row)
+	}
+	return nil, shop.Errorf(shop.Conflict, "$.checkout_session_id", "the session is being changed by another request right now; get it again and retry")
+}
+
+// load reads a session's row.
+func (c *Checkout) load(ctx context.Context, id string) (*sessionRow, error) {
+	if id == "" {
+		return nil, shop.Errorf(shop.Missing, "$.checkout_session_id", "send the id of a checkout session (cs_…), as create_checkout_session returned it")
+	}
+	if len(id) > 64 || !strings.HasPrefix(id, "cs_") {
+		return nil, shop.Errorf(shop.Invalid, "$.checkout_session_id", "not a checkout session id; send the id create_checkout_session returned (cs_…)")
+	}
+	var row sessionRow
+	err := c.db.WithContext(ctx).Where("id = ?", id).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, shop.Errorf(shop.NotFound, "$.checkout_session_id", "no checkout session has id %q; create one with create_checkout_session", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	return &row, nil
+}
+
+// writable refuses changes to a session that has ended or is being paid.
+func (c *Checkout) writable(row *sessionRow) error {
+	status := row.Status
+	if (status == Ready || status == NotReady) && !c.now().Before(row.ExpiresAt) {
+		status = Expired
+	}
+	switch status {
+	case Completed:
+		return shop.Errorf(shop.Invalid, "$.checkout_session_id", "this session is completed and can no longer change; start a new one with create_checkout_session")
+	case Canceled:
+		return shop.Errorf(shop.Invalid, "$.checkout_session_id", "this session was canceled; start a new one with create_checkout_session")
+	case Expired:
+		return shop.Errorf(shop.Expired, "$.checkout_session_id", "this session expired and its items were released; start a new one with create_checkout_session")
+	case InProgress:
+		return shop.Errorf(shop.Invalid, "$.checkout_session_id", "this session's payment is being processed; it cannot change now")
+	}
+	return nil
+}
+
+// save writes row over the version it was read at.
+func (c *Checkout) save(tx *gorm.DB, row *sessionRow) error {
+	prev := row.Version
+	row.Version = prev + 1
+	res := tx.Model(&sessionRow{}).Where("id = ? AND version = ?", row.ID, prev).
+		Select("status", "version", "items", "buyer", "address", "option_id", "promo_code", "metadata", "priced", "total", "expires_at", "updated_at").
+		Updates(row)
+	if res.Error != nil {
+		return fmt.Errorf("save session %s: %w", row.ID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		row.Version = prev
+		return errConflict
+	}
+	return nil
+}
+
+// apply validates req and merges it into st. Input that cannot be right
+// whatever the catalog holds is refused here, before anything is written.
+func (c *Checkout) apply(st *state, req Request) error {
+	if req.Items != nil {
+		items := *req.Items
+		if len(items) == 0 {
+			return shop.Errorf(shop.Missing, "$.items", `send at least one item, such as [{"id": "enamel-camp-mug-slate", "quantity": 1}]; to drop the whole cart, cancel the session`)
+		}
+		if len(items) > MaxLines {
+			return shop.Errorf(shop.Invalid, "$.items", "%d lines; a session holds at most %d", len(items), MaxLines)
+		}
+		seen := map[string]int{}
+		for i, it := range items {
+			at := fmt.Sprintf("$.items[%d]", i)
+			switch {
+			case it.ID == "":
+				return shop.Errorf(shop.Missing, at+".id", "send a variant id from get_product")
+			case !catalog.ValidID(it.ID):
+				return shop.Errorf(shop.Invalid, at+".id", "not a variant id; send one from get_product")
+			case it.Quantity < 1 || it.Quantity > MaxQuantity:
+				return shop.Errorf(shop.Invalid, at+".quantity", "must be from 1 to %d (got %d)", MaxQuantity, it.Quantity)
+			}
+			if j, dup := seen[it.ID]; dup {
+				return shop.Errorf(shop.Invalid, at+".id", "variant %q is already in items[%d]; send each variant once, with the whole quantity", it.ID, j)
+			}
+			seen[it.ID] = i
+		}
+		st.Items = append([]Item{}, items...)
+	}
+	if req.Buyer != nil {
+		b := *req.Buyer
+		if err := checkBuyer(&b); err != nil {
+			return err
+		}
+		st.Buyer = &b
+	}
+	if req.Address != nil {
+		a := *req.Address
+		if err := checkAddressBounds(&a); err != nil {
+			return err
+		}
+		normalizeAddress(&a)
+		st.Address = &a
+	}
+	if req.OptionID != nil {
+		if len(*req.OptionID) > 64 {
+			return shop.Errorf(shop.Invalid, "$.fulfillment_option_id", "send the id of one of fulfillment_options")
+		}
+		st.OptionID = *req.OptionID
+	}
+	if req.PromoCode != nil {
+		code := strings.ToUpper(strings.TrimSpace(*req.PromoCode))
+		if code != "" {
+			if !promoPattern.MatchString(code) {
+				return shop.Errorf(shop.Invalid, "$.promo_code", "not a promotion code: codes are 3 to 32 letters, digits, - or _; send \"\" to remove one")
+			}
+			if _, ok := c.policy.Promotion(code); !ok {
+				return shop.Errorf(shop.Invalid, "$.promo_code", "no promotion has code %q; check the spelling with the buyer, or send \"\" for none", code)
+			}
+		}
+		st.PromoCode = code
+	}
+	if req.Metadata != nil {
+		if err := checkMetadata(req.Metadata); err != nil {
+			return err
+		}
+		st.Metadata = req.Metadata
+	}
+	return nil
+}
+
+// reprice prices st into row from the catalog and the policy, takes or
+// releases the stock it holds, and sets its status: ready for payment exactly
+// when there are items, all held, a complete shippable address and a
+// shipping option.
+func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st state, now time.Time) error {
+	ids := make([]string, len(st.Items))
+	for i, it := range st.Items {
+		ids[i] = it.ID
+	}
+	items, err := c.catalog.Items(ctx, tx, row.ID, ids)
+	if err != nil {
+		return err
+	}
+	var problems []Message
+	lines := make([]cartLine, len(st.Items))
+	for i, it := range st.Items {
+		v, ok := items[it.ID]
+		if !ok {
+			return shop.Errorf(shop.Invalid, fmt.Sprintf("$.items[%d].id", i), "no variant has id %q; get variant ids from get_product", it.ID)
+		}
+		lines[i] = cartLine{VariantID: it.ID, Quantity: it.Quantity, Name: v.Name, Images: v.Images, UnitAmount: v.Price}
+		if it.Quantity > v.Available {
+			problems = append(problems, outOfStock(i, v.Name, v.Available))
+		}
+	}
+	if len(lines) == 0 {
+		problems = append(problems, errorMessage(string(shop.Missing), "$.line_items", "Add at least one item."))
+	}
+	var shippable *Address
+	if st.Address == nil {
+		problems = append(problems, errorMessage(string(shop.Missing), "$.fulfillment_address", "Add the shipping address."))
+	} else if p := addressProblems(c.policy, st.Address); len(p) > 0 {
+		problems = append(problems, p...)
+	} else {
+		shippable = st.Address
+	}
+	in := pricingInput{Policy: c.policy, Lines: lines, Address: shippable, OptionID: st.OptionID, Now: now}
+	if promo, ok := c.policy.Promotion(st.PromoCode); ok && st.PromoCode != "" {
+		in.Promo = promo
+		if in.PromoUses, err = c.promoUses(ctx, tx, promo.Code); err != nil {
+			return err
+		}
+	}
+	pr := price(in)
+	if shippable != nil && pr.OptionID == "" {
+		problems = append(problems, errorMessage(string(shop.Missing), "$.fulfillment_option_id", "Choose a shipping option."))
+	}
+
+	row.ExpiresAt = now.Add(c.ttl).Truncate(time.Second)
+	row.UpdatedAt = now
+	row.Status = NotReady
+	if len(problems) == 0 {
+		hold := make([]catalog.HoldLine, len(lines))
+		for i, l := range lines {
+			hold[i] = catalog.HoldLine{VariantID: l.VariantID, Quantity: l.Quantity}
+		}
+		short, err := c.catalog.Hold(ctx, tx, row.ID, hold, row.ExpiresAt)
+		if err != nil {
+			return err
+		}
+		for _, s := range short {
+			i := indexOf(ids, s.VariantID)
+			problems = append(problems, outOfStock(i, lines[i].Name, s.Available))
+		}
+		if len(short) == 0 {
+			row.Status = Ready
+		}
+	} else if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
+		return err
+	}
+
+	row.setState(st)
+	row.Total = pr.Total
+	row.Priced = marshal(snapshot{
+		LineItems: pr.LineItems, Options: pr.Options, OptionID: pr.OptionID, Totals: pr.Totals,
+		Messages: append(problems, pr.Messages...),
+	})
+	return nil
+}
+
+// promoUses counts the completed sessions that used a promotion code.
+func (c *Checkout) promoUses(ctx context.Context, tx *gorm.DB, code string) (int64, error) {
+	var n int64
+	err := tx.WithContext(ctx).Model(&sessionRow{}).Where("promo_code = ? AND status = ?", code, Completed).Count(&n).Error
+	if err != nil {
+		return 0, fmt.Errorf("count uses of %s: %w", code, err)
+	}
+	return n, nil
+}
+
+func outOfStock(line int, name string, available int64) Message {
+	param := fmt.Sprintf("$.line_items[%d].item.quantity", line)
+	if available == 0 {
+		return errorMessage(string(shop.OutOfStock), param, fmt.Sprintf("%s is out of stock; remove it or choose another variant.", name))
+	}
+	return errorMessage(string(shop.OutOfStock), param, fmt.Sprintf("Only %d of %s can be bought now; lower the quantity to %d or less.", available, name, available))
+}
+
+func indexOf(ids []string, id string) int {
+	for i, x := range ids {
+		if x == id {
+			return i
+		}
+	}
+	return -1
+}

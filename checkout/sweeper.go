@@ -1,0 +1,49 @@
+package checkout
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// ExpireDue marks expired the open sessions past their expiry and drops the
+// stock holds that have run out. It returns how many sessions expired.
+// Replicas may run it at once: each row changes once.
+func (c *Checkout) ExpireDue(ctx context.Context) (int64, error) {
+	now := c.now().UTC()
+	res := c.db.WithContext(ctx).Model(&sessionRow{}).
+		Where("status IN ? AND expires_at <= ?", []Status{NotReady, Ready}, now).
+		Updates(map[string]any{"status": Expired, "version": gorm.Expr("version + 1"), "updated_at": now})
+	if res.Error != nil {
+		return 0, fmt.Errorf("expire sessions: %w", res.Error)
+	}
+	if _, err := c.catalog.ReleaseExpired(ctx); err != nil {
+		return res.RowsAffected, err
+	}
+	return res.RowsAffected, nil
+}
+
+// Sweep runs ExpireDue every interval until ctx is done.
+func (c *Checkout) Sweep(ctx context.Context, every time.Duration) {
+	if every <= 0 {
+		every = DefaultSweep
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		n, err := c.ExpireDue(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			c.logger.Error("checkout sweeper", "err", err)
+		case n > 0:
+			c.logger.Info("checkout sessions expired", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,216 @@
+package checkout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"shop"
+)
+
+// Tools returns the buyer tools over checkout sessions.
+func (c *Checkout) Tools() []shop.Tool {
+	errs := " Answers the whole CheckoutSession: status ready_for_payment when it can be paid, otherwise not_ready_for_payment " +
+		"with an error message per problem (code missing, invalid or out_of_stock; param the JSONPath of the field to fix). " +
+		"Amounts are integers in minor units. Refused (isError) when the input itself is wrong: the text names the field."
+	return []shop.Tool{
+		{
+			Name:  "create_checkout_session",
+			Title: "Create a checkout session",
+			Description: "Start a checkout for variants of the catalog (ids from get_product) with quantities; optionally the buyer, " +
+				"the shipping address, a shipping option and a promotion code. Prices, shipping and tax come from the shop. " +
+				"The session holds the stock while it is ready for payment, until expires_at." + errs,
+			InputSchema: sessionSchema(false),
+			Handle:      c.createTool,
+		},
+		{
+			Name:  "update_checkout_session",
+			Title: "Update a checkout session",
+			Description: "Change a checkout session: items (replaces the cart), buyer, fulfillment_address, fulfillment_option_id " +
+				"(one of the session's fulfillment_options), promo_code (\"\" removes it), metadata. Fields not sent stay as they are." + errs,
+			InputSchema: sessionSchema(true),
+			Handle:      c.updateTool,
+		},
+		{
+			Name:        "get_checkout_session",
+			Title:       "Get a checkout session",
+			Description: "Get a checkout session as it stands: items, totals, shipping options, messages, status.",
+			InputSchema: idSchema,
+			ReadOnly:    true,
+			Idempotent:  true,
+			Handle:      c.getTool,
+		},
+		{
+			Name:        "cancel_checkout_session",
+			Title:       "Cancel a checkout session",
+			Description: "Cancel a checkout session the buyer no longer wants; the stock it held is released. A completed session cannot be canceled.",
+			InputSchema: idSchema,
+			Destructive: true,
+			Idempotent:  true,
+			Handle:      c.cancelTool,
+		},
+	}
+}
+
+var idSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "checkout_session_id": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The session's id (cs_…)."}
+  },
+  "required": ["checkout_session_id"]
+}`)
+
+const addressSchema = `{
+      "type": "object",
+      "properties": {
+        "name": {"type": "string", "maxLength": 200},
+        "line_one": {"type": "string", "maxLength": 200},
+        "line_two": {"type": "string", "maxLength": 200},
+        "city": {"type": "string", "maxLength": 100},
+        "state": {"type": "string", "maxLength": 100, "description": "State, province or region; its code for US and CA (CA, NY, ON)."},
+        "country": {"type": "string", "minLength": 2, "maxLength": 2, "description": "ISO 3166-1 alpha-2 code, such as US."},
+        "postal_code": {"type": "string", "maxLength": 20},
+        "phone_number": {"type": "string", "maxLength": 32}
+      }
+    }`
+
+func sessionSchema(update bool) json.RawMessage {
+	id, required, minItems := "", `"required": ["items"]`, 1
+	if update {
+		id = `"checkout_session_id": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The session's id (cs_…)."},
+    `
+		required, minItems = `"required": ["checkout_session_id"]`, 0
+	}
+	return json.RawMessage(fmt.Sprintf(`{
+  "type": "object",
+  "properties": {
+    %s"items": {
+      "type": "array", "minItems": %d, "maxItems": %d,
+      "description": "The cart: variant ids from get_product, each once, with quantities.",
+      "items": {
+        "type": "object",
+        "properties": {
+          "id": {"type": "string", "minLength": 1, "maxLength": 64, "description": "A variant id."},
+          "quantity": {"type": "integer", "minimum": 1, "maximum": %d}
+        },
+        "required": ["id", "quantity"]
+      }
+    },
+    "buyer": {
+      "type": "object",
+      "properties": {
+        "name": {"type": "string", "maxLength": 200},
+        "first_name": {"type": "string", "maxLength": 200},
+        "last_name": {"type": "string", "maxLength": 200},
+        "email": {"type": "string", "maxLength": 254},
+        "phone_number": {"type": "string", "maxLength": 32}
+      },
+      "required": ["email"]
+    },
+    "fulfillment_address": %s,
+    "fulfillment_option_id": {"type": "string", "maxLength": 64, "description": "The id of one of the session's fulfillment_options."},
+    "promo_code": {"type": "string", "maxLength": 32, "description": "A promotion code; \"\" removes it."},
+    "metadata": {"type": "object", "maxProperties": 20, "additionalProperties": {"type": "string", "maxLength": 500}}
+  },
+  %s
+}`, id, minItems, MaxLines, MaxQuantity, addressSchema, required))
+}
+
+// sessionArgs are the arguments of the session tools. Newer ACP callers send
+// fulfillment_details.address and selected_fulfillment_options; they are read
+// as fulfillment_address and fulfillment_option_id.
+type sessionArgs struct {
+	CheckoutSessionID   string            `json:"checkout_session_id"`
+	Items               *[]Item           `json:"items"`
+	Buyer               *Buyer            `json:"buyer"`
+	FulfillmentAddress  *Address          `json:"fulfillment_address"`
+	FulfillmentOptionID *string           `json:"fulfillment_option_id"`
+	PromoCode           *string           `json:"promo_code"`
+	Metadata            map[string]string `json:"metadata"`
+
+	FulfillmentDetails *struct {
+		Address *Address `json:"address"`
+	} `json:"fulfillment_details"`
+	SelectedFulfillmentOptions []struct {
+		OptionID string `json:"option_id"`
+	} `json:"selected_fulfillment_options"`
+}
+
+func (a *sessionArgs) request() Request {
+	req := Request{Items: a.Items, Buyer: a.Buyer, Address: a.FulfillmentAddress, OptionID: a.FulfillmentOptionID, PromoCode: a.PromoCode, Metadata: a.Metadata}
+	if req.Address == nil && a.FulfillmentDetails != nil {
+		req.Address = a.FulfillmentDetails.Address
+	}
+	if req.OptionID == nil && len(a.SelectedFulfillmentOptions) > 0 {
+		req.OptionID = &a.SelectedFulfillmentOptions[0].OptionID
+	}
+	return req
+}
+
+func (c *Checkout) createTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+	var args sessionArgs
+	if err := shop.DecodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	return c.result(c.Create(ctx, args.request()))
+}
+
+func (c *Checkout) updateTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+	var args sessionArgs
+	if err := shop.DecodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	return c.result(c.Update(ctx, args.CheckoutSessionID, args.request()))
+}
+
+type idArgs struct {
+	CheckoutSessionID string `json:"checkout_session_id"`
+}
+
+func (c *Checkout) getTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+	var args idArgs
+	if err := shop.DecodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	return c.result(c.Get(ctx, args.CheckoutSessionID))
+}
+
+func (c *Checkout) cancelTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+	var args idArgs
+	if err := shop.DecodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	return c.result(c.Cancel(ctx, args.CheckoutSessionID))
+}
+
+func (c *Checkout) result(s *Session, err error) (*shop.Result, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &shop.Result{Structured: s, Text: c.summary(s)}, nil
+}
+
+// summary is the short text of a session for hosts without UI.
+func (c *Checkout) summary(s *Session) string {
+	cur := c.policy.Currency()
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Checkout session %s: %s.", s.ID, strings.ReplaceAll(string(s.Status), "_", " "))
+	for _, l := range s.LineItems {
+		fmt.Fprintf(&sb, "\n- %d × %s: %s", l.Item.Quantity, l.Name, cur.Format(l.Total))
+	}
+	for _, t := range s.Totals {
+		if t.Type == TotalTotal {
+			fmt.Fprintf(&sb, "\nTotal: %s", cur.Format(t.Amount))
+		}
+	}
+	for _, m := range s.Messages {
+		if m.Type == MessageError {
+			fmt.Fprintf(&sb, "\nTo fix (%s): %s", m.Param, m.Content)
+		}
+	}
+	if s.Status == Ready {
+		sb.WriteString("\nReady for payment.")
+	}
+	return sb.String()
+}
