@@ -58,7 +58,7 @@ func (m *Main) open(ctx context.Context, cfg *Config, seed bool) (*app, error) {
 		return nil, err
 	}
 	a.catalog = catalog.New(db, policy.Currency(), &catalog.Options{PublicURL: cfg.PublicURL})
-	a.checkout = checkout.New(db, policy, a.catalog, &checkout.Options{PublicURL: cfg.PublicURL, Logger: m.Logger})
+	a.checkout = checkout.New(db, policy, a.catalog, &checkout.Options{PublicURL: cfg.PublicURL, TTL: cfg.SessionTTL, Logger: m.Logger})
 	if seed {
 		start := time.Now()
 		seeded, err := a.catalog.SeedIfEmpty(ctx, shop.Demo, "catalog.json")

@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"strings"
+	"time"
+
+	"shop/checkout"
 )
 
 // Config is everything the shop reads from flags and the environment; no
@@ -18,6 +21,9 @@ type Config struct {
 	PublicURL  string
 
 	TrustedOrigins []string
+	// SessionTTL is how long a checkout session holds its stock after its
+	// last change.
+	SessionTTL time.Duration
 
 	StripeSecretKey     string
 	StripeWebhookSecret string
@@ -43,6 +49,7 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	fs.StringVar(&cfg.DB, "db", DefaultDB, "SQLite file path or postgres:// URL")
 	fs.StringVar(&cfg.PolicyFile, "config", "", "merchant policy YAML file")
 	origins := fs.String("trusted-origins", "", "comma-separated browser origins allowed to call /mcp")
+	fs.DurationVar(&cfg.SessionTTL, "session-ttl", checkout.DefaultTTL, "how long a checkout session holds its stock after its last change")
 	// Flags may come before or after the positional arguments.
 	var rest []string
 	for {
@@ -74,6 +81,9 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 		if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 			return nil, fmt.Errorf("--addr %q: send host:port, such as 127.0.0.1:8000 or :8000", cfg.Addr)
 		}
+	}
+	if cfg.SessionTTL < time.Minute || cfg.SessionTTL > 24*time.Hour {
+		return nil, fmt.Errorf("--session-ttl %s: send a duration from 1m to 24h, such as 30m", cfg.SessionTTL)
 	}
 	if cfg.DB == "" {
 		return nil, errors.New("--db: send a SQLite file path or a postgres:// URL")

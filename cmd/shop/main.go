@@ -63,6 +63,7 @@ Flags:
   --addr ADDR     listen address (serve; default 127.0.0.1:8000)
   --db DSN        SQLite file path or postgres:// URL (default shop.db)
   --config FILE   merchant policy YAML (default: the built-in demo merchant)
+  --session-ttl D how long a checkout session holds its stock after its last change (default 30m)
 
 Environment:
   SHOP_PUBLIC_URL        the shop's base URL (default http://ADDR)
