@@ -71,36 +71,19 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 // (a session that is completed, canceled, expired or being paid), conflict
 // when it keeps changing under us.
 func (c *Checkout) Update(ctx context.Context, id string, req Request) (*Session, error) {
-	for range conflictRetries {
-		row, err := c.load(ctx, id)
-		if err != nil {
-			return nil, err
-		}
+	return c.change(ctx, id, func(tx *gorm.DB, row *sessionRow) error {
 		if err := c.writable(row); err != nil {
-			return nil, err
+			return err
 		}
 		st, err := row.state()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := c.apply(&st, req); err != nil {
-			return nil, err
+			return err
 		}
-		err = c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			if err := c.reprice(ctx, tx, row, st, c.now().UTC()); err != nil {
-				return err
-			}
-			return c.save(tx, row)
-		})
-		if errors.Is(err, errConflict) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return c.session(row)
-	}
-	return nil, shop.Errorf(shop.Conflict, "$.checkout_session_id", "the session is being changed by another request right now; get it again and retry")
+		return c.reprice(ctx, tx, row, st, c.now().UTC())
+	})
 }
 
 // Get returns a session.
@@ -120,34 +103,49 @@ func (c *Checkout) Get(ctx context.Context, id string) (*Session, error) {
 // Errors: those of Get, and invalid $.checkout_session_id for a session that
 // is completed or being paid.
 func (c *Checkout) Cancel(ctx context.Context, id string) (*Session, error) {
+	return c.change(ctx, id, func(tx *gorm.DB, row *sessionRow) error {
+		switch err := c.writable(row); shop.ErrorCode(err) {
+		case "":
+		case shop.Expired:
+			return errUnchanged
+		default:
+			if row.Status == Canceled {
+				return errUnchanged
+			}
+			return err
+		}
+		if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
+			return err
+		}
+		row.Status, row.UpdatedAt = Canceled, c.now().UTC()
+		return nil
+	})
+}
+
+// errUnchanged tells change that the session stays as it is.
+var errUnchanged = errors.New("session unchanged")
+
+// change reads a session, lets fn change its row inside a transaction and
+// saves it over the version it read; it starts again on fresh state when
+// another writer got there first. fn returns errUnchanged, before touching
+// row, to leave the session as it is.
+func (c *Checkout) change(ctx context.Context, id string, fn func(tx *gorm.DB, row *sessionRow) error) (*Session, error) {
 	for range conflictRetries {
 		row, err := c.load(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		s, err := c.session(row)
-		if err != nil {
-			return nil, err
-		}
-		switch s.Status {
-		case Canceled, Expired:
-			return s, nil
-		case Completed:
-			return nil, shop.Errorf(shop.Invalid, "$.checkout_session_id", "this session is completed: its order stands; the merchant can cancel or refund the order")
-		case InProgress:
-			return nil, shop.Errorf(shop.Invalid, "$.checkout_session_id", "this session's payment is being processed; get the session again in a moment")
-		}
 		err = c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
+			if err := fn(tx, row); err != nil {
 				return err
 			}
-			row.Status, row.UpdatedAt = Canceled, c.now().UTC()
 			return c.save(tx, row)
 		})
-		if errors.Is(err, errConflict) {
+		switch {
+		case errors.Is(err, errConflict):
 			continue
-		}
-		if err != nil {
+		case errors.Is(err, errUnchanged):
+		case err != nil:
 			return nil, err
 		}
 		return c.session(row)
