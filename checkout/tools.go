@@ -39,7 +39,7 @@ func (c *Checkout) Tools() []shop.Tool {
 			InputSchema: idSchema,
 			ReadOnly:    true,
 			Idempotent:  true,
-			Handle:      c.getTool,
+			Handle:      c.byID(c.Get),
 		},
 		{
 			Name:        "cancel_checkout_session",
@@ -48,7 +48,7 @@ func (c *Checkout) Tools() []shop.Tool {
 			InputSchema: idSchema,
 			Destructive: true,
 			Idempotent:  true,
-			Handle:      c.cancelTool,
+			Handle:      c.byID(c.Cancel),
 		},
 	}
 }
@@ -168,20 +168,15 @@ type idArgs struct {
 	CheckoutSessionID string `json:"checkout_session_id"`
 }
 
-func (c *Checkout) getTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
-	var args idArgs
-	if err := shop.DecodeArgs(raw, &args); err != nil {
-		return nil, err
+// byID makes a tool of a method that takes only a session id.
+func (c *Checkout) byID(method func(context.Context, string) (*Session, error)) func(context.Context, json.RawMessage) (*shop.Result, error) {
+	return func(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+		var args idArgs
+		if err := shop.DecodeArgs(raw, &args); err != nil {
+			return nil, err
+		}
+		return c.result(method(ctx, args.CheckoutSessionID))
 	}
-	return c.result(c.Get(ctx, args.CheckoutSessionID))
-}
-
-func (c *Checkout) cancelTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
-	var args idArgs
-	if err := shop.DecodeArgs(raw, &args); err != nil {
-		return nil, err
-	}
-	return c.result(c.Cancel(ctx, args.CheckoutSessionID))
 }
 
 func (c *Checkout) result(s *Session, err error) (*shop.Result, error) {
