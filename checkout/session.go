@@ -1,6 +1,10 @@
 package checkout
 
-import "time"
+import (
+	"time"
+
+	"shop/orders"
+)
 
 // Status is where a checkout session stands (CONTRACT.md §4).
 type Status string
@@ -45,84 +49,30 @@ type PaymentProvider struct {
 	SupportedPaymentMethods []string `json:"supported_payment_methods"`
 }
 
-// Buyer is who checks out. Email is required when a buyer is given.
-type Buyer struct {
-	Name        string `json:"name,omitempty"`
-	FirstName   string `json:"first_name,omitempty"`
-	LastName    string `json:"last_name,omitempty"`
-	Email       string `json:"email"`
-	PhoneNumber string `json:"phone_number,omitempty"`
-}
-
-// Address is a postal address; Country is an ISO 3166-1 alpha-2 code.
-type Address struct {
-	Name        string `json:"name"`
-	LineOne     string `json:"line_one"`
-	LineTwo     string `json:"line_two,omitempty"`
-	City        string `json:"city"`
-	State       string `json:"state"`
-	Country     string `json:"country"`
-	PostalCode  string `json:"postal_code"`
-	PhoneNumber string `json:"phone_number,omitempty"`
-}
-
-// Item is what the buyer asks for: a variant id and a quantity.
-type Item struct {
-	ID       string `json:"id"`
-	Quantity int64  `json:"quantity"`
-}
-
-// LineItem is a priced line. Amounts are minor units, and
-// BaseAmount = UnitAmount × Quantity, Subtotal = BaseAmount − Discount,
-// Total = Subtotal + Tax.
-type LineItem struct {
-	ID         string   `json:"id"`
-	Item       Item     `json:"item"`
-	Name       string   `json:"name"`
-	Images     []string `json:"images"`
-	UnitAmount int64    `json:"unit_amount"`
-	BaseAmount int64    `json:"base_amount"`
-	Discount   int64    `json:"discount"`
-	Subtotal   int64    `json:"subtotal"`
-	Tax        int64    `json:"tax"`
-	Total      int64    `json:"total"`
-}
-
-// FulfillmentOption is a way to ship the order to the session's address;
-// Total = Subtotal + Tax.
-type FulfillmentOption struct {
-	Type                 string    `json:"type"` // "shipping"
-	ID                   string    `json:"id"`
-	Title                string    `json:"title"`
-	Subtitle             string    `json:"subtitle"`
-	Carrier              string    `json:"carrier"`
-	EarliestDeliveryTime time.Time `json:"earliest_delivery_time"`
-	LatestDeliveryTime   time.Time `json:"latest_delivery_time"`
-	Subtotal             int64     `json:"subtotal"`
-	Tax                  int64     `json:"tax"`
-	Total                int64     `json:"total"`
-}
-
-// TotalType names an entry of a session's totals.
-type TotalType string
+// The value types a session shares with the order it becomes are declared
+// in package orders, which keeps the receipt; these aliases let checkout name
+// them as its own.
+type (
+	Buyer             = orders.Buyer
+	Address           = orders.Address
+	Item              = orders.Item
+	LineItem          = orders.LineItem
+	FulfillmentOption = orders.FulfillmentOption
+	TotalType         = orders.TotalType
+	Total             = orders.Total
+	Link              = orders.Link
+)
 
 // The totals of a session, in the order they are listed.
 const (
-	TotalItemsBase     TotalType = "items_base_amount"
-	TotalItemsDiscount TotalType = "items_discount"
-	TotalSubtotal      TotalType = "subtotal"
-	TotalDiscount      TotalType = "discount"
-	TotalFulfillment   TotalType = "fulfillment"
-	TotalTax           TotalType = "tax"
-	TotalTotal         TotalType = "total"
+	TotalItemsBase     = orders.TotalItemsBase
+	TotalItemsDiscount = orders.TotalItemsDiscount
+	TotalSubtotal      = orders.TotalSubtotal
+	TotalDiscount      = orders.TotalDiscount
+	TotalFulfillment   = orders.TotalFulfillment
+	TotalTax           = orders.TotalTax
+	TotalTotal         = orders.TotalTotal
 )
-
-// Total is one figure of a session's totals.
-type Total struct {
-	Type        TotalType `json:"type"`
-	DisplayText string    `json:"display_text"`
-	Amount      int64     `json:"amount"`
-}
 
 // MessageType is error (the session cannot be paid until it is fixed) or info.
 type MessageType string
@@ -142,10 +92,4 @@ type Message struct {
 	Param       string      `json:"param,omitempty"`
 	ContentType string      `json:"content_type"` // "plain"
 	Content     string      `json:"content"`
-}
-
-// Link is one of the merchant's pages shown in checkout.
-type Link struct {
-	Type string `json:"type"`
-	URL  string `json:"url"`
 }
