@@ -47,6 +47,10 @@ else
 	echo "using $pg"
 fi
 
+step "stripe-mock"
+GOBIN="$PWD/.bin" go install github.com/stripe/stripe-mock@v0.203.0
+export SHOP_STRIPE_MOCK="$PWD/.bin/stripe-mock"
+
 step "go test -race ./..."
 go test -race -count=1 -timeout 20m ./...
 

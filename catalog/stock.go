@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -168,6 +169,36 @@ func (c *Catalog) Release(ctx context.Context, db *gorm.DB, holder string) error
 		return fmt.Errorf("release stock holds: %w", err)
 	}
 	return nil
+}
+
+// ExtendHolds moves the expiry of holder's holds, in tx.
+func (c *Catalog) ExtendHolds(ctx context.Context, tx *gorm.DB, holder string, until time.Time) error {
+	err := tx.WithContext(ctx).Model(&holdRow{}).Where("holder = ?", holder).Update("expires_at", until.UTC()).Error
+	if err != nil {
+		return fmt.Errorf("extend stock holds: %w", err)
+	}
+	return nil
+}
+
+// Take sells lines: the stock on hand of each variant goes down by its
+// quantity and holder's holds are dropped, in tx, the transaction that
+// records the sale. A variant with fewer units on hand than its line is an
+// error, and nothing is taken.
+func (c *Catalog) Take(ctx context.Context, tx *gorm.DB, holder string, lines []HoldLine) error {
+	tx = tx.WithContext(ctx)
+	sorted := slices.Clone(lines)
+	slices.SortFunc(sorted, func(a, b HoldLine) int { return strings.Compare(a.VariantID, b.VariantID) })
+	now := c.now().UTC()
+	for _, l := range sorted {
+		res := tx.Exec("UPDATE variants SET stock = stock - ?, updated_at = ? WHERE id = ? AND stock >= ?", l.Quantity, now, l.VariantID, l.Quantity)
+		if res.Error != nil {
+			return fmt.Errorf("take stock of %s: %w", l.VariantID, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("take stock: %s has fewer than %d units on hand", l.VariantID, l.Quantity)
+		}
+	}
+	return c.Release(ctx, tx, holder)
 }
 
 // ReleaseExpired drops every hold that has expired and returns how many.

@@ -16,15 +16,20 @@ import (
 	"gorm.io/gorm"
 
 	"shop/catalog"
+	"shop/orders"
 )
 
 // Defaults of a Checkout.
 const (
-	DefaultTTL      = 30 * time.Minute
-	DefaultSweep    = time.Minute
-	MaxLines        = 50
-	MaxQuantity     = 999
-	conflictRetries = 5
+	DefaultTTL   = 30 * time.Minute
+	DefaultSweep = time.Minute
+	// DefaultReconcileGrace is how long a payment attempt may stay open
+	// before the reconciler asks the provider about it: longer than any
+	// charge call with its retries takes.
+	DefaultReconcileGrace = 5 * time.Minute
+	MaxLines              = 50
+	MaxQuantity           = 999
+	conflictRetries       = 5
 )
 
 // Checkout keeps the shop's checkout sessions.
@@ -36,6 +41,11 @@ type Checkout struct {
 	ttl       time.Duration
 	now       func() time.Time
 	logger    *slog.Logger
+
+	orders  *orders.Orders
+	charger Charger
+	grace   time.Duration
+	fault   func(point string)
 }
 
 // Options configure a Checkout; zero fields take defaults.
@@ -47,15 +57,26 @@ type Options struct {
 	TTL time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
-	// Logger receives the sweeper's lines.
+	// Logger receives the sweeper's and the reconciler's lines.
 	Logger *slog.Logger
+	// Orders keeps the orders completed sessions become.
+	Orders *orders.Orders
+	// Charger is the payment provider.
+	Charger Charger
+	// ReconcileGrace is how long a payment attempt may stay open before the
+	// reconciler settles it (default 5 minutes: longer than any charge call
+	// with its retries takes).
+	ReconcileGrace time.Duration
+	// Fault, for tests only, is called at named points of completion
+	// ("before_charge", "after_charge"); a test makes it end the process.
+	Fault func(point string)
 }
 
 // New returns the checkout of the shop whose policy and catalog are given.
 func New(db *gorm.DB, policy *Policy, cat *catalog.Catalog, opts *Options) *Checkout {
 	c := &Checkout{
 		db: db, policy: policy, catalog: cat, publicURL: catalog.DefaultPublicURL,
-		ttl: DefaultTTL, now: time.Now, logger: slog.New(slog.DiscardHandler),
+		ttl: DefaultTTL, now: time.Now, logger: slog.New(slog.DiscardHandler), grace: DefaultReconcileGrace,
 	}
 	if opts != nil {
 		if opts.PublicURL != "" {
@@ -69,6 +90,10 @@ func New(db *gorm.DB, policy *Policy, cat *catalog.Catalog, opts *Options) *Chec
 		}
 		if opts.Logger != nil {
 			c.logger = opts.Logger
+		}
+		c.orders, c.charger, c.fault = opts.Orders, opts.Charger, opts.Fault
+		if opts.ReconcileGrace > 0 {
+			c.grace = opts.ReconcileGrace
 		}
 	}
 	return c

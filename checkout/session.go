@@ -40,6 +40,8 @@ type Session struct {
 	Links               []Link              `json:"links"`
 	ExpiresAt           time.Time           `json:"expires_at"`
 	Metadata            map[string]string   `json:"metadata,omitempty"`
+	// Order is the order a completed session became.
+	Order *orders.Order `json:"order,omitempty"`
 }
 
 // PaymentProvider tells the host's payment sheet whom it pays.

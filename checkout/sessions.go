@@ -62,7 +62,7 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.session(row)
+	return c.session(ctx, row)
 }
 
 // Update changes a session as req says and prices it again.
@@ -94,7 +94,7 @@ func (c *Checkout) Get(ctx context.Context, id string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.session(row)
+	return c.session(ctx, row)
 }
 
 // Cancel ends a session and releases the stock it holds. Canceling a
@@ -148,7 +148,7 @@ func (c *Checkout) change(ctx context.Context, id string, fn func(tx *gorm.DB, r
 		case err != nil:
 			return nil, err
 		}
-		return c.session(row)
+		return c.session(ctx, row)
 	}
 	return nil, shop.Errorf(shop.Conflict, "$.checkout_session_id", "the session is being changed by another request right now; get it again and retry")
 }

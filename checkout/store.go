@@ -1,6 +1,7 @@
 package checkout
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base32"
 	"encoding/json"
@@ -86,7 +87,7 @@ func (r *sessionRow) setState(st state) {
 
 // session is the row as the contract shows it. A session past its expiry
 // that the sweeper has not reached yet is shown expired.
-func (c *Checkout) session(r *sessionRow) (*Session, error) {
+func (c *Checkout) session(ctx context.Context, r *sessionRow) (*Session, error) {
 	st, err := r.state()
 	if err != nil {
 		return nil, err
@@ -112,6 +113,12 @@ func (c *Checkout) session(r *sessionRow) (*Session, error) {
 		}
 	}
 	switch s.Status {
+	case Completed:
+		order, err := c.orders.BySession(ctx, nil, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		s.Order = order
 	case Expired:
 		s.Messages = []Message{errorMessage("expired", "", "This checkout session expired and its items were released; start a new one.")}
 	case Canceled:

@@ -33,6 +33,18 @@ func (c *Checkout) Tools() []shop.Tool {
 			Handle:      c.updateTool,
 		},
 		{
+			Name:  "complete_checkout",
+			Title: "Complete a checkout",
+			Description: "Pay for a session that is ready_for_payment with the token the host's payment sheet returned " +
+				"(payment_data.provider \"stripe\"; in test mode Stripe test payment methods such as pm_card_visa). " +
+				"Charges exactly once however often it is called: a completed session answers its order again. " +
+				"A declined card leaves the session ready_for_payment with a payment_declined or requires_3ds message (not an error), " +
+				"so the buyer can try another card. A change of price or stock answers price_changed or out_of_stock and charges nothing.",
+			InputSchema: completeSchema,
+			Meta:        map[string]any{"openai/widgetAccessible": true},
+			Handle:      c.completeTool,
+		},
+		{
 			Name:        "get_checkout_session",
 			Title:       "Get a checkout session",
 			Description: "Get a checkout session as it stands: items, totals, shipping options, messages, status.",
@@ -115,6 +127,63 @@ func sessionSchema(update bool) json.RawMessage {
   },
   %s
 }`, id, minItems, MaxLines, MaxQuantity, addressSchema, required))
+}
+
+var completeSchema = json.RawMessage(fmt.Sprintf(`{
+  "type": "object",
+  "properties": {
+    "checkout_session_id": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The session's id (cs_…)."},
+    "buyer": {
+      "type": ["object", "null"],
+      "properties": {
+        "name": {"type": "string", "maxLength": 200},
+        "first_name": {"type": "string", "maxLength": 200},
+        "last_name": {"type": "string", "maxLength": 200},
+        "email": {"type": "string", "maxLength": 254},
+        "phone_number": {"type": "string", "maxLength": 32}
+      }
+    },
+    "payment_data": {
+      "type": "object",
+      "properties": {
+        "token": {"type": "string", "minLength": 1, "maxLength": 500, "description": "The payment token (spt_… from ChatGPT, or a Stripe test payment method such as pm_card_visa)."},
+        "provider": {"type": "string", "enum": ["stripe"]},
+        "billing_address": %s
+      },
+      "required": ["token", "provider"]
+    }
+  },
+  "required": ["checkout_session_id", "payment_data"]
+}`, addressSchema))
+
+// completeArgs are complete_checkout's arguments, read leniently: unknown
+// fields are ignored, buyer may be null, phone may come as phone.
+type completeArgs struct {
+	CheckoutSessionID string `json:"checkout_session_id"`
+	Buyer             *struct {
+		Buyer
+		Phone string `json:"phone"`
+	} `json:"buyer"`
+	PaymentData *PaymentData `json:"payment_data"`
+}
+
+func (c *Checkout) completeTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+	var args completeArgs
+	if err := shop.DecodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	if args.PaymentData == nil {
+		return nil, shop.Errorf(shop.Missing, "$.payment_data", `send payment_data: {"token": "…", "provider": "stripe"}`)
+	}
+	req := CompleteRequest{SessionID: args.CheckoutSessionID, Payment: *args.PaymentData}
+	if args.Buyer != nil {
+		b := args.Buyer.Buyer
+		if b.PhoneNumber == "" {
+			b.PhoneNumber = args.Buyer.Phone
+		}
+		req.Buyer = &b
+	}
+	return c.result(c.Complete(ctx, req))
 }
 
 // sessionArgs are the arguments of the session tools. Newer ACP callers send
@@ -206,6 +275,9 @@ func (c *Checkout) summary(s *Session) string {
 	}
 	if s.Status == Ready {
 		sb.WriteString("\nReady for payment.")
+	}
+	if s.Order != nil {
+		fmt.Fprintf(&sb, "\nOrder %d placed (%s); receipt: %s", s.Order.Number, s.Order.ID, s.Order.PermalinkURL)
 	}
 	return sb.String()
 }

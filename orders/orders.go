@@ -1,4 +1,288 @@
 // Package orders keeps the shop's orders: each order and its lines as the
 // buyer paid for them, the receipt (figures from the database, never from a
 // caller), and the audit log of every change.
+//
+// Checkout creates an order inside its own completion transaction
+// ([Orders.Create]); buyers read it back with the order id and their email
+// (the get_order tool) or through the signed receipt link ([Orders.PermalinkURL]).
 package orders
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"shop"
+	"shop/catalog"
+)
+
+// Statuses of an order and of its payment.
+const (
+	// StatusConfirmed is an order whose payment succeeded.
+	StatusConfirmed = "confirmed"
+	// PaymentSucceeded is a payment the provider accepted.
+	PaymentSucceeded = "succeeded"
+)
+
+// Bounds of the buyer's input.
+const (
+	// MaxEmailLen bounds an email address (RFC 5321's path limit).
+	MaxEmailLen = 254
+)
+
+// idPattern is what newOrderID makes: "ord_" and 26 base32 letters.
+var idPattern = regexp.MustCompile(`^ord_[a-z2-7]{26}$`)
+
+// Orders keeps the orders.
+type Orders struct {
+	db        *gorm.DB
+	publicURL string
+	key       []byte
+	now       func() time.Time
+}
+
+// Options configure Orders; nil means defaults.
+type Options struct {
+	// PublicURL is the base of permalink_url (default http://127.0.0.1:8000).
+	PublicURL string
+	// ReceiptKey is the HMAC key of receipt links; see LoadReceiptKey. When
+	// empty, a random key is made, and links then live only as long as the
+	// process: production wiring passes the loaded key.
+	ReceiptKey []byte
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// New returns the orders kept in db.
+func New(db *gorm.DB, opts *Options) *Orders {
+	o := &Orders{db: db, publicURL: catalog.DefaultPublicURL, now: time.Now}
+	if opts != nil {
+		if opts.PublicURL != "" {
+			o.publicURL = strings.TrimRight(opts.PublicURL, "/")
+		}
+		o.key = append([]byte(nil), opts.ReceiptKey...)
+		if opts.Now != nil {
+			o.now = opts.Now
+		}
+	}
+	if len(o.key) == 0 {
+		o.key = make([]byte, 32)
+		_, _ = rand.Read(o.key) // crypto/rand.Read never fails
+	}
+	return o
+}
+
+// Payment is how an order was paid.
+type Payment struct {
+	// Provider is the payment provider ("stripe").
+	Provider string `json:"provider"`
+	// Mode is "test" or "live".
+	Mode string `json:"mode"`
+	// Reference is the provider's id of the payment (a PaymentIntent id).
+	Reference string `json:"reference"`
+	// Status is the payment's status, "succeeded" for a new order.
+	Status string `json:"status"`
+}
+
+// Order is the contract's Order: {id, checkout_session_id, permalink_url,
+// number, status, receipt: Receipt}.
+type Order struct {
+	// ID is "ord_…", unguessable.
+	ID string `json:"id"`
+	// CheckoutSessionID is the session the order completed.
+	CheckoutSessionID string `json:"checkout_session_id"`
+	// PermalinkURL is the signed address of the receipt page.
+	PermalinkURL string `json:"permalink_url"`
+	// Number is the shop's order number as people quote it (1001, 1002, …).
+	Number int64 `json:"number"`
+	// Status is the order's status ("confirmed").
+	Status string `json:"status"`
+	// Receipt is what the buyer paid for, read from the database.
+	Receipt Receipt `json:"receipt"`
+}
+
+// Receipt is the contract's Receipt: {order_id, number, status, created_at,
+// email, line_items, fulfillment_address, fulfillment_option, totals,
+// payment: {provider, mode, reference, status}, links}, plus the currency
+// its amounts are in. Its figures are read back from the database (the
+// order_lines rows and the stored totals), never taken from a caller.
+type Receipt struct {
+	// OrderID is the order's id.
+	OrderID string `json:"order_id"`
+	// Number is the order's number.
+	Number int64 `json:"number"`
+	// Status is the order's status.
+	Status string `json:"status"`
+	// CreatedAt is when the order was placed.
+	CreatedAt time.Time `json:"created_at"`
+	// Email is the buyer's email, trimmed and lower-cased.
+	Email string `json:"email"`
+	// Currency is the lower-case ISO 4217 code of every amount.
+	Currency string `json:"currency"`
+	// LineItems are the lines as paid for, in the session's order.
+	LineItems []LineItem `json:"line_items"`
+	// FulfillmentAddress is where the order ships.
+	FulfillmentAddress *Address `json:"fulfillment_address"`
+	// FulfillmentOption is the chosen shipping option.
+	FulfillmentOption *FulfillmentOption `json:"fulfillment_option"`
+	// Totals are the session's totals, in the order they were listed.
+	Totals []Total `json:"totals"`
+	// Payment is how the order was paid.
+	Payment Payment `json:"payment"`
+	// Links are the legal pages the buyer saw at checkout.
+	Links []Link `json:"links"`
+}
+
+// errNotFound is the one answer for an order a caller may not see, whether
+// it does not exist or the proof (email, token) does not match: the same
+// error either way, so the answer tells nothing about which.
+var errNotFound = shop.Errorf(shop.NotFound, "",
+	"no order matches this order id and email; check both as they appear in the order confirmation")
+
+// errNoReceipt is ByPermalink's not_found.
+var errNoReceipt = shop.Errorf(shop.NotFound, "", "no such receipt")
+
+// Get returns the order when email matches its buyer's email
+// (case-insensitive, trimmed); otherwise the same not_found error as for an
+// unknown id, so that the answer is no oracle for either.
+//
+// Errors: missing or invalid $.order_id, missing or invalid $.email, not_found.
+func (o *Orders) Get(ctx context.Context, id, email string) (*Order, error) {
+	id = strings.TrimSpace(id)
+	switch {
+	case id == "":
+		return nil, shop.Errorf(shop.Missing, "$.order_id", `send the order id from the order confirmation, such as "ord_…"`)
+	case !idPattern.MatchString(id):
+		return nil, shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as in the order confirmation`)
+	}
+	norm := normalizeEmail(email)
+	switch {
+	case norm == "":
+		return nil, shop.Errorf(shop.Missing, "$.email", "send the email address the order was placed with")
+	case !plausibleEmail(norm):
+		return nil, shop.Errorf(shop.Invalid, "$.email", "send the email address the order was placed with, such as jane@example.com (at most %d characters)", MaxEmailLen)
+	}
+	// One query whether the id or the email is wrong: no timing difference either.
+	ord, err := o.find(ctx, nil, "id = ? AND email = ?", id, norm)
+	if err != nil {
+		return nil, err
+	}
+	if ord == nil {
+		return nil, errNotFound
+	}
+	return ord, nil
+}
+
+// BySession returns the order of a session, or nil, nil when there is none.
+// db may be a transaction or nil.
+func (o *Orders) BySession(ctx context.Context, db *gorm.DB, sessionID string) (*Order, error) {
+	return o.find(ctx, db, "checkout_session_id = ?", sessionID)
+}
+
+// ByPermalink returns the order when token is the valid HMAC for id
+// (compared in constant time); otherwise not_found.
+func (o *Orders) ByPermalink(ctx context.Context, id, token string) (*Order, error) {
+	if !idPattern.MatchString(id) || !o.validToken(id, token) {
+		return nil, errNoReceipt
+	}
+	ord, err := o.find(ctx, nil, "id = ?", id)
+	if err != nil {
+		return nil, err
+	}
+	if ord == nil {
+		return nil, errNoReceipt
+	}
+	return ord, nil
+}
+
+// find returns the one order matching the condition, or nil, nil.
+func (o *Orders) find(ctx context.Context, db *gorm.DB, cond string, args ...any) (*Order, error) {
+	if db == nil {
+		db = o.db
+	}
+	var row orderRow
+	err := db.WithContext(ctx).Where(cond, args...).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read order: %w", err)
+	}
+	var lines []lineRow
+	if err := db.WithContext(ctx).Where("order_id = ?", row.ID).Order("position").Find(&lines).Error; err != nil {
+		return nil, fmt.Errorf("read order %s lines: %w", row.ID, err)
+	}
+	return o.order(&row, lines)
+}
+
+// order is the contract's Order of a stored order.
+func (o *Orders) order(r *orderRow, lines []lineRow) (*Order, error) {
+	rec := Receipt{
+		OrderID: r.ID, Number: r.Number, Status: r.Status, CreatedAt: r.CreatedAt.UTC(),
+		Email: r.Email, Currency: r.Currency, LineItems: make([]LineItem, 0, len(lines)),
+		Totals: []Total{}, Links: []Link{},
+		Payment: Payment{Provider: r.PaymentProvider, Mode: r.PaymentMode, Reference: r.PaymentReference, Status: r.PaymentStatus},
+	}
+	for _, f := range []struct {
+		col string
+		src string
+		dst any
+	}{
+		{"address", r.Address, &rec.FulfillmentAddress},
+		{"fulfillment_option", r.FulfillmentOption, &rec.FulfillmentOption},
+		{"totals", r.Totals, &rec.Totals},
+		{"links", r.Links, &rec.Links},
+	} {
+		if err := unmarshalIf(f.src, f.dst); err != nil {
+			return nil, fmt.Errorf("order %s %s: %w", r.ID, f.col, err)
+		}
+	}
+	for _, l := range lines {
+		li := LineItem{
+			ID: l.LineID, Item: Item{ID: l.VariantID, Quantity: l.Quantity}, Name: l.Name, Images: []string{},
+			UnitAmount: l.UnitAmount, BaseAmount: l.BaseAmount, Discount: l.Discount,
+			Subtotal: l.Subtotal, Tax: l.Tax, Total: l.Total,
+		}
+		if err := unmarshalIf(l.Images, &li.Images); err != nil {
+			return nil, fmt.Errorf("order %s line %d images: %w", r.ID, l.Position, err)
+		}
+		if li.Images == nil {
+			li.Images = []string{}
+		}
+		rec.LineItems = append(rec.LineItems, li)
+	}
+	if rec.Totals == nil {
+		rec.Totals = []Total{}
+	}
+	if rec.Links == nil {
+		rec.Links = []Link{}
+	}
+	return &Order{
+		ID: r.ID, CheckoutSessionID: r.CheckoutSessionID, PermalinkURL: o.PermalinkURL(r.ID),
+		Number: r.Number, Status: r.Status, Receipt: rec,
+	}, nil
+}
+
+// normalizeEmail is how emails are stored and compared: trimmed, lower-cased.
+func normalizeEmail(s string) string {
+	return strings.ToLower(strings.TrimSpace(s))
+}
+
+// plausibleEmail checks the shape only: bounded, one "@" with text on both
+// sides, no spaces or control characters.
+func plausibleEmail(s string) bool {
+	if len(s) > MaxEmailLen {
+		return false
+	}
+	local, domain, ok := strings.Cut(s, "@")
+	if !ok || local == "" || domain == "" || strings.Contains(domain, "@") {
+		return false
+	}
+	return !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f })
+}

@@ -52,6 +52,10 @@ type Options struct {
 	RateBurst int
 	// Logger receives access errors and server events.
 	Logger *slog.Logger
+	// Receipts, when set, serves the receipt pages GET /orders/{order_id}.
+	Receipts http.Handler
+	// Webhook, when set, serves POST /webhooks/stripe.
+	Webhook http.Handler
 }
 
 // Server is the shop's HTTP server.
@@ -81,6 +85,12 @@ func New(opts Options) (*Server, error) {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
+	if opts.Receipts != nil {
+		mux.Handle("GET /orders/{order_id}", opts.Receipts)
+	}
+	if opts.Webhook != nil {
+		mux.Handle("POST /webhooks/stripe", opts.Webhook)
+	}
 	if opts.Static != nil {
 		mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler(opts.Static)))
 	}

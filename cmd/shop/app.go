@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,6 +17,8 @@ import (
 	"shop/catalog"
 	"shop/checkout"
 	"shop/database"
+	"shop/orders"
+	"shop/payments"
 	"shop/server"
 )
 
@@ -26,6 +30,8 @@ type app struct {
 	schema   int64
 	catalog  *catalog.Catalog
 	checkout *checkout.Checkout
+	orders   *orders.Orders
+	charger  checkout.Charger
 }
 
 // loadPolicy reads the merchant policy: the file named by --config, or the
@@ -57,8 +63,10 @@ func (m *Main) open(ctx context.Context, cfg *Config, seed bool) (*app, error) {
 		a.close()
 		return nil, err
 	}
-	a.catalog = catalog.New(db, policy.Currency(), &catalog.Options{PublicURL: cfg.PublicURL})
-	a.checkout = checkout.New(db, policy, a.catalog, &checkout.Options{PublicURL: cfg.PublicURL, TTL: cfg.SessionTTL, Logger: m.Logger})
+	if err := a.wire(ctx, m); err != nil {
+		a.close()
+		return nil, err
+	}
 	if seed {
 		start := time.Now()
 		seeded, err := a.catalog.SeedIfEmpty(ctx, shop.Demo, "catalog.json")
@@ -71,6 +79,58 @@ func (m *Main) open(ctx context.Context, cfg *Config, seed bool) (*app, error) {
 		}
 	}
 	return a, nil
+}
+
+// wire builds the parts of the business on the open database.
+func (a *app) wire(ctx context.Context, m *Main) error {
+	cfg := a.cfg
+	key, err := orders.LoadReceiptKey(ctx, a.db, cfg.ReceiptKey)
+	if err != nil {
+		return err
+	}
+	if cfg.StripeSecretKey == "" {
+		if a.policy.PaymentMode == checkout.PaymentLive {
+			return errors.New("payment_mode is live but STRIPE_SECRET_KEY is unset; set a live key, or use payment_mode: test")
+		}
+		a.charger = payments.NewSandbox(a.db, nil)
+	} else {
+		a.charger, err = payments.NewStripe(payments.StripeOptions{
+			SecretKey: cfg.StripeSecretKey, Mode: payments.Mode(a.policy.PaymentMode), Logger: m.Logger,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	a.catalog = catalog.New(a.db, a.policy.Currency(), &catalog.Options{PublicURL: cfg.PublicURL})
+	a.orders = orders.New(a.db, &orders.Options{PublicURL: cfg.PublicURL, ReceiptKey: key})
+	a.checkout = checkout.New(a.db, a.policy, a.catalog, &checkout.Options{
+		PublicURL: cfg.PublicURL, TTL: cfg.SessionTTL, Logger: m.Logger,
+		Orders: a.orders, Charger: a.charger, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
+	})
+	return nil
+}
+
+// fault returns, when SHOP_TEST_FAULT names a point of completion, the hook
+// that ends the process there: the crash tests' way to stop between a
+// charge and its order. Never set it in production.
+func (m *Main) fault(point string) func(string) {
+	if point == "" {
+		return nil
+	}
+	return func(at string) {
+		if at == point {
+			m.Logger.Error("SHOP_TEST_FAULT: ending the process", "at", at)
+			os.Exit(3)
+		}
+	}
+}
+
+// payments describes the active payment provider for the start-up line.
+func (a *app) payments() string {
+	if a.charger.Name() == "sandbox" {
+		return "sandbox (simulated payments, test mode)"
+	}
+	return fmt.Sprintf("%s (%s mode)", a.charger.Name(), a.charger.Mode())
 }
 
 func (a *app) close() {
@@ -87,7 +147,7 @@ func (a *app) buyerMCP(m *Main) *mcp.Server {
 			"show details and variants with get_product, then build the buyer's order with create_checkout_session "+
 			"and update_checkout_session until it is ready_for_payment. Amounts are integers in minor units of %s.",
 			a.policy.Name, a.policy.Currency().Code()),
-		Tools:  append(a.catalog.Tools(), a.checkout.Tools()...),
+		Tools:  slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools()),
 		Logger: m.Logger,
 	})
 }

@@ -24,6 +24,12 @@ type Config struct {
 	// SessionTTL is how long a checkout session holds its stock after its
 	// last change.
 	SessionTTL time.Duration
+	// ReconcileGrace is how long a payment may stay unsettled before the
+	// reconciler asks the provider about it.
+	ReconcileGrace time.Duration
+	// Fault names a point of completion where the process ends, for the
+	// crash tests only (SHOP_TEST_FAULT).
+	Fault string
 
 	StripeSecretKey     string
 	StripeWebhookSecret string
@@ -50,6 +56,7 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	fs.StringVar(&cfg.PolicyFile, "config", "", "merchant policy YAML file")
 	origins := fs.String("trusted-origins", "", "comma-separated browser origins allowed to call /mcp")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", checkout.DefaultTTL, "how long a checkout session holds its stock after its last change")
+	fs.DurationVar(&cfg.ReconcileGrace, "reconcile-grace", checkout.DefaultReconcileGrace, "how long a payment may stay unsettled before the reconciler asks the provider")
 	// Flags may come before or after the positional arguments.
 	var rest []string
 	for {
@@ -77,6 +84,7 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	cfg.StripeWebhookSecret = m.Getenv("STRIPE_WEBHOOK_SECRET")
 	cfg.AdminTokens = m.Getenv("SHOP_ADMIN_TOKENS")
 	cfg.ReceiptKey = m.Getenv("SHOP_RECEIPT_KEY")
+	cfg.Fault = m.Getenv("SHOP_TEST_FAULT")
 	if withAddr {
 		if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 			return nil, fmt.Errorf("--addr %q: send host:port, such as 127.0.0.1:8000 or :8000", cfg.Addr)
@@ -89,29 +97,4 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 		return nil, errors.New("--db: send a SQLite file path or a postgres:// URL")
 	}
 	return cfg, nil
-}
-
-// paymentProvider names the payment provider the configuration selects and
-// checks that the Stripe key's mode agrees with the policy's payment mode.
-func paymentProvider(cfg *Config, mode string) (string, error) {
-	key := cfg.StripeSecretKey
-	switch {
-	case key == "":
-		if mode == "live" {
-			return "", errors.New("payment_mode is live but STRIPE_SECRET_KEY is unset; set a live key or use payment_mode: test")
-		}
-		return "sandbox (simulated payments, test mode)", nil
-	case strings.HasPrefix(key, "sk_test_") || strings.HasPrefix(key, "rk_test_"):
-		if mode == "live" {
-			return "", errors.New("payment_mode is live but STRIPE_SECRET_KEY is a test key")
-		}
-		return "stripe (test mode)", nil
-	case strings.HasPrefix(key, "sk_live_") || strings.HasPrefix(key, "rk_live_"):
-		if mode != "live" {
-			return "", errors.New("STRIPE_SECRET_KEY is a live key but the policy's payment_mode is test; use a sk_test_ key, or set payment_mode: live")
-		}
-		return "stripe (live mode)", nil
-	default:
-		return "", errors.New("STRIPE_SECRET_KEY: not a Stripe secret key (sk_test_… or sk_live_…)")
-	}
 }

@@ -35,10 +35,6 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.close()
-	payments, err := paymentProvider(cfg, string(a.policy.PaymentMode))
-	if err != nil {
-		return err
-	}
 	// The demo merchant's images and pages, served under /static/.
 	static, err := fs.Sub(shop.Demo, "static")
 	if err != nil {
@@ -51,6 +47,8 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		PublicURL:      cfg.PublicURL,
 		TrustedOrigins: cfg.TrustedOrigins,
 		Logger:         m.Logger,
+		Receipts:       server.ReceiptHandler(a.orders, m.Logger),
+		Webhook:        server.StripeWebhook(cfg.StripeWebhookSecret, a.checkout.ReconcileSession, m.Logger),
 	})
 	if err != nil {
 		return err
@@ -61,12 +59,15 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		"mcp", cfg.PublicURL+"/mcp",
 		"database", database.Redact(cfg.DB),
 		"schema_version", a.schema,
-		"payments", payments)
+		"payments", a.payments())
 	// Sessions past their expiry release their stock; every replica sweeps,
 	// and each session expires once.
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()
 	go a.checkout.Sweep(sweepCtx, checkout.DefaultSweep)
+	// Payments left open by a crash or a lost answer are settled at start
+	// and every minute after.
+	go a.checkout.RunReconciler(sweepCtx, time.Minute)
 	if m.Started != nil {
 		m.Started(ln.Addr().String())
 	}

@@ -1,0 +1,329 @@
+package checkout
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"shop"
+	"shop/catalog"
+	"shop/payments"
+)
+
+// Charger is what completion needs of a payment provider: payments.Stripe
+// and payments.Sandbox satisfy it. It is declared here, where it is used, so
+// that tests of completion can stand a provider of their own at this seam.
+type Charger interface {
+	// Name is the provider's name ("stripe", "sandbox").
+	Name() string
+	// Mode is test or live.
+	Mode() payments.Mode
+	// Charge charges once per idempotency key, however often it is called.
+	Charge(ctx context.Context, r payments.Request) (*payments.Result, error)
+	// Lookup returns the outcome of the charge made with key; found is
+	// false when the provider never received one.
+	Lookup(ctx context.Context, key string) (res *payments.Result, found bool, err error)
+}
+
+// PaymentData is what the host's payment sheet hands over.
+type PaymentData struct {
+	Token          string   `json:"token"`
+	Provider       string   `json:"provider"`
+	BillingAddress *Address `json:"billing_address,omitempty"`
+}
+
+// CompleteRequest is a call of complete_checkout.
+type CompleteRequest struct {
+	SessionID string
+	// Buyer, when given, completes or replaces the session's buyer.
+	Buyer   *Buyer
+	Payment PaymentData
+}
+
+// Attempt statuses.
+const (
+	attemptPending        = "pending"
+	attemptSucceeded      = "succeeded"
+	attemptDeclined       = "declined"
+	attemptRequiresAction = "requires_action"
+	attemptFailed         = "failed"
+)
+
+// attemptRow is a row of payment_attempts: written, with its idempotency
+// key, before the provider is called.
+type attemptRow struct {
+	ID             string `gorm:"primaryKey"`
+	SessionID      string
+	Attempt        int
+	IdempotencyKey string
+	Provider       string
+	Mode           string
+	Token          string
+	Amount         int64
+	Currency       string
+	Status         string
+	Reference      string
+	DeclineCode    string
+	Message        string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+func (attemptRow) TableName() string { return "payment_attempts" }
+
+func (a *attemptRow) request() payments.Request {
+	return payments.Request{
+		Amount: a.Amount, Currency: a.Currency, Token: a.Token, IdempotencyKey: a.IdempotencyKey,
+		Description: "Checkout " + a.SessionID,
+		Metadata:    map[string]string{"checkout_session_id": a.SessionID, "payment_attempt_id": a.ID, "idempotency_key": a.IdempotencyKey},
+	}
+}
+
+// claimHold is how long a session being paid keeps its stock, whatever its
+// TTL: until the payment is settled, by the caller or the reconciler.
+const claimHold = 24 * time.Hour
+
+// Complete pays for a ready session and turns it into an order, charging
+// exactly once whatever the retries, concurrent calls, replicas or crashes
+// (DESIGN.md §Completion):
+//  1. claim: the session goes from ready_for_payment to in_progress by a
+//     conditional update on its version, after prices and stock are checked
+//     again (a change answers price_changed or out_of_stock, not ready, and
+//     charges nothing);
+//  2. a payment attempt is written with its idempotency key;
+//  3. the provider is charged with that key;
+//  4. one transaction writes the order and its lines, takes the stock,
+//     settles the attempt and completes the session.
+//
+// A completed session answers its order again and charges nothing. A decline
+// leaves the session ready for payment with a payment_declined or
+// requires_3ds message. When the provider's answer is lost the session stays
+// in_progress and the reconciler settles it.
+//
+// Errors: invalid or missing $.checkout_session_id, $.payment_data.token,
+// $.payment_data.provider, $.buyer.email; not_found; expired; invalid for a
+// session that is not ready for payment.
+func (c *Checkout) Complete(ctx context.Context, req CompleteRequest) (*Session, error) {
+	if err := c.checkPayment(req.Payment); err != nil {
+		return nil, err
+	}
+	for range conflictRetries {
+		row, err := c.load(ctx, req.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		s, err := c.session(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		switch s.Status {
+		case Completed:
+			return s, nil
+		case InProgress:
+			return c.processing(s), nil
+		case Ready:
+		case NotReady:
+			return nil, shop.Errorf(shop.Invalid, "$.checkout_session_id", "this session is not ready for payment: %s Fix it with update_checkout_session first.", firstError(s))
+		default:
+			return nil, c.writable(row)
+		}
+		st, err := row.state()
+		if err != nil {
+			return nil, err
+		}
+		if err := mergeBuyer(&st, req.Buyer); err != nil {
+			return nil, err
+		}
+		claimed, err := c.claim(ctx, row, st)
+		if errors.Is(err, errConflict) {
+			continue // someone else changed or claimed it: answer from the fresh state
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !claimed {
+			return c.session(ctx, row) // prices or stock moved: not ready, nothing charged
+		}
+		att, err := c.newAttempt(ctx, row, req.Payment.Token)
+		if err != nil {
+			return nil, err
+		}
+		c.faultAt("before_charge")
+		res, err := c.charger.Charge(ctx, att.request())
+		c.faultAt("after_charge")
+		return c.settle(ctx, att, res, err)
+	}
+	return nil, shop.Errorf(shop.Conflict, "$.checkout_session_id", "the session is being changed by another request right now; call complete_checkout again")
+}
+
+func (c *Checkout) faultAt(point string) {
+	if c.fault != nil {
+		c.fault(point)
+	}
+}
+
+// checkPayment refuses payment data this shop cannot take.
+func (c *Checkout) checkPayment(p PaymentData) error {
+	switch {
+	case p.Provider == "":
+		return shop.Errorf(shop.Missing, "$.payment_data.provider", `send the provider of the payment token: "stripe"`)
+	case !strings.EqualFold(p.Provider, "stripe"):
+		return shop.Errorf(shop.Invalid, "$.payment_data.provider", `this shop takes payments through "stripe", not %q`, p.Provider)
+	case p.Token == "":
+		return shop.Errorf(shop.Missing, "$.payment_data.token", "send the payment token the payment sheet returned")
+	case len(p.Token) > 500:
+		return shop.Errorf(shop.Invalid, "$.payment_data.token", "not a payment token: at most 500 characters")
+	case c.charger.Mode() == payments.ModeLive && strings.HasPrefix(p.Token, "pm_card_"):
+		return shop.Errorf(shop.Invalid, "$.payment_data.token", "%s is a Stripe test payment method; this shop takes live payments", p.Token)
+	}
+	return nil
+}
+
+// mergeBuyer completes the session's buyer with the one complete_checkout sent.
+func mergeBuyer(st *state, b *Buyer) error {
+	if b != nil {
+		merged := *b
+		if st.Buyer != nil {
+			if merged.Email == "" {
+				merged.Email = st.Buyer.Email
+			}
+			if merged.PhoneNumber == "" {
+				merged.PhoneNumber = st.Buyer.PhoneNumber
+			}
+		}
+		if err := checkBuyer(&merged); err != nil {
+			return err
+		}
+		st.Buyer = &merged
+	}
+	if st.Buyer == nil || st.Buyer.Email == "" {
+		return shop.Errorf(shop.Missing, "$.buyer.email", "the order needs the buyer's email, for the receipt; send buyer.email")
+	}
+	return nil
+}
+
+// claim checks prices and stock again and, when nothing moved, marks the
+// session in_progress over the version it was read at. It reports false,
+// with the session saved not ready and why, when something moved.
+func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state) (bool, error) {
+	var before snapshot
+	if err := json.Unmarshal([]byte(row.Priced), &before); err != nil {
+		return false, fmt.Errorf("session %s priced: %w", row.ID, err)
+	}
+	claimed := false
+	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		now := c.now().UTC()
+		if err := c.reprice(ctx, tx, row, st, now); err != nil {
+			return err
+		}
+		if row.Status == Ready {
+			if moved := priceChanges(before, row); len(moved) > 0 {
+				if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
+					return err
+				}
+				row.Status = NotReady
+				addMessages(row, moved...)
+			}
+		}
+		if row.Status == Ready {
+			if err := c.catalog.ExtendHolds(ctx, tx, row.ID, now.Add(claimHold)); err != nil {
+				return err
+			}
+			row.Status, claimed = InProgress, true
+		}
+		return c.save(tx, row)
+	})
+	return claimed, err
+}
+
+// priceChanges compares the figures the buyer saw with the session priced
+// again, and returns a price_changed message per line and for the total.
+func priceChanges(before snapshot, row *sessionRow) []Message {
+	var after snapshot
+	_ = json.Unmarshal([]byte(row.Priced), &after) // just written by reprice
+	var out []Message
+	for i, l := range after.LineItems {
+		if i < len(before.LineItems) && before.LineItems[i].UnitAmount != l.UnitAmount {
+			out = append(out, errorMessage(string(shop.PriceChanged), fmt.Sprintf("$.line_items[%d].unit_amount", i),
+				fmt.Sprintf("The price of %s changed; review the new total and pay again.", l.Name)))
+		}
+	}
+	var was int64
+	for _, t := range before.Totals {
+		if t.Type == TotalTotal {
+			was = t.Amount
+		}
+	}
+	if was != row.Total {
+		out = append(out, errorMessage(string(shop.PriceChanged), "$.totals",
+			"The total changed since the session was priced; review it and pay again."))
+	}
+	return out
+}
+
+// addMessages adds messages to the front of a row's priced messages.
+func addMessages(row *sessionRow, msgs ...Message) {
+	var snap snapshot
+	_ = json.Unmarshal([]byte(row.Priced), &snap) // written by reprice
+	snap.Messages = append(msgs, snap.Messages...)
+	row.Priced = marshal(snap)
+}
+
+// newAttempt writes a payment attempt, and commits it, before the provider
+// is called: its idempotency key is derived from the session and the
+// attempt's number, so every try of this attempt charges at most once.
+func (c *Checkout) newAttempt(ctx context.Context, row *sessionRow, token string) (*attemptRow, error) {
+	var n int64
+	if err := c.db.WithContext(ctx).Model(&attemptRow{}).Where("session_id = ?", row.ID).Count(&n).Error; err != nil {
+		return nil, fmt.Errorf("count payment attempts: %w", err)
+	}
+	now := c.now().UTC()
+	att := &attemptRow{
+		ID:             fmt.Sprintf("pa_%s_%d", strings.TrimPrefix(row.ID, "cs_"), n+1),
+		SessionID:      row.ID,
+		Attempt:        int(n + 1),
+		IdempotencyKey: fmt.Sprintf("shop_%s_attempt_%d", row.ID, n+1),
+		Provider:       c.charger.Name(),
+		Mode:           string(c.charger.Mode()),
+		Token:          token,
+		Amount:         row.Total,
+		Currency:       row.Currency,
+		Status:         attemptPending,
+		CreatedAt:      now,
+		UpdatedAt:      now,
+	}
+	if err := c.db.WithContext(ctx).Create(att).Error; err != nil {
+		return nil, fmt.Errorf("write payment attempt: %w", err)
+	}
+	return att, nil
+}
+
+// processing is a session being paid, with a message that says to ask again.
+func (c *Checkout) processing(s *Session) *Session {
+	s.Messages = append(s.Messages, Message{Type: MessageInfo, ContentType: "plain",
+		Content: "The payment is being processed. Call get_checkout_session (or complete_checkout again) in a few seconds for the outcome; nothing will be charged twice."})
+	return s
+}
+
+func firstError(s *Session) string {
+	for _, m := range s.Messages {
+		if m.Type == MessageError {
+			return m.Content
+		}
+	}
+	return "it has no problems listed."
+}
+
+// lines are a session's lines as stock to hold or take.
+func lines(items []Item) []catalog.HoldLine {
+	out := make([]catalog.HoldLine, len(items))
+	for i, it := range items {
+		out[i] = catalog.HoldLine{VariantID: it.ID, Quantity: it.Quantity}
+	}
+	return out
+}

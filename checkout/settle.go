@@ -1,0 +1,265 @@
+package checkout
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"shop"
+	"shop/orders"
+	"shop/payments"
+)
+
+// settle records the provider's answer to an attempt: an order for a
+// success, a ready session with a message for a decline, nothing yet for an
+// unknown outcome (the reconciler asks again). It answers the session as
+// the caller should see it.
+func (c *Checkout) settle(ctx context.Context, att *attemptRow, res *payments.Result, chargeErr error) (*Session, error) {
+	var err error
+	switch {
+	case chargeErr == nil && res.Status == payments.Succeeded:
+		err = c.finish(ctx, att, res)
+	case chargeErr == nil:
+		err = c.decline(ctx, att, res)
+	case errors.Is(chargeErr, payments.ErrUnknownOutcome), errors.Is(chargeErr, context.Canceled), errors.Is(chargeErr, context.DeadlineExceeded):
+		c.logger.WarnContext(ctx, "payment outcome unknown; the reconciler will settle it", "attempt", att.ID, "err", chargeErr)
+		row, err := c.load(context.WithoutCancel(ctx), att.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		s, err := c.session(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		return c.processing(s), nil
+	default:
+		// The provider refused the request itself: nothing was charged.
+		if err := c.abandon(ctx, att, chargeErr.Error()); err != nil {
+			return nil, err
+		}
+		var e *shop.Error
+		if errors.As(chargeErr, &e) {
+			return nil, e
+		}
+		return nil, fmt.Errorf("charge %s: %w", att.ID, chargeErr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	row, err := c.load(ctx, att.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return c.session(ctx, row)
+}
+
+// settleAttempt moves a pending attempt to its outcome; it is a no-op for an
+// attempt that is settled already. Every step is conditional on the
+// attempt's status, so callers may race (caller, reconciler, webhook).
+func (c *Checkout) settleAttempt(ctx context.Context, db *gorm.DB, attemptID, status string, res *payments.Result) (bool, error) {
+	updates := map[string]any{"status": status, "updated_at": c.now().UTC()}
+	if res != nil {
+		updates["reference"], updates["decline_code"], updates["message"] = res.Reference, res.DeclineCode, res.Message
+	}
+	r := db.WithContext(ctx).Model(&attemptRow{}).Where("id = ? AND status = ?", attemptID, attemptPending).Updates(updates)
+	if r.Error != nil {
+		return false, fmt.Errorf("settle payment attempt %s: %w", attemptID, r.Error)
+	}
+	return r.RowsAffected == 1, nil
+}
+
+// finish writes the order of a successful charge, in one transaction with
+// the stock it takes, the attempt and the session.
+func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Result) error {
+	return c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		ok, err := c.settleAttempt(ctx, tx, att.ID, attemptSucceeded, res)
+		if err != nil || !ok {
+			if err == nil && !ok {
+				c.logger.InfoContext(ctx, "payment attempt already settled", "attempt", att.ID)
+			}
+			return err
+		}
+		var row sessionRow
+		if err := tx.Where("id = ?", att.SessionID).Take(&row).Error; err != nil {
+			return fmt.Errorf("finish %s: %w", att.ID, err)
+		}
+		if row.Status != InProgress {
+			// A charge succeeded for a session that is no longer being paid
+			// (the attempt was given up on): the money must go back.
+			c.logger.ErrorContext(ctx, "charge succeeded for a session not in progress; refund it", "attempt", att.ID, "session", row.ID, "status", row.Status, "reference", res.Reference)
+			return nil
+		}
+		st, err := row.state()
+		if err != nil {
+			return err
+		}
+		var snap snapshot
+		if err := json.Unmarshal([]byte(row.Priced), &snap); err != nil {
+			return fmt.Errorf("finish %s: priced: %w", att.ID, err)
+		}
+		in := orders.NewOrder{
+			SessionID: row.ID, Buyer: st.Buyer, Address: st.Address,
+			LineItems: snap.LineItems, Totals: snap.Totals, Links: c.links(),
+			Currency: row.Currency, Total: row.Total,
+			Payment: orders.Payment{Provider: att.Provider, Mode: att.Mode, Reference: res.Reference, Status: string(payments.Succeeded)},
+		}
+		if st.Buyer != nil {
+			in.Email = st.Buyer.Email
+		}
+		for i := range snap.Options {
+			if snap.Options[i].ID == snap.OptionID {
+				in.FulfillmentOption = &snap.Options[i]
+			}
+		}
+		if _, err := c.orders.Create(ctx, tx, in); err != nil {
+			return err
+		}
+		if err := c.catalog.Take(ctx, tx, row.ID, lines(st.Items)); err != nil {
+			return err
+		}
+		row.Status, row.UpdatedAt = Completed, c.now().UTC()
+		snap.Messages = []Message{}
+		row.Priced = marshal(snap)
+		return c.save(tx, &row)
+	})
+}
+
+// decline records a declined or unauthenticated charge: the session goes
+// back to ready for payment (priced again, its stock held again) with a
+// message the buyer can act on.
+func (c *Checkout) decline(ctx context.Context, att *attemptRow, res *payments.Result) error {
+	status, code := attemptDeclined, shop.PaymentDeclined
+	if res.Status == payments.RequiresAction {
+		status, code = attemptRequiresAction, shop.Requires3DS
+	}
+	msg := res.Message
+	if msg == "" {
+		msg = "The payment was declined."
+	}
+	return c.release(ctx, att.ID, status, res, errorMessage(string(code), "$.payment_data", msg+" Try another card."))
+}
+
+// abandon gives up an attempt that charged nothing and makes its session
+// payable again.
+func (c *Checkout) abandon(ctx context.Context, att *attemptRow, why string) error {
+	c.logger.WarnContext(ctx, "payment attempt charged nothing", "attempt", att.ID, "why", why)
+	return c.release(ctx, att.ID, attemptFailed, nil, Message{})
+}
+
+// release settles an attempt as status and gives its session back to the
+// buyer: priced again and, when nothing else is wrong, ready for payment,
+// with msg (when it has content) first among its messages.
+func (c *Checkout) release(ctx context.Context, attemptID, status string, res *payments.Result, msg Message) error {
+	return c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		ok, err := c.settleAttempt(ctx, tx, attemptID, status, res)
+		if err != nil || !ok {
+			return err
+		}
+		var att attemptRow
+		if err := tx.Where("id = ?", attemptID).Take(&att).Error; err != nil {
+			return err
+		}
+		var row sessionRow
+		if err := tx.Where("id = ?", att.SessionID).Take(&row).Error; err != nil {
+			return err
+		}
+		if row.Status != InProgress {
+			return nil
+		}
+		st, err := row.state()
+		if err != nil {
+			return err
+		}
+		if err := c.reprice(ctx, tx, &row, st, c.now().UTC()); err != nil {
+			return err
+		}
+		if msg.Content != "" {
+			addMessages(&row, msg)
+		}
+		return c.save(tx, &row)
+	})
+}
+
+// Reconcile settles the payment attempts left open longer than the grace
+// period (a process that ended mid-payment, a lost answer): it asks the
+// provider by the attempt's idempotency key and completes the order,
+// records the decline, or, when the provider never saw the charge, makes
+// the session payable again. It returns how many attempts it settled.
+func (c *Checkout) Reconcile(ctx context.Context) (int, error) {
+	var open []attemptRow
+	err := c.db.WithContext(ctx).Where("status = ? AND updated_at <= ?", attemptPending, c.now().UTC().Add(-c.grace)).
+		Order("created_at").Limit(100).Find(&open).Error
+	if err != nil {
+		return 0, fmt.Errorf("reconcile: %w", err)
+	}
+	settled := 0
+	for i := range open {
+		if err := c.reconcileAttempt(ctx, &open[i], true); err != nil {
+			c.logger.ErrorContext(ctx, "reconcile payment attempt", "attempt", open[i].ID, "err", err)
+			continue
+		}
+		settled++
+	}
+	return settled, nil
+}
+
+// ReconcileSession settles at once the open attempts of a session that the
+// provider knows, as its webhook asks. An attempt the provider does not show
+// (yet) is left to Reconcile, which gives up on it only after the grace
+// period.
+func (c *Checkout) ReconcileSession(ctx context.Context, sessionID string) error {
+	var open []attemptRow
+	if err := c.db.WithContext(ctx).Where("session_id = ? AND status = ?", sessionID, attemptPending).Find(&open).Error; err != nil {
+		return fmt.Errorf("reconcile session %s: %w", sessionID, err)
+	}
+	for i := range open {
+		if err := c.reconcileAttempt(ctx, &open[i], false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reconcileAttempt asks the provider about an open attempt and settles it;
+// an attempt the provider has no charge for is given up when giveUp is set.
+func (c *Checkout) reconcileAttempt(ctx context.Context, att *attemptRow, giveUp bool) error {
+	res, found, err := c.charger.Lookup(ctx, att.IdempotencyKey)
+	if err != nil {
+		return err
+	}
+	if !found {
+		if !giveUp {
+			return nil
+		}
+		return c.abandon(ctx, att, "the provider has no charge with this key")
+	}
+	_, err = c.settle(ctx, att, res, nil)
+	return err
+}
+
+// RunReconciler runs Reconcile now and then every interval until ctx is done.
+func (c *Checkout) RunReconciler(ctx context.Context, every time.Duration) {
+	if every <= 0 {
+		every = time.Minute
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		n, err := c.Reconcile(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			c.logger.ErrorContext(ctx, "reconciler", "err", err)
+		case n > 0:
+			c.logger.InfoContext(ctx, "payment attempts settled by the reconciler", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

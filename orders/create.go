@@ -1,0 +1,275 @@
+package orders
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"shop/money"
+)
+
+// NewOrder is what checkout hands over when a payment succeeded.
+type NewOrder struct {
+	// SessionID is the checkout session the order completes; one order per session.
+	SessionID string
+	// Buyer may be nil; Email is then required.
+	Buyer *Buyer
+	// Email is the buyer's email; when empty, Buyer.Email is used.
+	Email string
+	// Address is the shipping address.
+	Address *Address
+	// FulfillmentOption is the chosen shipping option.
+	FulfillmentOption *FulfillmentOption
+	// LineItems are the priced lines, in order.
+	LineItems []LineItem
+	// Totals are the session's totals, in order; the "total" entry equals Total.
+	Totals []Total
+	// Links are the legal pages the buyer saw.
+	Links []Link
+	// Currency is the lower-case ISO 4217 code of every amount.
+	Currency string
+	// Total is the amount charged, in minor units.
+	Total int64
+	// Payment is how it was paid; an empty Status means "succeeded".
+	Payment Payment
+}
+
+// ErrExists is returned (wrapped) by Create when the session already has an order.
+var ErrExists = errors.New("the session already has an order")
+
+// orderRow is a row of orders. Buyer, Address, FulfillmentOption, Totals and
+// Links hold JSON as the buyer saw them; Email is normalized (trimmed,
+// lower-cased) so that it can be compared in SQL.
+type orderRow struct {
+	ID                string `gorm:"primaryKey"`
+	Number            int64
+	CheckoutSessionID string
+	Status            string
+	Email             string
+	Buyer             string
+	Address           string
+	FulfillmentOption string
+	Totals            string
+	Links             string
+	Currency          string
+	Total             int64
+	PaymentProvider   string
+	PaymentMode       string
+	PaymentReference  string
+	PaymentStatus     string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+func (orderRow) TableName() string { return "orders" }
+
+// lineRow is a row of order_lines.
+type lineRow struct {
+	OrderID    string `gorm:"primaryKey"`
+	Position   int    `gorm:"primaryKey"`
+	LineID     string
+	VariantID  string
+	Name       string
+	Images     string
+	Quantity   int64
+	UnitAmount int64
+	BaseAmount int64
+	Discount   int64
+	Subtotal   int64
+	Tax        int64
+	Total      int64
+}
+
+func (lineRow) TableName() string { return "order_lines" }
+
+// Create writes the order, its lines and an audit event ("order.created",
+// actor "checkout") in tx, the caller's transaction: checkout's completion
+// also takes the stock and completes the session in it. A nil tx runs in a
+// transaction of its own.
+//
+// The order number comes from the counters row 'order_number', incremented
+// in tx; the id is "ord_" and 128 random bits in lower-case base32. The
+// writes run under a savepoint, so that a failure leaves tx usable and
+// nothing of the order behind. The unique checkout_session_id makes a
+// second order for one session impossible: Create then returns an error
+// wrapping ErrExists, and the caller may read the first with BySession.
+func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*Order, error) {
+	if tx == nil {
+		var ord *Order
+		err := o.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			var err error
+			ord, err = o.Create(ctx, tx, in)
+			return err
+		})
+		return ord, err
+	}
+	row, lines, err := o.rows(in)
+	if err != nil {
+		return nil, err
+	}
+	tx = tx.WithContext(ctx)
+	// Most second attempts end here, before anything is written.
+	var n int64
+	if err := tx.Model(&orderRow{}).Where("checkout_session_id = ?", in.SessionID).Count(&n).Error; err != nil {
+		return nil, fmt.Errorf("create order: %w", err)
+	}
+	if n > 0 {
+		return nil, fmt.Errorf("create order for session %s: %w", in.SessionID, ErrExists)
+	}
+	var ord *Order
+	err = tx.Transaction(func(tx *gorm.DB) error { // a savepoint inside the caller's transaction
+		if row.Number, err = nextNumber(tx); err != nil {
+			return err
+		}
+		if err := tx.Create(row).Error; err != nil {
+			if errors.Is(err, gorm.ErrDuplicatedKey) {
+				return fmt.Errorf("create order for session %s: %w", in.SessionID, ErrExists)
+			}
+			return fmt.Errorf("create order: %w", err)
+		}
+		for i := range lines {
+			lines[i].OrderID = row.ID
+		}
+		if len(lines) > 0 {
+			if err := tx.Create(&lines).Error; err != nil {
+				return fmt.Errorf("create order %s lines: %w", row.ID, err)
+			}
+		}
+		// The receipt is what the database holds, not what we were handed.
+		if ord, err = o.find(ctx, tx, "id = ?", row.ID); err != nil {
+			return err
+		}
+		if ord == nil {
+			return fmt.Errorf("create order %s: not found after insert", row.ID)
+		}
+		return o.Audit(ctx, tx, Event{
+			Actor: "checkout", Action: "order.created", OrderID: row.ID, SessionID: in.SessionID,
+			Arguments: map[string]any{"payment": in.Payment},
+			After:     ord.Receipt, // not the permalink: its token is a bearer secret
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ord, nil
+}
+
+// rows checks what checkout hands over and turns it into rows.
+func (o *Orders) rows(in NewOrder) (*orderRow, []lineRow, error) {
+	email := in.Email
+	if email == "" && in.Buyer != nil {
+		email = in.Buyer.Email
+	}
+	email = normalizeEmail(email)
+	cur, curErr := money.Lookup(in.Currency)
+	switch {
+	case in.SessionID == "":
+		return nil, nil, errors.New("create order: no session id")
+	case email == "":
+		return nil, nil, fmt.Errorf("create order for session %s: no buyer email", in.SessionID)
+	case curErr != nil:
+		return nil, nil, fmt.Errorf("create order for session %s: %w", in.SessionID, curErr)
+	case len(in.LineItems) == 0:
+		return nil, nil, fmt.Errorf("create order for session %s: no line items", in.SessionID)
+	case in.Total < 0:
+		return nil, nil, fmt.Errorf("create order for session %s: negative total %d", in.SessionID, in.Total)
+	}
+	for _, t := range in.Totals {
+		if t.Type == TotalTotal && t.Amount != in.Total {
+			return nil, nil, fmt.Errorf("create order for session %s: total %d differs from the totals' %d", in.SessionID, in.Total, t.Amount)
+		}
+	}
+	now := o.now().UTC().Truncate(time.Microsecond) // what both engines keep
+	pay := in.Payment
+	if pay.Status == "" {
+		pay.Status = PaymentSucceeded
+	}
+	row := &orderRow{
+		ID: newOrderID(), CheckoutSessionID: in.SessionID, Status: StatusConfirmed, Email: email,
+		Buyer: marshalIf(in.Buyer), Address: marshalIf(in.Address), FulfillmentOption: marshalIf(in.FulfillmentOption),
+		Totals: marshal(nonNilSlice(in.Totals)), Links: marshal(nonNilSlice(in.Links)),
+		Currency: cur.Code(), Total: in.Total,
+		PaymentProvider: pay.Provider, PaymentMode: pay.Mode, PaymentReference: pay.Reference, PaymentStatus: pay.Status,
+		CreatedAt: now, UpdatedAt: now,
+	}
+	lines := make([]lineRow, len(in.LineItems))
+	for i, li := range in.LineItems {
+		if li.Item.Quantity <= 0 {
+			return nil, nil, fmt.Errorf("create order for session %s: line %d has quantity %d", in.SessionID, i, li.Item.Quantity)
+		}
+		lines[i] = lineRow{
+			Position: i, LineID: li.ID, VariantID: li.Item.ID, Name: li.Name, Images: marshal(nonNilSlice(li.Images)),
+			Quantity: li.Item.Quantity, UnitAmount: li.UnitAmount, BaseAmount: li.BaseAmount, Discount: li.Discount,
+			Subtotal: li.Subtotal, Tax: li.Tax, Total: li.Total,
+		}
+	}
+	return row, lines, nil
+}
+
+// nextNumber takes the next order number from the counters table. The
+// increment is one UPDATE, which locks the row until tx ends: concurrent
+// transactions wait for each other (PostgreSQL) or are serialized by the
+// write lock (SQLite), so no two orders share a number and nobody retries.
+func nextNumber(tx *gorm.DB) (int64, error) {
+	res := tx.Exec("UPDATE counters SET value = value + 1 WHERE name = ?", "order_number")
+	if res.Error != nil {
+		return 0, fmt.Errorf("next order number: %w", res.Error)
+	}
+	if res.RowsAffected != 1 {
+		return 0, errors.New("next order number: the counters row 'order_number' is missing; run the migrations")
+	}
+	var n int64
+	if err := tx.Raw("SELECT value FROM counters WHERE name = ?", "order_number").Scan(&n).Error; err != nil {
+		return 0, fmt.Errorf("next order number: %w", err)
+	}
+	return n, nil
+}
+
+// newOrderID returns "ord_" and 128 random bits in lower-case base32.
+func newOrderID() string {
+	return "ord_" + randomID()
+}
+
+// randomID returns 128 random bits in lower-case base32 (26 characters).
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+func nonNilSlice[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func marshal(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only plain structs and slices of them reach here
+	}
+	return string(b)
+}
+
+// marshalIf is marshal for an optional value: "" for nil.
+func marshalIf[T any](v *T) string {
+	if v == nil {
+		return ""
+	}
+	return marshal(v)
+}
+
+func unmarshalIf(s string, v any) error {
+	if s == "" {
+		return nil
+	}
+	return json.Unmarshal([]byte(s), v)
+}

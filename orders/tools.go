@@ -1,0 +1,105 @@
+package orders
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"shop"
+	"shop/money"
+)
+
+// ReceiptResult is get_order's structured content: {order: Receipt}.
+type ReceiptResult struct {
+	Order Receipt `json:"order"`
+}
+
+// Tools returns the buyer tool get_order.
+func (o *Orders) Tools() []shop.Tool {
+	return []shop.Tool{{
+		Name:  "get_order",
+		Title: "Get an order",
+		Description: "Get the receipt of an order the buyer placed: lines, shipping address and option, totals in minor units " +
+			"of the currency (1250 = 12.50 USD), payment and the legal links. Needs the order id and the email the order was " +
+			"placed with, both as in the order confirmation; an order whose email does not match is answered like an unknown one. " +
+			"Errors: missing or invalid order_id, missing or invalid email, not_found.",
+		InputSchema: json.RawMessage(fmt.Sprintf(`{
+  "type": "object",
+  "properties": {
+    "order_id": {"type": "string", "minLength": 30, "maxLength": 30, "pattern": "^ord_[a-z2-7]{26}$", "description": "The order id from the order confirmation, \"ord_…\"."},
+    "email": {"type": "string", "minLength": 3, "maxLength": %d, "description": "The buyer's email address the order was placed with (case does not matter)."}
+  },
+  "required": ["order_id", "email"]
+}`, MaxEmailLen)),
+		ReadOnly:   true,
+		Idempotent: true,
+		Handle:     o.getOrderTool,
+	}}
+}
+
+type getOrderArgs struct {
+	OrderID string `json:"order_id"`
+	Email   string `json:"email"`
+}
+
+func (o *Orders) getOrderTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+	var args getOrderArgs
+	if err := shop.DecodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	ord, err := o.Get(ctx, args.OrderID, args.Email)
+	if err != nil {
+		return nil, err
+	}
+	return &shop.Result{Structured: ReceiptResult{Order: ord.Receipt}, Text: summary(ord)}, nil
+}
+
+// summary is a one-paragraph account of an order for people and models:
+// number, date, lines, shipping, total, payment and the receipt's address.
+func summary(ord *Order) string {
+	r := &ord.Receipt
+	format := amountFormatter(r.Currency)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Order %d (%s) is %s; placed %s by %s.", r.Number, r.OrderID, r.Status,
+		r.CreatedAt.UTC().Format("2 January 2006 15:04 UTC"), r.Email)
+	for i, li := range r.LineItems {
+		sep := ", "
+		if i == 0 {
+			sep = " Items: "
+		}
+		fmt.Fprintf(&sb, "%s%d × %s (%s)", sep, li.Item.Quantity, li.Name, format(li.BaseAmount))
+	}
+	if len(r.LineItems) > 0 {
+		sb.WriteString(".")
+	}
+	if opt := r.FulfillmentOption; opt != nil {
+		fmt.Fprintf(&sb, " Shipping: %s", opt.Title)
+		if opt.Carrier != "" {
+			fmt.Fprintf(&sb, " by %s", opt.Carrier)
+		}
+		if a := r.FulfillmentAddress; a != nil {
+			fmt.Fprintf(&sb, " to %s, %s, %s %s, %s", a.Name, a.LineOne, a.City, a.PostalCode, a.Country)
+		}
+		sb.WriteString(".")
+	}
+	for _, t := range r.Totals {
+		if t.Type == TotalTotal {
+			fmt.Fprintf(&sb, " Total %s.", format(t.Amount))
+		}
+	}
+	p := r.Payment
+	fmt.Fprintf(&sb, " Paid with %s (%s mode, payment %s, reference %s).", p.Provider, p.Mode, p.Status, p.Reference)
+	fmt.Fprintf(&sb, " Receipt: %s", ord.PermalinkURL)
+	return sb.String()
+}
+
+// amountFormatter formats amounts of a currency for people, or as minor
+// units with the code when the currency is not one the shop knows.
+func amountFormatter(code string) func(int64) string {
+	cur, err := money.Lookup(code)
+	if err != nil {
+		return func(a int64) string { return fmt.Sprintf("%d %s (minor units)", a, strings.ToUpper(code)) }
+	}
+	return cur.Format
+}

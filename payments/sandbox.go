@@ -1,0 +1,265 @@
+package payments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"shop"
+)
+
+// SandboxOptions configure a Sandbox; nil or zero fields take defaults.
+type SandboxOptions struct {
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Sandbox is the offline provider: Stripe's behaviour for the test payment
+// methods, kept in the database (tables sandbox_charges and sandbox_refunds),
+// so it survives restarts and is shared by replicas. It runs in test mode
+// only and marks every result Simulated.
+type Sandbox struct {
+	db  *gorm.DB
+	now func() time.Time
+}
+
+// NewSandbox returns the sandbox provider over a migrated database.
+func NewSandbox(db *gorm.DB, opts *SandboxOptions) *Sandbox {
+	s := &Sandbox{db: db, now: time.Now}
+	if opts != nil && opts.Now != nil {
+		s.now = opts.Now
+	}
+	return s
+}
+
+// Name returns "sandbox".
+func (s *Sandbox) Name() string { return "sandbox" }
+
+// Mode returns ModeTest: the sandbox never moves money.
+func (s *Sandbox) Mode() Mode { return ModeTest }
+
+// outcome is what the sandbox answers for a token.
+type outcome struct {
+	status Status
+	code   string
+}
+
+// sandboxMethods are the Stripe test payment methods the sandbox knows, with
+// the outcome Stripe gives them. Shared payment tokens (spt_…) succeed.
+var sandboxMethods = map[string]outcome{
+	"pm_card_visa":                            {Succeeded, ""},
+	"pm_card_visa_debit":                      {Succeeded, ""},
+	"pm_card_mastercard":                      {Succeeded, ""},
+	"pm_card_amex":                            {Succeeded, ""},
+	"pm_card_visa_chargeDeclined":             {Declined, "card_declined"},
+	"pm_card_chargeDeclinedInsufficientFunds": {Declined, "insufficient_funds"},
+	"pm_card_authenticationRequired":          {RequiresAction, "authentication_required"},
+}
+
+func sandboxOutcome(token string) (outcome, error) {
+	kind, err := tokenKind(token)
+	if err != nil {
+		return outcome{}, err
+	}
+	if kind == kindSPT {
+		return outcome{status: Succeeded}, nil
+	}
+	if o, ok := sandboxMethods[token]; ok {
+		return o, nil
+	}
+	return outcome{}, shop.Errorf(shop.Invalid, "$.payment_data.token",
+		"the sandbox (the shop runs without a Stripe key) takes a shared payment token (spt_…) or one of Stripe's test payment methods: "+
+			"pm_card_visa (paid), pm_card_visa_chargeDeclined (declined), pm_card_chargeDeclinedInsufficientFunds (declined, insufficient funds), "+
+			"pm_card_authenticationRequired (3D Secure required)")
+}
+
+// chargeRow is a row of sandbox_charges.
+type chargeRow struct {
+	IdempotencyKey string `gorm:"primaryKey"`
+	RequestHash    string
+	Reference      string
+	Status         Status
+	DeclineCode    string
+	Message        string
+	Amount         int64
+	Currency       string
+	Refunded       int64
+	CreatedAt      time.Time
+}
+
+func (chargeRow) TableName() string { return "sandbox_charges" }
+
+func (c *chargeRow) result() *Result {
+	return &Result{Status: c.Status, Reference: c.Reference, DeclineCode: c.DeclineCode, Message: c.Message, Simulated: true}
+}
+
+// refundRow is a row of sandbox_refunds.
+type refundRow struct {
+	IdempotencyKey string `gorm:"primaryKey"`
+	RequestHash    string
+	Reference      string
+	Charge         string
+	Amount         int64
+	CreatedAt      time.Time
+}
+
+func (refundRow) TableName() string { return "sandbox_refunds" }
+
+// Charge answers as Stripe does for the test payment methods, once per
+// idempotency key: the first request with a key is recorded, and the same
+// key with the same amount, currency and token answers that record again,
+// however many callers race; the same key with a different request is
+// refused with ErrKeyReused. A token the sandbox does not know is a
+// *shop.Error for $.payment_data.token.
+func (s *Sandbox) Charge(ctx context.Context, r Request) (*Result, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	o, err := sandboxOutcome(r.Token)
+	if err != nil {
+		return nil, err
+	}
+	hash := requestHash("charge", strconv.FormatInt(r.Amount, 10), r.Currency, r.Token)
+	row := chargeRow{
+		IdempotencyKey: r.IdempotencyKey, RequestHash: hash, Reference: randomID("pi_sandbox_"),
+		Status: o.status, DeclineCode: o.code, Amount: r.Amount, Currency: r.Currency,
+		CreatedAt: s.now().UTC(),
+	}
+	if o.code != "" {
+		row.Message = buyerMessage(o.code, "")
+	}
+	var stored chargeRow
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// Insert or read: the key is the primary key, so of racing callers
+		// one inserts and the others (waiting on its lock) insert nothing
+		// and read its row.
+		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
+			return fmt.Errorf("sandbox charge %s: %w", r.IdempotencyKey, err)
+		}
+		if err := tx.Where("idempotency_key = ?", r.IdempotencyKey).Take(&stored).Error; err != nil {
+			return fmt.Errorf("sandbox charge %s: %w", r.IdempotencyKey, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if stored.RequestHash != hash {
+		return nil, fmt.Errorf("%w: sandbox charge %s was made for another amount, currency or token", ErrKeyReused, r.IdempotencyKey)
+	}
+	return stored.result(), nil
+}
+
+// Lookup returns the charge made with an idempotency key; found is false
+// when the sandbox never recorded one.
+func (s *Sandbox) Lookup(ctx context.Context, key string) (*Result, bool, error) {
+	var row chargeRow
+	err := s.db.WithContext(ctx).Where("idempotency_key = ?", key).Take(&row).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("sandbox lookup %s: %w", key, err)
+	}
+	return row.result(), true, nil
+}
+
+// Refund refunds part or all of a succeeded sandbox charge, once per
+// idempotency key. The refunds of a charge add up to at most its amount:
+// more is a *shop.Error for $.amount. The same key with a different
+// reference or amount is refused with ErrKeyReused.
+func (s *Sandbox) Refund(ctx context.Context, r RefundRequest) (*Refund, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	hash := requestHash("refund", r.Reference, strconv.FormatInt(r.Amount, 10))
+	var out *Refund
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if prior, err := s.priorRefund(tx, r, hash); prior != nil || err != nil {
+			out = prior
+			return err
+		}
+		var c chargeRow
+		err := tx.Where("reference = ?", r.Reference).Take(&c).Error
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+			return shop.Errorf(shop.NotFound, "", "the sandbox has no payment %s to refund", r.Reference)
+		case err != nil:
+			return fmt.Errorf("sandbox refund %s: %w", r.IdempotencyKey, err)
+		}
+		// Insert or read, as for charges: of racing callers with one key,
+		// one inserts and the others read its refund.
+		row := refundRow{
+			IdempotencyKey: r.IdempotencyKey, RequestHash: hash, Reference: randomID("re_sandbox_"),
+			Charge: r.Reference, Amount: r.Amount, CreatedAt: s.now().UTC(),
+		}
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
+		if res.Error != nil {
+			return fmt.Errorf("sandbox refund %s: %w", r.IdempotencyKey, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			prior, err := s.priorRefund(tx, r, hash)
+			if err == nil && prior == nil {
+				err = fmt.Errorf("sandbox refund %s: neither inserted nor found", r.IdempotencyKey)
+			}
+			out = prior
+			return err
+		}
+		// One conditional update: concurrent refunds of one charge never
+		// add up to more than its amount. A refusal rolls the refund back.
+		res = tx.Model(&chargeRow{}).
+			Where("reference = ? AND status = ? AND refunded + ? <= amount", r.Reference, Succeeded, r.Amount).
+			Update("refunded", gorm.Expr("refunded + ?", r.Amount))
+		if res.Error != nil {
+			return fmt.Errorf("sandbox refund %s: %w", r.IdempotencyKey, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return s.refusal(tx, r)
+		}
+		out = &Refund{Reference: row.Reference, Amount: row.Amount, Status: string(Succeeded), Simulated: true}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// priorRefund returns the refund already made with r's key, nil when there
+// is none, or ErrKeyReused when it was made for another request.
+func (s *Sandbox) priorRefund(tx *gorm.DB, r RefundRequest, hash string) (*Refund, error) {
+	var prior refundRow
+	err := tx.Where("idempotency_key = ?", r.IdempotencyKey).Take(&prior).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("sandbox refund %s: %w", r.IdempotencyKey, err)
+	case prior.RequestHash != hash:
+		return nil, fmt.Errorf("%w: sandbox refund %s was made for another payment or amount", ErrKeyReused, r.IdempotencyKey)
+	}
+	return &Refund{Reference: prior.Reference, Amount: prior.Amount, Status: string(Succeeded), Simulated: true}, nil
+}
+
+// refusal says why a refund of r's charge cannot be made.
+func (s *Sandbox) refusal(tx *gorm.DB, r RefundRequest) error {
+	var c chargeRow
+	err := tx.Where("reference = ?", r.Reference).Take(&c).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return shop.Errorf(shop.NotFound, "", "the sandbox has no payment %s to refund", r.Reference)
+	case err != nil:
+		return fmt.Errorf("sandbox refund %s: %w", r.IdempotencyKey, err)
+	case c.Status != Succeeded:
+		return shop.Errorf(shop.Invalid, "", "payment %s was %s, not paid: there is nothing to refund", r.Reference, strings.ReplaceAll(string(c.Status), "_", " "))
+	case c.Refunded >= c.Amount:
+		return shop.Errorf(shop.Invalid, "$.amount", "this payment is already fully refunded")
+	}
+	return shop.Errorf(shop.Invalid, "$.amount", "the refund (%d) is more than what is left to refund of this payment (%d, in minor units)", r.Amount, c.Amount-c.Refunded)
+}

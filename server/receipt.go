@@ -1,0 +1,170 @@
+package server
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"shop"
+	"shop/money"
+	"shop/orders"
+)
+
+//go:embed receipt.html
+var receiptHTML string
+
+var receiptTemplates = template.Must(template.New("receipt.html").Parse(receiptHTML))
+
+// receiptCSP lets the receipt page use its inline stylesheet and nothing else:
+// no scripts, no external resources.
+const receiptCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
+
+// ReceiptHandler serves the order receipt page, GET /orders/{order_id}?t=…,
+// the permalink_url of CONTRACT.md: a small, accessible, printable HTML page
+// when t is the order's signed token; for a missing or wrong token or an
+// unknown order, a 404 page that tells nothing about which.
+func ReceiptHandler(o *orders.Orders, logger *slog.Logger) http.Handler {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ord, err := o.ByPermalink(r.Context(), r.PathValue("order_id"), r.URL.Query().Get("t"))
+		switch {
+		case shop.ErrorCode(err) == shop.NotFound:
+			writePage(w, logger, http.StatusNotFound, "notfound", nil)
+		case err != nil:
+			logger.ErrorContext(r.Context(), "receipt page", "err", err)
+			writePage(w, logger, http.StatusInternalServerError, "error", nil)
+		default:
+			writePage(w, logger, http.StatusOK, "receipt", newReceiptView(ord))
+		}
+	})
+}
+
+// writePage renders a page completely before sending any of it, so that a
+// template error becomes a clean 500.
+func writePage(w http.ResponseWriter, logger *slog.Logger, status int, name string, data any) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", receiptCSP)
+	h.Set("Cache-Control", "private, no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	var buf bytes.Buffer
+	if err := receiptTemplates.ExecuteTemplate(&buf, name, data); err != nil {
+		logger.Error("receipt page: render", "template", name, "err", err)
+		buf.Reset()
+		status = http.StatusInternalServerError
+		_ = receiptTemplates.ExecuteTemplate(&buf, "error", nil)
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// receiptView is what the receipt template shows, with amounts formatted.
+type receiptView struct {
+	Title   string
+	Number  int64
+	Placed  string
+	Status  string
+	Email   string
+	Lines   []lineView
+	Totals  []totalView
+	Address *orders.Address
+	Option  *optionView
+	Payment orders.Payment
+	Links   []linkView
+}
+
+type lineView struct {
+	Name                  string
+	Quantity              int64
+	Unit, Total, Discount string
+}
+
+type totalView struct {
+	Label, Amount string
+	Grand         bool
+}
+
+type optionView struct {
+	Title, Subtitle, Carrier, Price, Window string
+}
+
+type linkView struct{ Label, URL string }
+
+func newReceiptView(ord *orders.Order) *receiptView {
+	rec := &ord.Receipt
+	format := formatter(rec.Currency)
+	v := &receiptView{
+		Title:   fmt.Sprintf("Receipt for order %d", rec.Number),
+		Number:  rec.Number,
+		Placed:  rec.CreatedAt.UTC().Format("2 January 2006, 15:04 UTC"),
+		Status:  rec.Status,
+		Email:   rec.Email,
+		Address: rec.FulfillmentAddress,
+		Payment: rec.Payment,
+	}
+	for _, li := range rec.LineItems {
+		lv := lineView{Name: li.Name, Quantity: li.Item.Quantity, Unit: format(li.UnitAmount), Total: format(li.BaseAmount)}
+		if li.Discount != 0 {
+			lv.Discount = format(li.Discount)
+		}
+		v.Lines = append(v.Lines, lv)
+	}
+	for _, t := range rec.Totals {
+		label := t.DisplayText
+		if label == "" {
+			label = string(t.Type)
+		}
+		v.Totals = append(v.Totals, totalView{Label: label, Amount: format(t.Amount), Grand: t.Type == orders.TotalTotal})
+	}
+	if opt := rec.FulfillmentOption; opt != nil {
+		ov := &optionView{Title: opt.Title, Subtitle: opt.Subtitle, Carrier: opt.Carrier, Price: format(opt.Total)}
+		if !opt.EarliestDeliveryTime.IsZero() && !opt.LatestDeliveryTime.IsZero() {
+			const day = "2 January 2006"
+			first, last := opt.EarliestDeliveryTime.UTC().Format(day), opt.LatestDeliveryTime.UTC().Format(day)
+			ov.Window = first
+			if first != last {
+				ov.Window = "between " + first + " and " + last
+			}
+		}
+		v.Option = ov
+	}
+	for _, l := range rec.Links {
+		v.Links = append(v.Links, linkView{Label: linkLabel(l.Type), URL: l.URL})
+	}
+	return v
+}
+
+// formatter formats amounts of a currency for people; an unknown currency
+// shows minor units and its code rather than failing the page.
+func formatter(code string) func(int64) string {
+	cur, err := money.Lookup(code)
+	if err != nil {
+		return func(a int64) string { return fmt.Sprintf("%d %s (minor units)", a, strings.ToUpper(code)) }
+	}
+	return cur.Format
+}
+
+func linkLabel(typ string) string {
+	switch typ {
+	case "terms_of_use":
+		return "Terms of use"
+	case "privacy_policy":
+		return "Privacy policy"
+	case "return_policy":
+		return "Return policy"
+	case "support":
+		return "Support"
+	}
+	s := strings.ReplaceAll(typ, "_", " ")
+	if s == "" {
+		return "Link"
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
