@@ -39,40 +39,13 @@ func TestProcess(t *testing.T) {
 	db := filepath.Join(dir, "shop.db")
 
 	t.Run("ServeAndSIGTERM", func(t *testing.T) {
-		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", db)
-		cmd.Env = append(os.Environ(), "STRIPE_SECRET_KEY=")
-		stderr, err := cmd.StderrPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer cmd.Process.Kill()
-		lines := bufio.NewScanner(stderr)
-		listen := regexp.MustCompile(`listen=http://(\S+)`)
-		var addr string
-		var logged []string
-		for lines.Scan() {
-			logged = append(logged, lines.Text())
-			if m := listen.FindStringSubmatch(lines.Text()); m != nil {
-				addr = m[1]
-				break
-			}
-		}
-		if addr == "" {
-			t.Fatalf("no listen line in:\n%s", strings.Join(logged, "\n"))
-		}
-		startLine := logged[len(logged)-1]
+		p := runShop(t, bin, db, nil)
+		cmd, addr, startLine := p.cmd, p.addr, p.startLine
 		for _, want := range []string{fmt.Sprintf("schema_version=%d", latestMigration(t)), "payments=", "database=" + db} {
 			if !strings.Contains(startLine, want) {
 				t.Errorf("start line %q lacks %q", startLine, want)
 			}
 		}
-		go func() {
-			for lines.Scan() {
-			}
-		}()
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_products","arguments":{"query":"mug"}}}`
 		req, _ := http.NewRequest("POST", "http://"+addr+"/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -94,10 +67,8 @@ func TestProcess(t *testing.T) {
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
 		select {
-		case err := <-done:
+		case err := <-p.done:
 			if err != nil {
 				t.Errorf("exit after SIGTERM: %v", err)
 			}
@@ -146,6 +117,50 @@ func TestProcess(t *testing.T) {
 			t.Errorf("unknown command: %v\n%s", err, out)
 		}
 	})
+}
+
+// process is a shop binary serving on a port of its choosing.
+type process struct {
+	cmd       *exec.Cmd
+	addr      string
+	startLine string
+	done      chan error // the process's exit
+}
+
+// runShop starts `shop serve` on db with extra environment and flags, and
+// waits for its start line. The process is killed when the test ends.
+func runShop(t *testing.T, bin, db string, env []string, flags ...string) *process {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db}, flags...)...)
+	cmd.Env = append(append(os.Environ(), "STRIPE_SECRET_KEY=", "SHOP_TEST_FAULT="), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cmd: cmd, done: make(chan error, 1)}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	lines := bufio.NewScanner(stderr)
+	listen := regexp.MustCompile(`listen=http://(\S+)`)
+	var logged []string
+	for lines.Scan() {
+		logged = append(logged, lines.Text())
+		if m := listen.FindStringSubmatch(lines.Text()); m != nil {
+			p.addr, p.startLine = m[1], lines.Text()
+			break
+		}
+	}
+	if p.addr == "" {
+		t.Fatalf("no listen line in:\n%s", strings.Join(logged, "\n"))
+	}
+	go func() {
+		for lines.Scan() {
+		}
+		p.done <- cmd.Wait()
+	}()
+	return p
 }
 
 // writeCatalog writes a catalog of n one-variant products; priceField, when
