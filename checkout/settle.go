@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"gorm.io/gorm"
 
@@ -239,27 +238,4 @@ func (c *Checkout) reconcileAttempt(ctx context.Context, att *attemptRow, giveUp
 	}
 	_, err = c.settle(ctx, att, res, nil)
 	return err
-}
-
-// RunReconciler runs Reconcile now and then every interval until ctx is done.
-func (c *Checkout) RunReconciler(ctx context.Context, every time.Duration) {
-	if every <= 0 {
-		every = time.Minute
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		n, err := c.Reconcile(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			c.logger.ErrorContext(ctx, "reconciler", "err", err)
-		case n > 0:
-			c.logger.InfoContext(ctx, "payment attempts settled by the reconciler", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }

@@ -25,20 +25,34 @@ func (c *Checkout) ExpireDue(ctx context.Context) (int64, error) {
 	return res.RowsAffected, nil
 }
 
-// Sweep runs ExpireDue every interval until ctx is done.
+// Sweep runs ExpireDue now and then every interval until ctx is done.
 func (c *Checkout) Sweep(ctx context.Context, every time.Duration) {
+	c.repeat(ctx, every, "checkout sessions expired", c.ExpireDue)
+}
+
+// RunReconciler runs Reconcile now and then every interval until ctx is done.
+func (c *Checkout) RunReconciler(ctx context.Context, every time.Duration) {
+	c.repeat(ctx, every, "payment attempts settled by the reconciler", func(ctx context.Context) (int64, error) {
+		n, err := c.Reconcile(ctx)
+		return int64(n), err
+	})
+}
+
+// repeat runs job now and then every interval (a minute when not positive)
+// until ctx is done, logging what it did under what and its errors.
+func (c *Checkout) repeat(ctx context.Context, every time.Duration, what string, job func(context.Context) (int64, error)) {
 	if every <= 0 {
-		every = DefaultSweep
+		every = time.Minute
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		n, err := c.ExpireDue(ctx)
+		n, err := job(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
-			c.logger.Error("checkout sweeper", "err", err)
+			c.logger.ErrorContext(ctx, what, "err", err)
 		case n > 0:
-			c.logger.Info("checkout sessions expired", "count", n)
+			c.logger.InfoContext(ctx, what, "count", n)
 		}
 		select {
 		case <-ctx.Done():

@@ -73,6 +73,14 @@ var idSchema = json.RawMessage(`{
   "required": ["checkout_session_id"]
 }`)
 
+const buyerProperties = `{
+        "name": {"type": "string", "maxLength": 200},
+        "first_name": {"type": "string", "maxLength": 200},
+        "last_name": {"type": "string", "maxLength": 200},
+        "email": {"type": "string", "maxLength": 254},
+        "phone_number": {"type": "string", "maxLength": 32}
+      }`
+
 const addressSchema = `{
       "type": "object",
       "properties": {
@@ -111,13 +119,7 @@ func sessionSchema(update bool) json.RawMessage {
     },
     "buyer": {
       "type": "object",
-      "properties": {
-        "name": {"type": "string", "maxLength": 200},
-        "first_name": {"type": "string", "maxLength": 200},
-        "last_name": {"type": "string", "maxLength": 200},
-        "email": {"type": "string", "maxLength": 254},
-        "phone_number": {"type": "string", "maxLength": 32}
-      },
+      "properties": %s,
       "required": ["email"]
     },
     "fulfillment_address": %s,
@@ -126,7 +128,7 @@ func sessionSchema(update bool) json.RawMessage {
     "metadata": {"type": "object", "maxProperties": 20, "additionalProperties": {"type": "string", "maxLength": 500}}
   },
   %s
-}`, id, minItems, MaxLines, MaxQuantity, addressSchema, required))
+}`, id, minItems, MaxLines, MaxQuantity, buyerProperties, addressSchema, required))
 }
 
 var completeSchema = json.RawMessage(fmt.Sprintf(`{
@@ -135,13 +137,7 @@ var completeSchema = json.RawMessage(fmt.Sprintf(`{
     "checkout_session_id": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The session's id (cs_…)."},
     "buyer": {
       "type": ["object", "null"],
-      "properties": {
-        "name": {"type": "string", "maxLength": 200},
-        "first_name": {"type": "string", "maxLength": 200},
-        "last_name": {"type": "string", "maxLength": 200},
-        "email": {"type": "string", "maxLength": 254},
-        "phone_number": {"type": "string", "maxLength": 32}
-      }
+      "properties": %s
     },
     "payment_data": {
       "type": "object",
@@ -154,7 +150,7 @@ var completeSchema = json.RawMessage(fmt.Sprintf(`{
     }
   },
   "required": ["checkout_session_id", "payment_data"]
-}`, addressSchema))
+}`, buyerProperties, addressSchema))
 
 // completeArgs are complete_checkout's arguments, read leniently: unknown
 // fields are ignored, buyer may be null, phone may come as phone.

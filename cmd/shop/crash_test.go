@@ -28,25 +28,10 @@ func TestCrash(t *testing.T) {
 		t.Run(tc.point, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "shop.db")
 			p := runShop(t, bin, db, []string{"SHOP_TEST_FAULT=" + tc.point})
-			s := connect(t, "http://"+p.addr)
-			cs := readySession(t, s)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if _, err := s.CallTool(ctx, completeParams(cs.ID, "pm_card_visa")); err == nil {
-				t.Fatal("complete_checkout answered; the process should have ended")
-			}
-			select {
-			case err := <-p.done:
-				var exit *exec.ExitError
-				if !errors.As(err, &exit) || exit.ExitCode() != 3 {
-					t.Fatalf("process ended with %v, want exit status 3", err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("the process did not end at the fault")
-			}
+			cs := payUntilFault(t, p)
 
 			p = runShop(t, bin, db, nil, "--reconcile-grace", "1ms")
-			s = connect(t, "http://"+p.addr)
+			s := connect(t, "http://"+p.addr)
 			var got checkout.Session
 			for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 				got = session(t, call(t, s, "get_checkout_session", map[string]any{"checkout_session_id": cs.ID}))
@@ -68,6 +53,29 @@ func TestCrash(t *testing.T) {
 			}
 		})
 	}
+}
+
+// payUntilFault readies a session on p, a shop started with SHOP_TEST_FAULT,
+// and pays for it: the process ends at the fault, mid-payment.
+func payUntilFault(t *testing.T, p *process) checkout.Session {
+	t.Helper()
+	s := connect(t, "http://"+p.addr)
+	cs := readySession(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := s.CallTool(ctx, completeParams(cs.ID, "pm_card_visa")); err == nil {
+		t.Fatal("complete_checkout answered; the process should have ended")
+	}
+	select {
+	case err := <-p.done:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+			t.Fatalf("process ended with %v, want exit status 3", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the process did not end at the fault")
+	}
+	return cs
 }
 
 // rows counts the rows of tables in the SQLite database at path.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -46,17 +45,10 @@ func TestWebhook(t *testing.T) {
 	bin := buildShop(t)
 	db := filepath.Join(t.TempDir(), "shop.db")
 	p := runShop(t, bin, db, []string{"SHOP_TEST_FAULT=after_charge"})
-	s := connect(t, "http://"+p.addr)
-	cs := readySession(t, s)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := s.CallTool(ctx, completeParams(cs.ID, "pm_card_visa")); err == nil {
-		t.Fatal("complete_checkout answered; the process should have ended")
-	}
-	<-p.done
+	cs := payUntilFault(t, p)
 
 	p = runShop(t, bin, db, []string{"STRIPE_WEBHOOK_SECRET=" + webhookSecret}) // default grace: the reconciler waits
-	s = connect(t, "http://"+p.addr)
+	s := connect(t, "http://"+p.addr)
 	status := func() checkout.Status {
 		return session(t, call(t, s, "get_checkout_session", map[string]any{"checkout_session_id": cs.ID})).Status
 	}
