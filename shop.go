@@ -6,6 +6,7 @@
 package shop
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -32,6 +33,8 @@ const (
 	Expired Code = "expired"
 	// PriceChanged: a price moved since the buyer saw it.
 	PriceChanged Code = "price_changed"
+	// Forbidden: the caller's role may not do this.
+	Forbidden Code = "forbidden"
 	// Conflict: someone else changed the same thing at the same time; retry.
 	Conflict Code = "conflict"
 	// Unavailable: the shop cannot serve the request now; try again later.
@@ -71,4 +74,43 @@ func ErrorCode(err error) Code {
 		return e.Code
 	}
 	return ""
+}
+
+// Role is what a merchant's staff member may do (CONTRACT.md §6).
+type Role string
+
+// Roles, each allowed what the ones before it are.
+const (
+	Viewer  Role = "viewer"  // read
+	Support Role = "support" // read, notes, fulfil
+	Owner   Role = "owner"   // everything, money and stock included
+)
+
+// Allows reports whether r may do what need requires.
+func (r Role) Allows(need Role) bool {
+	rank := map[Role]int{Viewer: 1, Support: 2, Owner: 3}
+	return rank[r] >= rank[need] && rank[need] > 0
+}
+
+// Actor is who calls an admin tool: a role and a label naming the token (or
+// "local" for `shop admin`), never the token itself.
+type Actor struct {
+	Role  Role
+	Label string
+}
+
+// String is how the actor appears in the audit log: "owner:3f9a1c0b".
+func (a Actor) String() string { return string(a.Role) + ":" + a.Label }
+
+type actorKey struct{}
+
+// WithActor returns ctx carrying the caller's identity.
+func WithActor(ctx context.Context, a Actor) context.Context {
+	return context.WithValue(ctx, actorKey{}, a)
+}
+
+// ActorFrom returns the caller's identity, if ctx carries one.
+func ActorFrom(ctx context.Context) (Actor, bool) {
+	a, ok := ctx.Value(actorKey{}).(Actor)
+	return a, ok
 }

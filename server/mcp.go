@@ -23,6 +23,23 @@ type MCPOptions struct {
 	Tools []shop.Tool
 	// Logger receives one line per tool call and every internal error.
 	Logger *slog.Logger
+	// Actor, when set, is the identity of every caller that brings none
+	// (`shop admin` over stdio: the merchant on their own machine).
+	Actor *shop.Actor
+}
+
+// actorContext puts the caller's identity in ctx: the one its bearer token
+// carries (see AdminAuth), else fallback.
+func actorContext(ctx context.Context, req *mcp.CallToolRequest, fallback *shop.Actor) context.Context {
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		if a, ok := req.Extra.TokenInfo.Extra[actorExtra].(shop.Actor); ok {
+			return shop.WithActor(ctx, a)
+		}
+	}
+	if fallback != nil {
+		return shop.WithActor(ctx, *fallback)
+	}
+	return ctx
 }
 
 // NewMCP returns an MCP server offering the given tools. It is the one place
@@ -37,7 +54,7 @@ func NewMCP(opts MCPOptions) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: opts.Title, Version: opts.Version},
 		&mcp.ServerOptions{Instructions: opts.Instructions, Logger: quiet(logger)})
 	for _, t := range opts.Tools {
-		srv.AddTool(mcpTool(t), handler(t, logger))
+		srv.AddTool(mcpTool(t), handler(t, opts, logger))
 	}
 	return srv
 }
@@ -72,7 +89,7 @@ type toolError struct {
 // internalMessage answers any error that is not a *shop.Error.
 const internalMessage = "The shop could not complete this request because of an internal error; it has been logged. Try again in a moment."
 
-func handler(t shop.Tool, logger *slog.Logger) mcp.ToolHandler {
+func handler(t shop.Tool, opts MCPOptions, logger *slog.Logger) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (out *mcp.CallToolResult, _ error) {
 		start := time.Now()
 		defer func() {
@@ -81,6 +98,7 @@ func handler(t shop.Tool, logger *slog.Logger) mcp.ToolHandler {
 				out = errorResult(ctx, logger, t.Name, fmt.Errorf("panic: %v", p), attrs)
 			}
 		}()
+		ctx = actorContext(ctx, req, opts.Actor)
 		res, err := t.Handle(ctx, req.Params.Arguments)
 		attrs := []any{"tool", t.Name, "duration", time.Since(start).Round(time.Microsecond)}
 		if err != nil {

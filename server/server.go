@@ -56,6 +56,10 @@ type Options struct {
 	Receipts http.Handler
 	// Webhook, when set, serves POST /webhooks/stripe.
 	Webhook http.Handler
+	// AdminMCP is the staff's MCP server, served at /admin/mcp to holders
+	// of AdminTokens (nobody when there are none).
+	AdminMCP    *mcp.Server
+	AdminTokens []AdminToken
 }
 
 // Server is the shop's HTTP server.
@@ -94,16 +98,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Static != nil {
 		mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler(opts.Static)))
 	}
-	if opts.MCP != nil {
-		srv := opts.MCP
-		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-			Stateless:           true,
-			JSONResponse:        true,
-			Logger:              quiet(s.logger),
-			MaxRequestBodyBytes: MaxBodyBytes,
-			// Our own Host check below covers every address, not only loopback.
-			DisableLocalhostProtection: true,
-		})
+	if opts.MCP != nil || opts.AdminMCP != nil {
 		cop := http.NewCrossOriginProtection()
 		for _, o := range origins {
 			if err := cop.AddTrustedOrigin(o); err != nil {
@@ -113,11 +108,29 @@ func New(opts Options) (*Server, error) {
 		cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "cross-origin request refused: this origin is not trusted by the shop", http.StatusForbidden)
 		}))
-		mux.Handle("/mcp", checkHost(hosts, cop.Handler(h)))
+		if opts.MCP != nil {
+			mux.Handle("/mcp", checkHost(hosts, cop.Handler(s.streamable(opts.MCP))))
+		}
+		if opts.AdminMCP != nil {
+			mux.Handle("/admin/mcp", checkHost(hosts, cop.Handler(adminAuth(opts.AdminTokens, s.streamable(opts.AdminMCP)))))
+		}
 	}
 	limiter := newClientLimiter(s.opts.RateLimit, s.opts.RateBurst)
 	s.handler = recoverPanics(s.logger, securityHeaders(limitBody(limiter.handler(mux))))
 	return s, nil
+}
+
+// streamable serves an MCP server over streamable HTTP, statelessly, so that
+// replicas need no sticky sessions.
+func (s *Server) streamable(srv *mcp.Server) http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless:           true,
+		JSONResponse:        true,
+		Logger:              quiet(s.logger),
+		MaxRequestBodyBytes: MaxBodyBytes,
+		// Our own Host check covers every address, not only loopback.
+		DisableLocalhostProtection: true,
+	})
 }
 
 // Handler returns the server's HTTP handler.

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"shop"
+)
+
+// AdminToken is a staff member's bearer token as the shop keeps it: its
+// SHA-256 and the actor it stands for, never the token itself.
+type AdminToken struct {
+	Actor shop.Actor
+	hash  [sha256.Size]byte
+}
+
+// minAdminTokenLen keeps admin tokens out of guessing range.
+const minAdminTokenLen = 24
+
+// ParseAdminTokens reads SHOP_ADMIN_TOKENS: comma-separated role:token pairs
+// ("owner:…,viewer:…"). Each actor is labelled with the first 8 hex digits
+// of its token's hash, which the audit log shows.
+func ParseAdminTokens(s string) ([]AdminToken, error) {
+	var out []AdminToken
+	for i, pair := range strings.Split(s, ",") {
+		pair = strings.TrimSpace(pair)
+		if pair == "" {
+			continue
+		}
+		role, token, ok := strings.Cut(pair, ":")
+		r := shop.Role(strings.ToLower(strings.TrimSpace(role)))
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d is not role:token", i+1)
+		case r != shop.Viewer && r != shop.Support && r != shop.Owner:
+			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d: role %q; send viewer, support or owner", i+1, role)
+		case len(token) < minAdminTokenLen:
+			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d: the token is too short; use at least %d random characters (openssl rand -hex 24)", i+1, minAdminTokenLen)
+		}
+		h := sha256.Sum256([]byte(token))
+		out = append(out, AdminToken{Actor: shop.Actor{Role: r, Label: hex.EncodeToString(h[:4])}, hash: h})
+	}
+	return out, nil
+}
+
+// actorExtra is where a verified token's actor travels in auth.TokenInfo.
+const actorExtra = "shop.actor"
+
+// lookup finds the actor of a bearer token, comparing its hash with every
+// known one in constant time.
+func lookup(tokens []AdminToken, bearer string) (shop.Actor, bool) {
+	h := sha256.Sum256([]byte(bearer))
+	var found shop.Actor
+	ok := 0
+	for _, t := range tokens {
+		if subtle.ConstantTimeCompare(h[:], t.hash[:]) == 1 {
+			found, ok = t.Actor, 1
+		}
+	}
+	return found, ok == 1
+}
+
+// adminAuth admits requests with a known bearer token and hands the actor to
+// the MCP handler (through go-sdk's TokenInfo); any other request gets 401
+// with WWW-Authenticate.
+func adminAuth(tokens []AdminToken, next http.Handler) http.Handler {
+	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		a, ok := lookup(tokens, token)
+		if !ok {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: a.String(), Extra: map[string]any{actorExtra: a}}, nil
+	}
+	inner := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fields := strings.Fields(r.Header.Get("Authorization"))
+		if len(fields) != 2 || !strings.EqualFold(fields[0], "bearer") {
+			unauthorized(w, "send Authorization: Bearer <admin token>")
+			return
+		}
+		if _, ok := lookup(tokens, fields[1]); !ok {
+			unauthorized(w, "unknown admin token")
+			return
+		}
+		inner.ServeHTTP(w, r)
+	})
+}
+
+func unauthorized(w http.ResponseWriter, msg string) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="shop admin"`)
+	http.Error(w, msg, http.StatusUnauthorized)
+}
