@@ -2,12 +2,15 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"gorm.io/gorm"
+
+	"shop"
 )
 
 // Stock on hand is variants.stock; a checkout session that is ready for
@@ -216,4 +219,64 @@ func (c *Catalog) conn(ctx context.Context, db *gorm.DB) *gorm.DB {
 		db = c.db
 	}
 	return db.WithContext(ctx)
+}
+
+// Restock puts units back on hand, in tx (a canceled or refunded order's).
+func (c *Catalog) Restock(ctx context.Context, tx *gorm.DB, lines []HoldLine) error {
+	now := c.now().UTC()
+	for _, l := range lines {
+		res := tx.WithContext(ctx).Exec("UPDATE variants SET stock = stock + ?, updated_at = ? WHERE id = ?", l.Quantity, now, l.VariantID)
+		if res.Error != nil {
+			return fmt.Errorf("restock %s: %w", l.VariantID, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("restock %s: the variant is no longer in the catalog", l.VariantID)
+		}
+	}
+	return nil
+}
+
+// StockChange is a change of a variant's stock on hand: Set it to a number,
+// or Add a (possibly negative) number to it.
+type StockChange struct {
+	Set *int64
+	Add *int64
+}
+
+// AdjustStock changes a variant's stock on hand in tx and returns it before
+// and after. The result must lie in 0…MaxStock; the change is a conditional
+// update, so concurrent sales and adjustments never lose one another.
+//
+// Errors: not_found ($.variant_id), invalid ($.set, $.add).
+func (c *Catalog) AdjustStock(ctx context.Context, tx *gorm.DB, variantID string, ch StockChange) (before, after int64, err error) {
+	tx = tx.WithContext(ctx)
+	var v variantRow
+	if err := tx.Select("id", "stock").Where("id = ?", variantID).Take(&v).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return 0, 0, shop.Errorf(shop.NotFound, "$.variant_id", "no variant has id %q", variantID)
+		}
+		return 0, 0, fmt.Errorf("adjust stock of %s: %w", variantID, err)
+	}
+	before, after = v.Stock, v.Stock
+	switch {
+	case ch.Set != nil:
+		after = *ch.Set
+	case ch.Add != nil:
+		after = v.Stock + *ch.Add
+	}
+	if after < 0 || after > MaxStock {
+		param := "$.set"
+		if ch.Set == nil {
+			param = "$.add"
+		}
+		return before, after, shop.Errorf(shop.Invalid, param, "the stock would be %d; it must stay from 0 to %d (now %d)", after, MaxStock, v.Stock)
+	}
+	res := tx.Exec("UPDATE variants SET stock = ?, updated_at = ? WHERE id = ? AND stock = ?", after, c.now().UTC(), variantID, before)
+	if res.Error != nil {
+		return before, after, fmt.Errorf("adjust stock of %s: %w", variantID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return before, after, shop.Errorf(shop.Conflict, "$.variant_id", "the stock of %s changed while adjusting it; look at it again and retry", variantID)
+	}
+	return before, after, nil
 }

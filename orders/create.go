@@ -64,6 +64,7 @@ type orderRow struct {
 	PaymentMode       string
 	PaymentReference  string
 	PaymentStatus     string
+	Refunded          int64
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 }
@@ -85,6 +86,8 @@ type lineRow struct {
 	Subtotal   int64
 	Tax        int64
 	Total      int64
+	Fulfilled  int64
+	Restocked  int64
 }
 
 func (lineRow) TableName() string { return "order_lines" }

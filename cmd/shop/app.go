@@ -31,6 +31,7 @@ type app struct {
 	catalog  *catalog.Catalog
 	checkout *checkout.Checkout
 	orders   *orders.Orders
+	admin    *orders.Admin
 	charger  checkout.Charger
 }
 
@@ -103,6 +104,11 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 	}
 	a.catalog = catalog.New(a.db, a.policy.Currency(), &catalog.Options{PublicURL: cfg.PublicURL})
 	a.orders = orders.New(a.db, &orders.Options{PublicURL: cfg.PublicURL, ReceiptKey: key})
+	refunder, ok := a.charger.(orders.Refunder)
+	if !ok {
+		return fmt.Errorf("payment provider %s cannot refund", a.charger.Name())
+	}
+	a.admin = orders.NewAdmin(a.orders, a.catalog, refunder)
 	a.checkout = checkout.New(a.db, a.policy, a.catalog, &checkout.Options{
 		PublicURL: cfg.PublicURL, TTL: cfg.SessionTTL, Logger: m.Logger,
 		Orders: a.orders, Charger: a.charger, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
@@ -149,6 +155,22 @@ func (a *app) buyerMCP(m *Main) *mcp.Server {
 			a.policy.Name, a.policy.Currency().Code()),
 		Tools:  slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools()),
 		Logger: m.Logger,
+	})
+}
+
+// adminMCP is the MCP server of the staff's tools; actor, when set, is who
+// every caller is (`shop admin`), otherwise each caller's token says.
+func (a *app) adminMCP(m *Main, actor *shop.Actor) *mcp.Server {
+	return server.NewMCP(server.MCPOptions{
+		Name:    "shop-admin",
+		Title:   a.policy.Name + " (staff)",
+		Version: version(),
+		Instructions: fmt.Sprintf("The order administration of %s: find orders (list_orders, get_order), fulfil them, add notes, "+
+			"refund, cancel and adjust stock (two steps: the first call previews and returns a confirm token), and read the sales "+
+			"report and the audit log. Amounts are integers in minor units of %s.", a.policy.Name, a.policy.Currency().Code()),
+		Tools:  a.admin.Tools(),
+		Logger: m.Logger,
+		Actor:  actor,
 	})
 }
 

@@ -5,6 +5,7 @@
 //
 //	shop [serve] [--addr 127.0.0.1:8000] [--db shop.db|postgres://…] [--config policy.yaml]
 //	shop stdio    [--db …] [--config …]     buyer tools over stdio
+//	shop admin    [--db …] [--config …]     staff tools over stdio (owner role)
 //	shop migrate  [--db …]                  apply migrations, print the schema version
 //	shop catalog import FILE [--db …] [--config …]
 //
@@ -55,6 +56,7 @@ type Main struct {
 const usage = `Usage:
   shop [serve] [flags]            serve the shop over HTTP (MCP at /mcp)
   shop stdio [flags]              serve the buyer tools over stdio
+  shop admin [flags]              serve the staff's tools over stdio, as the owner
   shop migrate [flags]            apply database migrations and print the schema version
   shop catalog import FILE [flags]
                                   import products from a JSON catalog file
@@ -68,7 +70,8 @@ Flags:
 Environment:
   SHOP_PUBLIC_URL        the shop's base URL (default http://ADDR)
   STRIPE_SECRET_KEY      sk_test_… for Stripe test mode; unset: sandbox payments
-  STRIPE_WEBHOOK_SECRET, SHOP_ADMIN_TOKENS, SHOP_RECEIPT_KEY
+  SHOP_ADMIN_TOKENS      role:token pairs for /admin/mcp (owner:…,viewer:…)
+  STRIPE_WEBHOOK_SECRET, SHOP_RECEIPT_KEY
 `
 
 // Run runs the subcommand named by args.
@@ -82,6 +85,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return m.serve(ctx, args)
 	case "stdio":
 		return m.stdio(ctx, args)
+	case "admin":
+		return m.adminStdio(ctx, args)
 	case "migrate":
 		return m.migrate(ctx, args)
 	case "catalog":

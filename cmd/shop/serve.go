@@ -40,6 +40,13 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	adminTokens, err := server.ParseAdminTokens(cfg.AdminTokens)
+	if err != nil {
+		return err
+	}
+	if len(adminTokens) == 0 {
+		m.Logger.Warn("SHOP_ADMIN_TOKENS is unset: /admin/mcp refuses everyone; `shop admin` serves the staff tools locally")
+	}
 	srv, err := server.New(server.Options{
 		MCP:            a.buyerMCP(m),
 		Static:         static,
@@ -49,6 +56,8 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		Logger:         m.Logger,
 		Receipts:       server.ReceiptHandler(a.orders, m.Logger),
 		Webhook:        server.StripeWebhook(cfg.StripeWebhookSecret, a.checkout.ReconcileSession, m.Logger),
+		AdminMCP:       a.adminMCP(m, nil),
+		AdminTokens:    adminTokens,
 	})
 	if err != nil {
 		return err
@@ -102,6 +111,26 @@ func (m *Main) stdio(ctx context.Context, args []string) error {
 	defer a.close()
 	m.Logger.Info("shop serving over stdio", "merchant", a.policy.Name, "database", database.Redact(cfg.DB), "schema_version", a.schema)
 	return a.buyerMCP(m).Run(ctx, &mcp.IOTransport{Reader: readCloser{m.Stdin}, Writer: writeCloser{m.Stdout}})
+}
+
+// admin serves the staff's tools over stdio with the owner role: the
+// merchant on their own machine, against their own database.
+func (m *Main) adminStdio(ctx context.Context, args []string) error {
+	cfg, err := m.parseFlags("admin", args, false, nil)
+	if err != nil {
+		return err
+	}
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = catalog.DefaultPublicURL
+	}
+	a, err := m.open(ctx, cfg, true)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	m.Logger.Info("shop admin tools over stdio", "merchant", a.policy.Name, "database", database.Redact(cfg.DB), "schema_version", a.schema)
+	owner := &shop.Actor{Role: shop.Owner, Label: "local"}
+	return a.adminMCP(m, owner).Run(ctx, &mcp.IOTransport{Reader: readCloser{m.Stdin}, Writer: writeCloser{m.Stdout}})
 }
 
 func (m *Main) migrate(ctx context.Context, args []string) error {

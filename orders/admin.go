@@ -1,0 +1,65 @@
+package orders
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+
+	"shop"
+	"shop/catalog"
+	"shop/payments"
+)
+
+// Refunder is what refunds need of the payment provider; the providers of
+// package payments satisfy it. It is declared here, where it is used.
+type Refunder interface {
+	// Name is the provider's name, as orders record it ("stripe", "sandbox").
+	Name() string
+	// Refund refunds once per idempotency key, however often it is called.
+	Refund(ctx context.Context, r payments.RefundRequest) (*payments.Refund, error)
+}
+
+// Admin runs the shop's orders for its staff: the tools of CONTRACT.md §6,
+// each allowed to a role, every change audited in the transaction that
+// makes it, and money or stock going out confirmed in two steps.
+type Admin struct {
+	orders   *Orders
+	db       *gorm.DB
+	catalog  *catalog.Catalog
+	refunder Refunder
+	now      func() time.Time
+}
+
+// NewAdmin returns the administration of o, restocking into cat and
+// refunding through refunder.
+func NewAdmin(o *Orders, cat *catalog.Catalog, refunder Refunder) *Admin {
+	return &Admin{orders: o, db: o.db, catalog: cat, refunder: refunder, now: o.now}
+}
+
+// Tools returns the staff's tools (CONTRACT.md §6), for /admin/mcp and
+// `shop admin` only: never the buyers' endpoint.
+func (a *Admin) Tools() []shop.Tool {
+	return append(a.readTools(), a.writeTools()...)
+}
+
+// Order statuses beyond StatusConfirmed (paid, nothing shipped).
+const (
+	StatusPartiallyShipped = "partially_shipped"
+	StatusShipped          = "shipped"
+	StatusCanceled         = "canceled"
+	StatusRefunded         = "refunded"
+)
+
+// require returns the caller when its role allows need, else a forbidden
+// error that names both.
+func require(ctx context.Context, need shop.Role) (shop.Actor, error) {
+	a, ok := shop.ActorFrom(ctx)
+	if !ok {
+		return a, shop.Errorf(shop.Forbidden, "", "admin tools need an admin token (Authorization: Bearer …)")
+	}
+	if !a.Role.Allows(need) {
+		return a, shop.Errorf(shop.Forbidden, "", "this tool needs the %s role; your token has the %s role", need, a.Role)
+	}
+	return a, nil
+}

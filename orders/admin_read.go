@@ -1,0 +1,404 @@
+package orders
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"shop"
+	"shop/money"
+)
+
+// Bounds of the staff's read tools.
+const (
+	listOrdersDefault  = 20
+	listEventsDefault  = 50
+	maxListLimit       = 100
+	maxSearchTextLen   = 200
+	maxActorFilterLen  = 100
+	maxActionFilterLen = 64
+	maxReportDays      = 366
+	defaultReportDays  = 7
+	maxListCursorLen   = 300
+	listCursorVersion  = 1
+	dayLayout          = "2006-01-02"
+)
+
+// orderStatuses are the statuses list_orders filters on.
+var orderStatuses = []string{StatusConfirmed, StatusPartiallyShipped, StatusShipped, StatusCanceled, StatusRefunded}
+
+// OrderSummary is an order as list_orders shows it; Items counts units.
+type OrderSummary struct {
+	ID        string      `json:"id"`
+	Number    int64       `json:"number"`
+	Status    string      `json:"status"`
+	Email     string      `json:"email"`
+	Total     money.Price `json:"total"`
+	Refunded  money.Price `json:"refunded"`
+	CreatedAt time.Time   `json:"created_at"`
+	Items     int64       `json:"items"`
+}
+
+// OrderList is list_orders' structured content, newest first.
+type OrderList struct {
+	Orders     []OrderSummary `json:"orders"`
+	NextCursor string         `json:"next_cursor,omitempty"`
+}
+
+// OrderDetail is the staff's view of an order: the order with its receipt,
+// the amount refunded, each line's progress, and the refunds, fulfilments,
+// notes and audit trail, each oldest first.
+type OrderDetail struct {
+	Order
+	Refunded    money.Price        `json:"refunded"`
+	Lines       []LineProgress     `json:"lines"`
+	Refunds     []RefundRecord     `json:"refunds"`
+	Fulfilments []FulfilmentRecord `json:"fulfilments"`
+	Notes       []NoteRecord       `json:"notes"`
+	AuditTrail  []AuditEntry       `json:"audit_trail"`
+}
+
+// OrderDetailResult is the staff's get_order structured content.
+type OrderDetailResult struct {
+	Order OrderDetail `json:"order"`
+}
+
+// LineProgress is how much of an order line has shipped and been restocked.
+type LineProgress struct {
+	ID        string `json:"id"`
+	VariantID string `json:"variant_id"`
+	Name      string `json:"name"`
+	Quantity  int64  `json:"quantity"`
+	Fulfilled int64  `json:"fulfilled"`
+	Restocked int64  `json:"restocked"`
+}
+
+// RefundRecord is a refund as recorded (status pending, succeeded or failed).
+type RefundRecord struct {
+	ID        string      `json:"id"`
+	Amount    money.Price `json:"amount"`
+	Reason    string      `json:"reason"`
+	Status    string      `json:"status"`
+	Reference string      `json:"reference"`
+	Actor     string      `json:"actor"`
+	CreatedAt time.Time   `json:"created_at"`
+}
+
+// FulfilmentRecord is a shipment; Lines is the stored JSON [{line_id, quantity}].
+type FulfilmentRecord struct {
+	ID             string          `json:"id"`
+	Carrier        string          `json:"carrier"`
+	TrackingNumber string          `json:"tracking_number"`
+	TrackingURL    string          `json:"tracking_url"`
+	Lines          json.RawMessage `json:"lines"`
+	Actor          string          `json:"actor"`
+	CreatedAt      time.Time       `json:"created_at"`
+}
+
+// NoteRecord is a staff note on an order.
+type NoteRecord struct {
+	ID        string    `json:"id"`
+	Note      string    `json:"note"`
+	Actor     string    `json:"actor"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// AuditEntry is an audit event; Arguments, Before and After are its JSON or null.
+type AuditEntry struct {
+	ID        string          `json:"id"`
+	At        time.Time       `json:"at"`
+	Actor     string          `json:"actor"`
+	Action    string          `json:"action"`
+	OrderID   string          `json:"order_id"`
+	SessionID string          `json:"session_id"`
+	Arguments json.RawMessage `json:"arguments"`
+	Before    json.RawMessage `json:"before"`
+	After     json.RawMessage `json:"after"`
+}
+
+// AuditList is list_audit_events' structured content, newest first.
+type AuditList struct {
+	Events     []AuditEntry `json:"events"`
+	NextCursor string       `json:"next_cursor,omitempty"`
+}
+
+const rangeHelp = `RFC 3339 time (2025-10-01T09:00:00Z) or date (2025-10-01: that UTC day's start)`
+
+// readTools returns the staff's read-only tools, each for the viewer role.
+func (a *Admin) readTools() []shop.Tool {
+	errs := " Role viewer (any admin token). Errors: forbidden, "
+	tool := func(name, title, desc, schema string, h func(context.Context, json.RawMessage) (*shop.Result, error)) shop.Tool {
+		return shop.Tool{Name: name, Title: title, Description: desc, InputSchema: json.RawMessage(schema), ReadOnly: true, Idempotent: true,
+			Handle: func(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+				if _, err := require(ctx, shop.Viewer); err != nil {
+					return nil, err
+				}
+				return h(ctx, raw)
+			}}
+	}
+	page := fmt.Sprintf(`
+    "limit": {"type": "integer", "minimum": 1, "maximum": %d, "default": %%d, "description": "Rows per page."},
+    "cursor": {"type": "string", "maxLength": %d, "description": "next_cursor of the previous page, with the same filters."}`, maxListLimit, maxListCursorLen)
+	return []shop.Tool{
+		tool("list_orders", "List orders", "List orders, newest first: number, status, email, total and refunded (minor units and display), "+
+			"created_at and units. Filters combine: status, email (exact), text (an order number, or part of the buyer's email or name), "+
+			"created_from (inclusive), created_to (exclusive). For the next page pass next_cursor as cursor with the same filters."+
+			errs+"invalid (status, email, text, created_from, created_to, limit, cursor).", fmt.Sprintf(`{
+  "type": "object",
+  "properties": {
+    "status": {"type": "string", "enum": ["%s"], "description": "Only orders in this status."},
+    "email": {"type": "string", "maxLength": %d, "description": "Only orders placed with this email (case does not matter)."},
+    "text": {"type": "string", "maxLength": %d, "description": "An order number (1001), or part of the buyer's email or name."},
+    "created_from": {"type": "string", "maxLength": 40, "description": "Created at or after this %s."},
+    "created_to": {"type": "string", "maxLength": 40, "description": "Created before this %s."},`+page+`
+  }
+}`, strings.Join(orderStatuses, `", "`), MaxEmailLen, maxSearchTextLen, rangeHelp, rangeHelp, listOrdersDefault), a.listOrders),
+		tool("get_order", "Get an order (staff)", "Get everything about an order: the receipt (lines, address, shipping, totals, payment), "+
+			"the amount refunded, each line's fulfilled and restocked units, refunds, fulfilments with tracking, notes and the audit "+
+			"trail, oldest first. Amounts in minor units of the currency."+errs+"missing or invalid order_id, not_found.", `{
+  "type": "object",
+  "properties": {
+    "order_id": {"type": "string", "minLength": 30, "maxLength": 30, "pattern": "^ord_[a-z2-7]{26}$", "description": "The order's id, \"ord_…\", as list_orders shows it."}
+  },
+  "required": ["order_id"]
+}`, a.getOrderDetail),
+		tool("sales_report", "Sales report", "Sales per UTC day from one date to another, both included (default the 7 days ending "+
+			"today), every day listed: orders, gross, refunds and net in minor units with display strings, and totals. Gross counts "+
+			"every order created that day, canceled ones too (what was charged); refunds sums the succeeded refunds made that day; "+
+			"net = gross − refunds."+errs+fmt.Sprintf("invalid (from, to: YYYY-MM-DD, to not before from, at most %d days).", maxReportDays), `{
+  "type": "object",
+  "properties": {
+    "from": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "description": "First day, YYYY-MM-DD (UTC); default 6 days before to."},
+    "to": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "description": "Last day, YYYY-MM-DD (UTC); default today."}
+  }
+}`, a.salesReportTool),
+		tool("list_audit_events", "List audit events", "List the audit log, newest first: when, who (role:token label, or checkout), "+
+			"the action (a tool such as refund_order, or order.created), the order or session, and the arguments and the state "+
+			"before and after as JSON. Filters combine: order_id, actor, tool, from (inclusive), to (exclusive). For the next page "+
+			"pass next_cursor as cursor with the same filters."+errs+"invalid (order_id, actor, tool, from, to, limit, cursor).", fmt.Sprintf(`{
+  "type": "object",
+  "properties": {
+    "order_id": {"type": "string", "maxLength": 30, "pattern": "^ord_[a-z2-7]{26}$", "description": "Only events of this order."},
+    "actor": {"type": "string", "maxLength": %d, "description": "Only events by this actor, exactly as shown (\"owner:3f9a1c0b\", \"checkout\")."},
+    "tool": {"type": "string", "maxLength": %d, "description": "Only this action (\"refund_order\", \"order.created\")."},
+    "from": {"type": "string", "maxLength": 40, "description": "At or after this %s."},
+    "to": {"type": "string", "maxLength": 40, "description": "Before this %s."},`+page+`
+  }
+}`, maxActorFilterLen, maxActionFilterLen, rangeHelp, rangeHelp, listEventsDefault), a.listAuditEvents),
+	}
+}
+
+func (a *Admin) listOrders(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+	var args struct {
+		Status      string `json:"status"`
+		Email       string `json:"email"`
+		Text        string `json:"text"`
+		CreatedFrom string `json:"created_from"`
+		CreatedTo   string `json:"created_to"`
+		Limit       *int   `json:"limit"`
+		Cursor      string `json:"cursor"`
+	}
+	if err := shop.DecodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	q := a.db.WithContext(ctx).Table("orders o")
+	if args.Status != "" {
+		if !slices.Contains(orderStatuses, args.Status) {
+			return nil, shop.Errorf(shop.Invalid, "$.status", "no status %q; send one of: %s", args.Status, strings.Join(orderStatuses, ", "))
+		}
+		q = q.Where("o.status = ?", args.Status)
+	}
+	email := normalizeEmail(args.Email)
+	if len(email) > MaxEmailLen {
+		return nil, shop.Errorf(shop.Invalid, "$.email", "at most %d characters", MaxEmailLen)
+	}
+	if email != "" {
+		q = q.Where("o.email = ?", email)
+	}
+	text := strings.ToLower(strings.TrimSpace(args.Text))
+	if n := utf8.RuneCountInString(text); n > maxSearchTextLen {
+		return nil, shop.Errorf(shop.Invalid, "$.text", "the text is %d characters; send at most %d", n, maxSearchTextLen)
+	}
+	if n, ok := orderNumber(text); ok {
+		q = q.Where("o.number = ?", n)
+	} else if text != "" {
+		// The buyer is stored as JSON whose name fields come first; the text
+		// is looked for, in its JSON spelling, after the first of them.
+		inner, _ := json.Marshal(text)
+		q = q.Where(`(LOWER(o.email) LIKE ? ESCAPE '!' OR LOWER(o.buyer) LIKE ? ESCAPE '!')`,
+			"%"+likeEscape(text)+"%", `%name":"%`+likeEscape(string(inner[1:len(inner)-1]))+"%")
+	}
+	from, to, err := timeRange(args.CreatedFrom, args.CreatedTo, "$.created_from", "$.created_to")
+	if err != nil {
+		return nil, err
+	}
+	type row struct {
+		ID, Status, Email, Currency    string
+		Number, Total, Refunded, Items int64
+		CreatedAt                      time.Time
+	}
+	q = q.Select("o.id, o.number, o.status, o.email, o.currency, o.total, o.refunded, o.created_at, " +
+		"(SELECT COALESCE(SUM(l.quantity), 0) FROM order_lines l WHERE l.order_id = o.id) AS items")
+	k := keyset{timeCol: "o.created_at", idCol: "o.id", from: from, to: to, limit: args.Limit, def: listOrdersDefault, cursor: args.Cursor,
+		fp: fingerprint("orders", args.Status, email, text, instantKey(from), instantKey(to))}
+	rows, next, err := readPage(q, k, func(r row) (time.Time, string) { return r.CreatedAt, r.ID })
+	if err != nil {
+		return nil, err
+	}
+	list := OrderList{Orders: []OrderSummary{}, NextCursor: next}
+	lines := make([]string, 0, len(rows))
+	for _, r := range rows {
+		s := OrderSummary{ID: r.ID, Number: r.Number, Status: r.Status, Email: r.Email, Total: priceOf(r.Currency, r.Total),
+			Refunded: priceOf(r.Currency, r.Refunded), CreatedAt: r.CreatedAt.UTC(), Items: r.Items}
+		list.Orders = append(list.Orders, s)
+		line := fmt.Sprintf("%d %s %s %s %s, %d units, total %s", s.Number, s.ID, s.CreatedAt.Format("2006-01-02 15:04 UTC"),
+			s.Status, s.Email, s.Items, s.Total.Display)
+		if s.Refunded.Amount > 0 {
+			line += ", refunded " + s.Refunded.Display
+		}
+		lines = append(lines, line)
+	}
+	return &shop.Result{Structured: list, Text: listText(lines, "No orders match.", next)}, nil
+}
+
+// getOrderDetail answers the order (its receipt as buyers see it) and
+// everything recorded about it.
+func (a *Admin) getOrderDetail(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+	var args struct {
+		OrderID string `json:"order_id"`
+	}
+	if err := shop.DecodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	id := strings.TrimSpace(args.OrderID)
+	if id != "" && !idPattern.MatchString(id) {
+		return nil, shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as list_orders shows it`)
+	}
+	row, lines, err := a.load(ctx, a.db, id) // missing or not_found $.order_id
+	if err != nil {
+		return nil, err
+	}
+	ord, err := a.orders.order(row, lines)
+	if err != nil {
+		return nil, err
+	}
+	cur := row.Currency
+	d := &OrderDetail{Order: *ord, Refunded: priceOf(cur, row.Refunded), Lines: []LineProgress{}, Refunds: []RefundRecord{},
+		Fulfilments: []FulfilmentRecord{}, Notes: []NoteRecord{}, AuditTrail: []AuditEntry{}}
+	for _, l := range lines {
+		d.Lines = append(d.Lines, LineProgress{ID: l.LineID, VariantID: l.VariantID, Name: l.Name, Quantity: l.Quantity,
+			Fulfilled: l.Fulfilled, Restocked: l.Restocked})
+	}
+	var (
+		refunds     []refundRow
+		fulfilments []fulfilmentRow
+		notes       []noteRow
+		events      []auditRow
+	)
+	db := a.db.WithContext(ctx)
+	for _, r := range []struct {
+		dst   any
+		order string
+	}{{&refunds, "created_at, id"}, {&fulfilments, "created_at, id"}, {&notes, "created_at, id"}, {&events, "at, id"}} {
+		if err := db.Where("order_id = ?", id).Order(r.order).Find(r.dst).Error; err != nil {
+			return nil, fmt.Errorf("read order %s: %T: %w", id, r.dst, err)
+		}
+	}
+	for _, r := range refunds {
+		d.Refunds = append(d.Refunds, RefundRecord{ID: r.ID, Amount: priceOf(cur, r.Amount), Reason: r.Reason, Status: r.Status,
+			Reference: r.Reference, Actor: r.Actor, CreatedAt: r.CreatedAt.UTC()})
+	}
+	for _, f := range fulfilments {
+		d.Fulfilments = append(d.Fulfilments, FulfilmentRecord{ID: f.ID, Carrier: f.Carrier, TrackingNumber: f.TrackingNumber,
+			TrackingURL: f.TrackingURL, Lines: rawJSON(f.Lines), Actor: f.Actor, CreatedAt: f.CreatedAt.UTC()})
+	}
+	for _, n := range notes {
+		d.Notes = append(d.Notes, NoteRecord{ID: n.ID, Note: n.Note, Actor: n.Actor, CreatedAt: n.CreatedAt.UTC()})
+	}
+	for _, e := range events {
+		d.AuditTrail = append(d.AuditTrail, auditEntry(e))
+	}
+	return &shop.Result{Structured: OrderDetailResult{Order: *d}, Text: detailText(d)}, nil
+}
+
+// detailText is the buyer's summary of the order, then what staff did.
+func detailText(d *OrderDetail) string {
+	var sb strings.Builder
+	sb.WriteString(summary(&d.Order))
+	fmt.Fprintf(&sb, "\nRefunded %s.", d.Refunded.Display)
+	for _, l := range d.Lines {
+		fmt.Fprintf(&sb, "\nLine %s (%s): %d ordered, %d fulfilled, %d restocked.", l.ID, l.Name, l.Quantity, l.Fulfilled, l.Restocked)
+	}
+	for _, r := range d.Refunds {
+		fmt.Fprintf(&sb, "\nRefund %s %s %s by %s at %s: %q.", r.ID, r.Amount.Display, r.Status, r.Actor, r.CreatedAt.Format(time.RFC3339), r.Reason)
+	}
+	for _, f := range d.Fulfilments {
+		fmt.Fprintf(&sb, "\nShipped with %s %s by %s at %s.", f.Carrier, f.TrackingNumber, f.Actor, f.CreatedAt.Format(time.RFC3339))
+	}
+	for _, n := range d.Notes {
+		fmt.Fprintf(&sb, "\nNote by %s at %s: %s", n.Actor, n.CreatedAt.Format(time.RFC3339), n.Note)
+	}
+	for _, e := range d.AuditTrail {
+		fmt.Fprintf(&sb, "\nAudit: %s by %s at %s.", e.Action, e.Actor, e.At.Format(time.RFC3339))
+	}
+	return sb.String()
+}
+
+// listAuditEvents lists the audit log, newest first, as its filters say.
+func (a *Admin) listAuditEvents(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+	var args struct {
+		OrderID string `json:"order_id"`
+		Actor   string `json:"actor"`
+		Tool    string `json:"tool"`
+		From    string `json:"from"`
+		To      string `json:"to"`
+		Limit   *int   `json:"limit"`
+		Cursor  string `json:"cursor"`
+	}
+	if err := shop.DecodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	orderID, actor, action := strings.TrimSpace(args.OrderID), strings.TrimSpace(args.Actor), strings.TrimSpace(args.Tool)
+	switch {
+	case orderID != "" && !idPattern.MatchString(orderID):
+		return nil, shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as list_orders shows it`)
+	case len(actor) > maxActorFilterLen:
+		return nil, shop.Errorf(shop.Invalid, "$.actor", "at most %d characters, such as \"owner:3f9a1c0b\"", maxActorFilterLen)
+	case len(action) > maxActionFilterLen:
+		return nil, shop.Errorf(shop.Invalid, "$.tool", "at most %d characters, such as \"refund_order\"", maxActionFilterLen)
+	}
+	q := a.db.WithContext(ctx).Model(&auditRow{})
+	for _, f := range [][2]string{{"order_id", orderID}, {"actor", actor}, {"action", action}} {
+		if f[1] != "" {
+			q = q.Where(f[0]+" = ?", f[1])
+		}
+	}
+	from, to, err := timeRange(args.From, args.To, "$.from", "$.to")
+	if err != nil {
+		return nil, err
+	}
+	k := keyset{timeCol: "at", idCol: "id", from: from, to: to, limit: args.Limit, def: listEventsDefault, cursor: args.Cursor,
+		fp: fingerprint("audit", orderID, actor, action, instantKey(from), instantKey(to))}
+	rows, next, err := readPage(q, k, func(r auditRow) (time.Time, string) { return r.At, r.ID })
+	if err != nil {
+		return nil, err
+	}
+	list := AuditList{Events: make([]AuditEntry, len(rows)), NextCursor: next}
+	lines := make([]string, len(rows))
+	for i, r := range rows {
+		e := auditEntry(r)
+		list.Events[i] = e
+		lines[i] = fmt.Sprintf("%s %s %s", e.At.Format(time.RFC3339Nano), e.Actor, e.Action)
+		if e.OrderID != "" {
+			lines[i] += " order " + e.OrderID
+		}
+		if e.Arguments != nil {
+			lines[i] += " " + string(e.Arguments)
+		}
+	}
+	return &shop.Result{Structured: list, Text: listText(lines, "No audit events match.", next)}, nil
+}

@@ -1,0 +1,424 @@
+package orders
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gorm.io/gorm"
+
+	"shop"
+	"shop/catalog"
+)
+
+// writeTools are the tools that change orders and stock.
+func (a *Admin) writeTools() []shop.Tool {
+	return []shop.Tool{
+		{
+			Name: "fulfill_order", Title: "Fulfil an order",
+			Description: "Role support. Record a shipment: carrier, tracking number and URL, and which lines (line ids and quantities; " +
+				"default every unshipped unit). An order may ship in several parts: its status becomes partially_shipped, then shipped. " +
+				"Errors: not_found $.order_id; invalid when the order is canceled, refunded or shipped already, or a line is over-shipped.",
+			InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "order_id": {"type": "string", "minLength": 1, "maxLength": 64},
+    "carrier": {"type": "string", "minLength": 1, "maxLength": 64, "description": "USPS, UPS, DHL, …"},
+    "tracking_number": {"type": "string", "minLength": 1, "maxLength": 100},
+    "tracking_url": {"type": "string", "maxLength": 500, "description": "https:// link to the carrier's tracking page."},
+    "lines": {"type": "array", "maxItems": 50, "items": {
+      "type": "object",
+      "properties": {"line_id": {"type": "string", "maxLength": 80}, "quantity": {"type": "integer", "minimum": 1, "maximum": 999}},
+      "required": ["line_id", "quantity"]
+    }}
+  },
+  "required": ["order_id", "carrier", "tracking_number"]
+}`),
+			Handle: a.fulfillTool,
+		},
+		{
+			Name: "add_order_note", Title: "Add a note to an order",
+			Description: "Role support. Add a note (what the buyer asked, what was promised) to an order; notes show in get_order. Errors: not_found $.order_id, invalid $.note.",
+			InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "order_id": {"type": "string", "minLength": 1, "maxLength": 64},
+    "note": {"type": "string", "minLength": 1, "maxLength": 2000}
+  },
+  "required": ["order_id", "note"]
+}`),
+			Handle: a.noteTool,
+		},
+		{
+			Name: "refund_order", Title: "Refund an order",
+			Description: "Role owner. Two steps: without confirm it changes nothing and previews the refund (amount, what is left) with a confirm token; " +
+				"the same call with that token refunds through the payment provider. amount defaults to everything not yet refunded and never exceeds it; " +
+				"restock puts chosen lines back on sale. Errors: not_found $.order_id; invalid $.amount, $.restock, $.confirm (used, expired, other arguments or actor).",
+			InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "order_id": {"type": "string", "minLength": 1, "maxLength": 64},
+    "amount": {"type": "integer", "minimum": 1, "description": "Minor units; default: what is left to refund."},
+    "reason": {"type": "string", "minLength": 1, "maxLength": 500},
+    "restock": {"type": "array", "maxItems": 50, "items": {
+      "type": "object",
+      "properties": {"line_id": {"type": "string", "maxLength": 80}, "quantity": {"type": "integer", "minimum": 1, "maximum": 999}},
+      "required": ["line_id", "quantity"]
+    }},
+    "confirm": {"type": "string", "maxLength": 100, "description": "The token of this call's preview."}
+  },
+  "required": ["order_id", "reason"]
+}`),
+			Destructive: true,
+			Handle:      a.refundTool,
+		},
+		{
+			Name: "cancel_order", Title: "Cancel an order",
+			Description: "Role owner. Two steps, like refund_order. Cancels an order nothing of which has shipped; by default it refunds what is left " +
+				"and puts every unit back on sale (refund: false, restock: false to skip). Errors: not_found $.order_id; invalid when the order has shipped or ended, $.confirm.",
+			InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "order_id": {"type": "string", "minLength": 1, "maxLength": 64},
+    "reason": {"type": "string", "minLength": 1, "maxLength": 500},
+    "refund": {"type": "boolean", "default": true},
+    "restock": {"type": "boolean", "default": true},
+    "confirm": {"type": "string", "maxLength": 100}
+  },
+  "required": ["order_id", "reason"]
+}`),
+			Destructive: true,
+			Handle:      a.cancelTool,
+		},
+		{
+			Name: "adjust_inventory", Title: "Adjust a variant's stock",
+			Description: "Role owner. Two steps, like refund_order. Set a variant's stock on hand (set) or change it by a number (add, negative to remove), with a reason. " +
+				"Errors: not_found $.variant_id; invalid $.set / $.add (the stock must stay from 0 up), $.confirm.",
+			InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "variant_id": {"type": "string", "minLength": 1, "maxLength": 64},
+    "set": {"type": "integer", "minimum": 0, "maximum": 1000000000},
+    "add": {"type": "integer", "minimum": -1000000000, "maximum": 1000000000},
+    "reason": {"type": "string", "minLength": 1, "maxLength": 500},
+    "confirm": {"type": "string", "maxLength": 100}
+  },
+  "required": ["variant_id", "reason"]
+}`),
+			Destructive: true,
+			Handle:      a.adjustTool,
+		},
+	}
+}
+
+// lineQty names a quantity of one order line by its id (li_…).
+type lineQty struct {
+	LineID   string `json:"line_id"`
+	Quantity int64  `json:"quantity"`
+}
+
+// orderState is what the audit log records of an order before and after a change.
+type orderState struct {
+	Status   string      `json:"status"`
+	Refunded int64       `json:"refunded"`
+	Lines    []lineState `json:"lines"`
+}
+
+type lineState struct {
+	LineID    string `json:"line_id"`
+	Quantity  int64  `json:"quantity"`
+	Fulfilled int64  `json:"fulfilled"`
+	Restocked int64  `json:"restocked"`
+}
+
+func stateOf(o *orderRow, lines []lineRow) orderState {
+	s := orderState{Status: o.Status, Refunded: o.Refunded, Lines: make([]lineState, len(lines))}
+	for i, l := range lines {
+		s.Lines[i] = lineState{LineID: l.LineID, Quantity: l.Quantity, Fulfilled: l.Fulfilled, Restocked: l.Restocked}
+	}
+	return s
+}
+
+// load reads an order and its lines in db.
+func (a *Admin) load(ctx context.Context, db *gorm.DB, id string) (*orderRow, []lineRow, error) {
+	if id == "" {
+		return nil, nil, shop.Errorf(shop.Missing, "$.order_id", "send the order's id (ord_…), as list_orders shows it")
+	}
+	var o orderRow
+	err := db.WithContext(ctx).Where("id = ?", id).Take(&o).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, nil, shop.Errorf(shop.NotFound, "$.order_id", "no order has id %q; find it with list_orders", id)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("load order %s: %w", id, err)
+	}
+	var lines []lineRow
+	if err := db.WithContext(ctx).Where("order_id = ?", id).Order("position").Find(&lines).Error; err != nil {
+		return nil, nil, fmt.Errorf("load order %s lines: %w", id, err)
+	}
+	return &o, lines, nil
+}
+
+// setStatus moves an order from the status it was read in to another.
+func setStatus(ctx context.Context, tx *gorm.DB, o *orderRow, status string, now time.Time) error {
+	res := tx.WithContext(ctx).Model(&orderRow{}).Where("id = ? AND status = ?", o.ID, o.Status).
+		Updates(map[string]any{"status": status, "updated_at": now})
+	if res.Error != nil {
+		return fmt.Errorf("order %s status: %w", o.ID, res.Error)
+	}
+	if res.RowsAffected != 1 {
+		return shop.Errorf(shop.Conflict, "$.order_id", "the order changed meanwhile; look at it again with get_order")
+	}
+	o.Status = status
+	return nil
+}
+
+// pick resolves line quantities against an order's lines; room says how
+// many units of a line can still be taken.
+func pick(param string, lines []lineRow, want []lineQty, room func(lineRow) int64) (map[int]int64, error) {
+	byID := map[string]int{}
+	for i, l := range lines {
+		byID[l.LineID] = i
+	}
+	out := map[int]int64{}
+	for k, w := range want {
+		i, ok := byID[w.LineID]
+		at := fmt.Sprintf("%s[%d]", param, k)
+		switch {
+		case !ok:
+			return nil, shop.Errorf(shop.Invalid, at+".line_id", "the order has no line %q; its lines are shown by get_order", w.LineID)
+		case w.Quantity < 1:
+			return nil, shop.Errorf(shop.Invalid, at+".quantity", "must be at least 1")
+		case out[i]+w.Quantity > room(lines[i]):
+			return nil, shop.Errorf(shop.Invalid, at+".quantity", "only %d of %s can be taken", room(lines[i])-out[i], lines[i].Name)
+		}
+		out[i] += w.Quantity
+	}
+	return out, nil
+}
+
+func checkText(param, s string, max int) error {
+	switch {
+	case strings.TrimSpace(s) == "":
+		return shop.Errorf(shop.Missing, param, "send a short text")
+	case !utf8.ValidString(s) || utf8.RuneCountInString(s) > max:
+		return shop.Errorf(shop.Invalid, param, "at most %d characters of text", max)
+	}
+	return nil
+}
+
+type fulfillArgs struct {
+	OrderID        string    `json:"order_id"`
+	Carrier        string    `json:"carrier"`
+	TrackingNumber string    `json:"tracking_number"`
+	TrackingURL    string    `json:"tracking_url"`
+	Lines          []lineQty `json:"lines"`
+}
+
+// fulfilmentRow is a row of fulfilments; Lines is JSON [{line_id, quantity}].
+type fulfilmentRow struct {
+	ID             string `gorm:"primaryKey"`
+	OrderID        string
+	Carrier        string
+	TrackingNumber string
+	TrackingURL    string
+	Lines          string
+	Actor          string
+	CreatedAt      time.Time
+}
+
+func (fulfilmentRow) TableName() string { return "fulfilments" }
+
+func (a *Admin) fulfillTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+	actor, err := require(ctx, shop.Support)
+	if err != nil {
+		return nil, err
+	}
+	var args fulfillArgs
+	if err := shop.DecodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		param, v string
+		max      int
+	}{{"$.carrier", args.Carrier, 64}, {"$.tracking_number", args.TrackingNumber, 100}} {
+		if err := checkText(f.param, f.v, f.max); err != nil {
+			return nil, err
+		}
+	}
+	if args.TrackingURL != "" && (!strings.HasPrefix(args.TrackingURL, "https://") || len(args.TrackingURL) > 500) {
+		return nil, shop.Errorf(shop.Invalid, "$.tracking_url", "send an https:// link of at most 500 characters")
+	}
+	var out struct {
+		FulfilmentID string    `json:"fulfilment_id"`
+		Status       string    `json:"status"`
+		Lines        []lineQty `json:"lines"`
+	}
+	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		o, lines, err := a.load(ctx, tx, args.OrderID)
+		if err != nil {
+			return err
+		}
+		if o.Status != StatusConfirmed && o.Status != StatusPartiallyShipped {
+			return shop.Errorf(shop.Invalid, "$.order_id", "order %d is %s; only a confirmed or partially shipped order can ship", o.Number, o.Status)
+		}
+		before := stateOf(o, lines)
+		unshipped := func(l lineRow) int64 { return l.Quantity - l.Fulfilled }
+		want := args.Lines
+		if len(want) == 0 {
+			for _, l := range lines {
+				if unshipped(l) > 0 {
+					want = append(want, lineQty{LineID: l.LineID, Quantity: unshipped(l)})
+				}
+			}
+		}
+		picked, err := pick("$.lines", lines, want, unshipped)
+		if err != nil {
+			return err
+		}
+		now := a.now().UTC()
+		for i, q := range picked {
+			res := tx.Model(&lineRow{}).Where("order_id = ? AND position = ? AND fulfilled + ? <= quantity", o.ID, lines[i].Position, q).
+				Update("fulfilled", gorm.Expr("fulfilled + ?", q))
+			if res.Error != nil {
+				return fmt.Errorf("fulfil %s: %w", o.ID, res.Error)
+			}
+			if res.RowsAffected != 1 {
+				return shop.Errorf(shop.Conflict, "$.lines", "the order changed meanwhile; look at it again with get_order")
+			}
+			lines[i].Fulfilled += q
+		}
+		status := StatusShipped
+		for _, l := range lines {
+			if l.Fulfilled < l.Quantity {
+				status = StatusPartiallyShipped
+			}
+		}
+		if err := setStatus(ctx, tx, o, status, now); err != nil {
+			return err
+		}
+		out.FulfilmentID, out.Status, out.Lines = "ful_"+randomID(), status, want
+		row := fulfilmentRow{ID: out.FulfilmentID, OrderID: o.ID, Carrier: args.Carrier, TrackingNumber: args.TrackingNumber,
+			TrackingURL: args.TrackingURL, Lines: marshal(want), Actor: actor.String(), CreatedAt: now}
+		if err := tx.Create(&row).Error; err != nil {
+			return fmt.Errorf("fulfil %s: %w", o.ID, err)
+		}
+		return a.orders.Audit(ctx, tx, Event{Actor: actor.String(), Action: "fulfill_order", OrderID: o.ID,
+			Arguments: args, Before: before, After: stateOf(o, lines)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &shop.Result{Structured: out, Text: fmt.Sprintf("Shipped %d line(s) with %s %s; the order is now %s.",
+		len(out.Lines), args.Carrier, args.TrackingNumber, out.Status)}, nil
+}
+
+type noteArgs struct {
+	OrderID string `json:"order_id"`
+	Note    string `json:"note"`
+}
+
+// noteRow is a row of order_notes.
+type noteRow struct {
+	ID        string `gorm:"primaryKey"`
+	OrderID   string
+	Actor     string
+	Note      string
+	CreatedAt time.Time
+}
+
+func (noteRow) TableName() string { return "order_notes" }
+
+func (a *Admin) noteTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+	actor, err := require(ctx, shop.Support)
+	if err != nil {
+		return nil, err
+	}
+	var args noteArgs
+	if err := shop.DecodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	if err := checkText("$.note", args.Note, 2000); err != nil {
+		return nil, err
+	}
+	row := noteRow{ID: "note_" + randomID(), OrderID: args.OrderID, Actor: actor.String(), Note: args.Note, CreatedAt: a.now().UTC()}
+	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if _, _, err := a.load(ctx, tx, args.OrderID); err != nil {
+			return err
+		}
+		if err := tx.Create(&row).Error; err != nil {
+			return fmt.Errorf("add note to %s: %w", args.OrderID, err)
+		}
+		return a.orders.Audit(ctx, tx, Event{Actor: actor.String(), Action: "add_order_note", OrderID: args.OrderID, Arguments: args, After: map[string]string{"note_id": row.ID}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &shop.Result{Structured: map[string]string{"note_id": row.ID}, Text: "Note added."}, nil
+}
+
+type adjustArgs struct {
+	VariantID string `json:"variant_id"`
+	Set       *int64 `json:"set"`
+	Add       *int64 `json:"add"`
+	Reason    string `json:"reason"`
+	Confirm   string `json:"confirm"`
+}
+
+func (a *Admin) adjustTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+	actor, err := require(ctx, shop.Owner)
+	if err != nil {
+		return nil, err
+	}
+	var args adjustArgs
+	if err := shop.DecodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	if (args.Set == nil) == (args.Add == nil) {
+		return nil, shop.Errorf(shop.Invalid, "$.set", "send exactly one of set (the new stock) and add (a change, negative to remove)")
+	}
+	if err := checkText("$.reason", args.Reason, 500); err != nil {
+		return nil, err
+	}
+	confirm := args.Confirm
+	args.Confirm = ""
+	change := catalog.StockChange{Set: args.Set, Add: args.Add}
+	type result struct {
+		VariantID string `json:"variant_id"`
+		Before    int64  `json:"before"`
+		After     int64  `json:"after"`
+	}
+	var res result
+	// Both steps compute the change in a transaction; the preview's is
+	// rolled back.
+	errPreview := errors.New("preview")
+	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if confirm != "" {
+			if err := a.redeem(ctx, tx, actor, "adjust_inventory", args, confirm); err != nil {
+				return err
+			}
+		}
+		before, after, err := a.catalog.AdjustStock(ctx, tx, args.VariantID, change)
+		if err != nil {
+			return err
+		}
+		res = result{VariantID: args.VariantID, Before: before, After: after}
+		if confirm == "" {
+			return errPreview
+		}
+		return a.orders.Audit(ctx, tx, Event{Actor: actor.String(), Action: "adjust_inventory", Arguments: args,
+			Before: map[string]any{"variant_id": args.VariantID, "stock": before}, After: map[string]any{"variant_id": args.VariantID, "stock": after}})
+	})
+	if errors.Is(err, errPreview) {
+		return a.preview(ctx, actor, "adjust_inventory", args, res,
+			fmt.Sprintf("Preview: the stock of %s would go from %d to %d.", res.VariantID, res.Before, res.After))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &shop.Result{Structured: res, Text: fmt.Sprintf("The stock of %s is now %d (was %d).", res.VariantID, res.After, res.Before)}, nil
+}

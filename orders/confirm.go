@@ -1,0 +1,121 @@
+package orders
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"shop"
+)
+
+// ConfirmTTL is how long a two-step action's confirm token lives.
+const ConfirmTTL = 10 * time.Minute
+
+// confirmRow is a row of confirm_tokens: the hash of a token, the actor and
+// tool it was issued to, and the hash of the exact arguments it confirms.
+type confirmRow struct {
+	TokenHash string `gorm:"primaryKey"`
+	Actor     string
+	Tool      string
+	ArgsHash  string
+	ExpiresAt time.Time
+	UsedAt    *time.Time
+}
+
+func (confirmRow) TableName() string { return "confirm_tokens" }
+
+// Preview is the first step of an action that sends money or stock out:
+// what would happen, and the token that makes it happen.
+type Preview struct {
+	Preview   any       `json:"preview"`
+	Confirm   string    `json:"confirm"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Next      string    `json:"next"`
+}
+
+// argsHash identifies a tool call's arguments, the confirm token left out.
+// args is the decoded arguments struct with its Confirm field emptied, so
+// equal calls hash equal whatever their JSON's spacing or key order.
+func argsHash(tool string, args any) (string, error) {
+	b, err := json.Marshal(args)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.Sum256(append([]byte(tool+"\x00"), b...))
+	return hex.EncodeToString(h[:]), nil
+}
+
+func tokenHash(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(h[:])
+}
+
+// preview issues a single-use confirm token for exactly this tool, these
+// arguments and this actor, and returns what the caller sees.
+func (a *Admin) preview(ctx context.Context, actor shop.Actor, tool string, args any, what any, summary string) (*shop.Result, error) {
+	h, err := argsHash(tool, args)
+	if err != nil {
+		return nil, fmt.Errorf("%s: hash arguments: %w", tool, err)
+	}
+	var b [20]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	token := "cfm_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+	row := confirmRow{TokenHash: tokenHash(token), Actor: actor.String(), Tool: tool, ArgsHash: h, ExpiresAt: a.now().UTC().Add(ConfirmTTL)}
+	if err := a.db.WithContext(ctx).Create(&row).Error; err != nil {
+		return nil, fmt.Errorf("%s: issue confirm token: %w", tool, err)
+	}
+	p := Preview{Preview: what, Confirm: token, ExpiresAt: row.ExpiresAt,
+		Next: fmt.Sprintf("Nothing has changed yet. To do it, call %s again with the same arguments and confirm: %q within %s.", tool, token, ConfirmTTL)}
+	return &shop.Result{Structured: p, Text: summary + "\n" + p.Next}, nil
+}
+
+// redeem spends a confirm token in tx, the transaction of the action it
+// confirms, or says why it cannot: unknown, for another tool, actor or
+// arguments, used, or expired.
+func (a *Admin) redeem(ctx context.Context, tx *gorm.DB, actor shop.Actor, tool string, args any, token string) error {
+	bad := func(format string, v ...any) error {
+		return shop.Errorf(shop.Invalid, "$.confirm", format+"; call %s without confirm for a new preview", append(v, tool)...)
+	}
+	var row confirmRow
+	err := tx.WithContext(ctx).Where("token_hash = ?", tokenHash(token)).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return bad("this confirm token was not issued by the shop")
+	}
+	if err != nil {
+		return fmt.Errorf("%s: read confirm token: %w", tool, err)
+	}
+	h, err := argsHash(tool, args)
+	if err != nil {
+		return fmt.Errorf("%s: hash arguments: %w", tool, err)
+	}
+	now := a.now().UTC()
+	switch {
+	case row.Tool != tool:
+		return bad("this confirm token is for %s, not %s", row.Tool, tool)
+	case row.Actor != actor.String():
+		return bad("this confirm token was issued to another staff member")
+	case row.ArgsHash != h:
+		return bad("this confirm token was issued for other arguments; send exactly the arguments of the preview")
+	case row.UsedAt != nil:
+		return bad("this confirm token was already used")
+	case !now.Before(row.ExpiresAt):
+		return bad("this confirm token expired %s ago", now.Sub(row.ExpiresAt).Round(time.Second))
+	}
+	res := tx.WithContext(ctx).Model(&confirmRow{}).Where("token_hash = ? AND used_at IS NULL", row.TokenHash).Update("used_at", now)
+	if res.Error != nil {
+		return fmt.Errorf("%s: spend confirm token: %w", tool, res.Error)
+	}
+	if res.RowsAffected != 1 {
+		return bad("this confirm token was already used")
+	}
+	return nil
+}

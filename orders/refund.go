@@ -1,0 +1,354 @@
+package orders
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"shop"
+	"shop/catalog"
+	"shop/money"
+	"shop/payments"
+)
+
+// Refund statuses: recorded before the provider is called, settled after.
+const (
+	refundPending   = "pending"
+	refundSucceeded = "succeeded"
+	refundFailed    = "failed"
+)
+
+// refundRow is a row of refunds.
+type refundRow struct {
+	ID             string `gorm:"primaryKey"`
+	OrderID        string
+	Amount         int64
+	Reason         string
+	IdempotencyKey string
+	Status         string
+	Reference      string
+	Actor          string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+func (refundRow) TableName() string { return "refunds" }
+
+type refundArgs struct {
+	OrderID string    `json:"order_id"`
+	Amount  *int64    `json:"amount"`
+	Reason  string    `json:"reason"`
+	Restock []lineQty `json:"restock"`
+	Confirm string    `json:"confirm"`
+}
+
+// refundPlan is a refund as previewed and as done.
+type refundPlan struct {
+	OrderID       string      `json:"order_id"`
+	Number        int64       `json:"number"`
+	Amount        money.Price `json:"amount"`
+	RefundedAfter money.Price `json:"refunded_after"`
+	LeftAfter     money.Price `json:"left_after"`
+	Restock       []lineQty   `json:"restock,omitempty"`
+	Status        string      `json:"status,omitempty"`
+	RefundID      string      `json:"refund_id,omitempty"`
+	Reference     string      `json:"reference,omitempty"`
+}
+
+func (a *Admin) refundTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+	actor, err := require(ctx, shop.Owner)
+	if err != nil {
+		return nil, err
+	}
+	var args refundArgs
+	if err := shop.DecodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	if err := checkText("$.reason", args.Reason, 500); err != nil {
+		return nil, err
+	}
+	confirm := args.Confirm
+	args.Confirm = ""
+	o, lines, err := a.load(ctx, a.db, args.OrderID)
+	if err != nil {
+		return nil, err
+	}
+	plan, restock, err := a.planRefund(o, lines, args)
+	if err != nil {
+		return nil, err
+	}
+	if confirm == "" {
+		return a.preview(ctx, actor, "refund_order", args, plan,
+			fmt.Sprintf("Preview: refund %s of order %d; %s would be left.", plan.Amount.Display, plan.Number, plan.LeftAfter.Display))
+	}
+	var ref *refundRow
+	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := a.redeem(ctx, tx, actor, "refund_order", args, confirm); err != nil {
+			return err
+		}
+		ref, err = a.reserve(ctx, tx, actor, o, plan.Amount.Amount, args.Reason, "refund_order", args)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a.pay(ctx, actor, o, ref, restock, plan)
+}
+
+// planRefund checks a refund against the order as read, and returns it with
+// the lines it restocks.
+func (a *Admin) planRefund(o *orderRow, lines []lineRow, args refundArgs) (refundPlan, []catalog.HoldLine, error) {
+	cur, err := money.Lookup(o.Currency)
+	if err != nil {
+		return refundPlan{}, nil, fmt.Errorf("order %s: %w", o.ID, err)
+	}
+	if err := a.refundable(o); err != nil {
+		return refundPlan{}, nil, err
+	}
+	left := o.Total - o.Refunded
+	amount := left
+	if args.Amount != nil {
+		amount = *args.Amount
+	}
+	if amount < 1 || amount > left {
+		return refundPlan{}, nil, shop.Errorf(shop.Invalid, "$.amount", "%s is left to refund of order %d (%s paid, %s refunded); send from 1 to %d",
+			cur.Format(left), o.Number, cur.Format(o.Total), cur.Format(o.Refunded), left)
+	}
+	picked, err := pick("$.restock", lines, args.Restock, func(l lineRow) int64 { return l.Quantity - l.Restocked })
+	if err != nil {
+		return refundPlan{}, nil, err
+	}
+	var restock []catalog.HoldLine
+	for i, q := range picked {
+		restock = append(restock, catalog.HoldLine{VariantID: lines[i].VariantID, Quantity: q})
+	}
+	return refundPlan{
+		OrderID: o.ID, Number: o.Number, Amount: cur.Price(amount),
+		RefundedAfter: cur.Price(o.Refunded + amount), LeftAfter: cur.Price(left - amount), Restock: args.Restock,
+	}, restock, nil
+}
+
+// refundable refuses refunds of an order paid through another provider or
+// with nothing left to refund.
+func (a *Admin) refundable(o *orderRow) error {
+	if o.PaymentProvider != a.refunder.Name() {
+		return shop.Errorf(shop.Invalid, "$.order_id", "order %d was paid through %s, but the shop now runs %s; refund it there", o.Number, o.PaymentProvider, a.refunder.Name())
+	}
+	if o.Refunded >= o.Total {
+		return shop.Errorf(shop.Invalid, "$.order_id", "order %d is refunded in full already", o.Number)
+	}
+	return nil
+}
+
+// reserve records a refund in tx before the provider is called: the
+// order's refunded amount grows by a conditional update that can never
+// pass its total, whatever runs at the same time.
+func (a *Admin) reserve(ctx context.Context, tx *gorm.DB, actor shop.Actor, o *orderRow, amount int64, reason, tool string, args any) (*refundRow, error) {
+	res := tx.WithContext(ctx).Model(&orderRow{}).Where("id = ? AND refunded + ? <= total", o.ID, amount).
+		Updates(map[string]any{"refunded": gorm.Expr("refunded + ?", amount), "updated_at": a.now().UTC()})
+	if res.Error != nil {
+		return nil, fmt.Errorf("reserve refund of %s: %w", o.ID, res.Error)
+	}
+	if res.RowsAffected != 1 {
+		return nil, shop.Errorf(shop.Invalid, "$.amount", "order %d no longer has that much left to refund (another refund ran meanwhile); call get_order and try again", o.Number)
+	}
+	now := a.now().UTC()
+	id := "re_" + randomID()
+	ref := &refundRow{ID: id, OrderID: o.ID, Amount: amount, Reason: reason, IdempotencyKey: "shop_refund_" + id,
+		Status: refundPending, Actor: actor.String(), CreatedAt: now, UpdatedAt: now}
+	if err := tx.Create(ref).Error; err != nil {
+		return nil, fmt.Errorf("record refund of %s: %w", o.ID, err)
+	}
+	err := a.orders.Audit(ctx, tx, Event{Actor: actor.String(), Action: tool, OrderID: o.ID, Arguments: args,
+		Before: map[string]any{"status": o.Status, "refunded": o.Refunded},
+		After:  map[string]any{"refund_id": id, "refund_status": refundPending, "refunded": o.Refunded + amount}})
+	return ref, err
+}
+
+// pay sends a recorded refund to the provider and settles it: on success
+// the refund is marked so, restock's units go back on sale and a fully
+// refunded order becomes refunded; on a refusal the reservation is given
+// back. An unknown outcome leaves the refund pending, its amount reserved.
+func (a *Admin) pay(ctx context.Context, actor shop.Actor, o *orderRow, ref *refundRow, restock []catalog.HoldLine, plan refundPlan) (*shop.Result, error) {
+	got, perr := a.refunder.Refund(ctx, payments.RefundRequest{
+		Reference: o.PaymentReference, Amount: ref.Amount, IdempotencyKey: ref.IdempotencyKey, Reason: ref.Reason,
+	})
+	if perr != nil && errors.Is(perr, payments.ErrUnknownOutcome) {
+		return nil, shop.Errorf(shop.Unavailable, "", "the payment provider did not answer; refund %s stays pending with its amount reserved, and nothing will be refunded twice", ref.ID)
+	}
+	status := refundSucceeded
+	if perr != nil || (got.Status != "succeeded" && got.Status != "pending") {
+		status = refundFailed
+	}
+	err := a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		now := a.now().UTC()
+		upd := map[string]any{"status": status, "updated_at": now}
+		if got != nil {
+			upd["reference"] = got.Reference
+		}
+		res := tx.Model(&refundRow{}).Where("id = ? AND status = ?", ref.ID, refundPending).Updates(upd)
+		if res.Error != nil || res.RowsAffected != 1 {
+			return fmt.Errorf("settle refund %s: %v (%d rows)", ref.ID, res.Error, res.RowsAffected)
+		}
+		cur, lines, err := a.load(ctx, tx, o.ID)
+		if err != nil {
+			return err
+		}
+		before := stateOf(cur, lines)
+		if status == refundFailed {
+			if err := tx.Model(&orderRow{}).Where("id = ?", o.ID).Update("refunded", gorm.Expr("refunded - ?", ref.Amount)).Error; err != nil {
+				return err
+			}
+			cur.Refunded -= ref.Amount
+		} else {
+			if err := a.restock(ctx, tx, cur, lines, restock); err != nil {
+				return err
+			}
+			if cur.Refunded >= cur.Total && cur.Status != StatusCanceled {
+				if err := setStatus(ctx, tx, cur, StatusRefunded, now); err != nil {
+					return err
+				}
+			}
+		}
+		plan.Status, plan.RefundID = status, ref.ID
+		if got != nil {
+			plan.Reference = got.Reference
+		}
+		return a.orders.Audit(ctx, tx, Event{Actor: actor.String(), Action: "refund.settled", OrderID: o.ID,
+			Arguments: map[string]any{"refund_id": ref.ID}, Before: before, After: stateOf(cur, lines)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if status == refundFailed {
+		why := "the provider refused it"
+		if perr != nil {
+			why = perr.Error()
+		}
+		return nil, shop.Errorf(shop.Invalid, "$.order_id", "refund %s of order %d failed: %s; nothing was refunded", ref.ID, o.Number, why)
+	}
+	return &shop.Result{Structured: plan, Text: fmt.Sprintf("Refunded %s of order %d (refund %s); %s left.", plan.Amount.Display, plan.Number, ref.ID, plan.LeftAfter.Display)}, nil
+}
+
+// restock puts units of an order's lines back on sale and records it on
+// the lines, never more than each line's quantity.
+func (a *Admin) restock(ctx context.Context, tx *gorm.DB, o *orderRow, lines []lineRow, units []catalog.HoldLine) error {
+	for _, u := range units {
+		for i := range lines {
+			if lines[i].VariantID != u.VariantID {
+				continue
+			}
+			res := tx.Model(&lineRow{}).Where("order_id = ? AND position = ? AND restocked + ? <= quantity", o.ID, lines[i].Position, u.Quantity).
+				Update("restocked", gorm.Expr("restocked + ?", u.Quantity))
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected != 1 {
+				return shop.Errorf(shop.Invalid, "$.restock", "%s cannot be restocked %d more times", lines[i].Name, u.Quantity)
+			}
+			lines[i].Restocked += u.Quantity
+			break
+		}
+	}
+	return a.catalog.Restock(ctx, tx, units)
+}
+
+type cancelArgs struct {
+	OrderID string `json:"order_id"`
+	Reason  string `json:"reason"`
+	Refund  *bool  `json:"refund"`
+	Restock *bool  `json:"restock"`
+	Confirm string `json:"confirm"`
+}
+
+func (a *Admin) cancelTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+	actor, err := require(ctx, shop.Owner)
+	if err != nil {
+		return nil, err
+	}
+	var args cancelArgs
+	if err := shop.DecodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	if err := checkText("$.reason", args.Reason, 500); err != nil {
+		return nil, err
+	}
+	confirm := args.Confirm
+	args.Confirm = ""
+	refund, restock := args.Refund == nil || *args.Refund, args.Restock == nil || *args.Restock
+	o, lines, err := a.load(ctx, a.db, args.OrderID)
+	if err != nil {
+		return nil, err
+	}
+	if o.Status != StatusConfirmed {
+		return nil, shop.Errorf(shop.Invalid, "$.order_id", "order %d is %s; only an order nothing of which has shipped can be canceled (refund it instead)", o.Number, o.Status)
+	}
+	var plan refundPlan
+	if refund && o.Refunded < o.Total {
+		if plan, _, err = a.planRefund(o, lines, refundArgs{OrderID: o.ID, Reason: args.Reason}); err != nil {
+			return nil, err
+		}
+	}
+	var units []catalog.HoldLine
+	var back []lineQty
+	if restock {
+		for _, l := range lines {
+			if q := l.Quantity - l.Restocked; q > 0 {
+				units = append(units, catalog.HoldLine{VariantID: l.VariantID, Quantity: q})
+				back = append(back, lineQty{LineID: l.LineID, Quantity: q})
+			}
+		}
+	}
+	what := map[string]any{"order_id": o.ID, "number": o.Number, "status_after": StatusCanceled, "refund": plan.Amount, "restock": back}
+	if confirm == "" {
+		text := fmt.Sprintf("Preview: cancel order %d", o.Number)
+		if plan.Amount.Amount > 0 {
+			text += ", refunding " + plan.Amount.Display
+		}
+		if len(back) > 0 {
+			text += fmt.Sprintf(", restocking %d line(s)", len(back))
+		}
+		return a.preview(ctx, actor, "cancel_order", args, what, text+".")
+	}
+	var ref *refundRow
+	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := a.redeem(ctx, tx, actor, "cancel_order", args, confirm); err != nil {
+			return err
+		}
+		before := stateOf(o, lines)
+		if err := setStatus(ctx, tx, o, StatusCanceled, a.now().UTC()); err != nil {
+			return err
+		}
+		if err := a.restock(ctx, tx, o, lines, units); err != nil {
+			return err
+		}
+		if err := a.orders.Audit(ctx, tx, Event{Actor: actor.String(), Action: "cancel_order", OrderID: o.ID, Arguments: args,
+			Before: before, After: stateOf(o, lines)}); err != nil {
+			return err
+		}
+		if plan.Amount.Amount > 0 {
+			ref, err = a.reserve(ctx, tx, actor, o, plan.Amount.Amount, args.Reason, "cancel_order", args)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if ref == nil {
+		return &shop.Result{Structured: what, Text: fmt.Sprintf("Order %d canceled.", o.Number)}, nil
+	}
+	res, err := a.pay(ctx, actor, o, ref, nil, plan)
+	var e *shop.Error
+	if errors.As(err, &e) {
+		return nil, shop.Errorf(e.Code, e.Param, "order %d is canceled, but its refund did not go through: %s", o.Number, e.Message)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Text = fmt.Sprintf("Order %d canceled. %s", o.Number, res.Text)
+	return res, nil
+}
