@@ -47,6 +47,7 @@ func (a *Admin) Tools() []shop.Tool {
 const (
 	StatusPartiallyShipped = "partially_shipped"
 	StatusShipped          = "shipped"
+	StatusDelivered        = "delivered"
 	StatusCanceled         = "canceled"
 	StatusRefunded         = "refunded"
 )

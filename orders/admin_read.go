@@ -29,7 +29,7 @@ const (
 )
 
 // orderStatuses are the statuses list_orders filters on.
-var orderStatuses = []string{StatusConfirmed, StatusPartiallyShipped, StatusShipped, StatusCanceled, StatusRefunded}
+var orderStatuses = []string{StatusConfirmed, StatusPartiallyShipped, StatusShipped, StatusDelivered, StatusCanceled, StatusRefunded}
 
 // OrderSummary is an order as list_orders shows it; Items counts units.
 type OrderSummary struct {

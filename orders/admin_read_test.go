@@ -122,7 +122,7 @@ func TestReadToolsDeclared(t *testing.T) {
 	if diff := cmp.Diff([]string{"list_orders", "get_order", "sales_report", "list_audit_events"}, names); diff != "" {
 		t.Errorf("read tools (-want +got):\n%s", diff)
 	}
-	if !strings.Contains(string(tools[0].InputSchema), `"enum": ["confirmed", "partially_shipped", "shipped", "canceled", "refunded"]`) {
+	if !strings.Contains(string(tools[0].InputSchema), `"enum": ["confirmed", "partially_shipped", "shipped", "delivered", "canceled", "refunded"]`) {
 		t.Errorf("list_orders schema lacks the status enum: %s", tools[0].InputSchema)
 	}
 }

@@ -372,10 +372,19 @@ func TestCancelAndFulfil(t *testing.T) {
 	if _, err := s.call(t, owner, "cancel_order", map[string]any{"order_id": shipped.ID, "reason": "too late"}); code(err) != shop.Invalid || !strings.Contains(err.Error(), "shipped") {
 		t.Errorf("canceling a shipped order: %v", err)
 	}
+	if _, err := s.call(t, support, "fulfill_order", map[string]any{"order_id": canceled.ID, "delivered": true}); code(err) != shop.Invalid {
+		t.Errorf("delivering a canceled order: %v", err)
+	}
+	if out, err := s.call(t, support, "fulfill_order", map[string]any{"order_id": shipped.ID, "delivered": true}); err != nil || out["status"] != orders.StatusDelivered {
+		t.Fatalf("delivered: %v %v", err, out)
+	}
+	if _, err := s.call(t, support, "fulfill_order", map[string]any{"order_id": shipped.ID, "carrier": "UPS", "tracking_number": "1Z2"}); code(err) != shop.Invalid || !strings.Contains(err.Error(), "delivered") {
+		t.Errorf("shipping a delivered order: %v", err)
+	}
 	// Every change is in the audit log, with its actor.
 	var actions []string
 	s.db.Raw("SELECT action FROM audit_events WHERE order_id = ? ORDER BY at, id", shipped.ID).Scan(&actions)
-	if strings.Count(strings.Join(actions, ","), "fulfill_order") != 2 {
+	if strings.Count(strings.Join(actions, ","), "fulfill_order") != 3 {
 		t.Errorf("audit of the shipped order: %v", actions)
 	}
 	var actors []string

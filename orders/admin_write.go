@@ -22,6 +22,7 @@ func (a *Admin) writeTools() []shop.Tool {
 			Name: "fulfill_order", Title: "Fulfil an order",
 			Description: "Role support. Record a shipment: carrier, tracking number and URL, and which lines (line ids and quantities; " +
 				"default every unshipped unit). An order may ship in several parts: its status becomes partially_shipped, then shipped. " +
+				"With delivered: true (and nothing else) a shipped order becomes delivered. " +
 				"Errors: not_found $.order_id; invalid when the order is canceled, refunded or shipped already, or a line is over-shipped.",
 			InputSchema: json.RawMessage(`{
   "type": "object",
@@ -30,13 +31,14 @@ func (a *Admin) writeTools() []shop.Tool {
     "carrier": {"type": "string", "minLength": 1, "maxLength": 64, "description": "USPS, UPS, DHL, …"},
     "tracking_number": {"type": "string", "minLength": 1, "maxLength": 100},
     "tracking_url": {"type": "string", "maxLength": 500, "description": "https:// link to the carrier's tracking page."},
+    "delivered": {"type": "boolean", "description": "Mark a shipped order delivered."},
     "lines": {"type": "array", "maxItems": 50, "items": {
       "type": "object",
       "properties": {"line_id": {"type": "string", "maxLength": 80}, "quantity": {"type": "integer", "minimum": 1, "maximum": 999}},
       "required": ["line_id", "quantity"]
     }}
   },
-  "required": ["order_id", "carrier", "tracking_number"]
+  "required": ["order_id"]
 }`),
 			Handle: a.fulfillTool,
 		},
@@ -217,6 +219,7 @@ type fulfillArgs struct {
 	TrackingNumber string    `json:"tracking_number"`
 	TrackingURL    string    `json:"tracking_url"`
 	Lines          []lineQty `json:"lines"`
+	Delivered      bool      `json:"delivered"`
 }
 
 // fulfilmentRow is a row of fulfilments; Lines is JSON [{line_id, quantity}].
@@ -241,6 +244,9 @@ func (a *Admin) fulfillTool(ctx context.Context, raw json.RawMessage) (*shop.Res
 	var args fulfillArgs
 	if err := shop.DecodeArgs(raw, &args); err != nil {
 		return nil, err
+	}
+	if args.Delivered {
+		return a.delivered(ctx, actor, args)
 	}
 	for _, f := range []struct {
 		param, v string
@@ -315,6 +321,33 @@ func (a *Admin) fulfillTool(ctx context.Context, raw json.RawMessage) (*shop.Res
 	}
 	return &shop.Result{Structured: out, Text: fmt.Sprintf("Shipped %d line(s) with %s %s; the order is now %s.",
 		len(out.Lines), args.Carrier, args.TrackingNumber, out.Status)}, nil
+}
+
+// delivered marks a shipped order delivered.
+func (a *Admin) delivered(ctx context.Context, actor shop.Actor, args fulfillArgs) (*shop.Result, error) {
+	if args.Carrier != "" || args.TrackingNumber != "" || len(args.Lines) > 0 {
+		return nil, shop.Errorf(shop.Invalid, "$.delivered", "send delivered: true alone, for an order that has shipped; record parcels without it")
+	}
+	var number int64
+	err := a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		o, lines, err := a.load(ctx, tx, args.OrderID)
+		if err != nil {
+			return err
+		}
+		if o.Status != StatusShipped {
+			return shop.Errorf(shop.Invalid, "$.order_id", "order %d is %s; only a shipped order can be delivered", o.Number, o.Status)
+		}
+		number = o.Number
+		before := stateOf(o, lines)
+		if err := setStatus(ctx, tx, o, StatusDelivered, a.now().UTC()); err != nil {
+			return err
+		}
+		return a.orders.Audit(ctx, tx, Event{Actor: actor.String(), Action: "fulfill_order", OrderID: o.ID, Arguments: args, Before: before, After: stateOf(o, lines)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &shop.Result{Structured: map[string]string{"status": StatusDelivered}, Text: fmt.Sprintf("Order %d is delivered.", number)}, nil
 }
 
 type noteArgs struct {
