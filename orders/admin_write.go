@@ -398,27 +398,18 @@ type adjustArgs struct {
 	VariantID string `json:"variant_id"`
 	Set       *int64 `json:"set"`
 	Add       *int64 `json:"add"`
-	Reason    string `json:"reason"`
-	Confirm   string `json:"confirm"`
+	twoStep
 }
 
 func (a *Admin) adjustTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
-	actor, err := require(ctx, shop.Owner)
-	if err != nil {
-		return nil, err
-	}
 	var args adjustArgs
-	if err := shop.DecodeArgs(raw, &args); err != nil {
+	actor, confirm, err := begin(ctx, raw, &args)
+	if err != nil {
 		return nil, err
 	}
 	if (args.Set == nil) == (args.Add == nil) {
 		return nil, shop.Errorf(shop.Invalid, "$.set", "send exactly one of set (the new stock) and add (a change, negative to remove)")
 	}
-	if err := checkText("$.reason", args.Reason, 500); err != nil {
-		return nil, err
-	}
-	confirm := args.Confirm
-	args.Confirm = ""
 	change := catalog.StockChange{Set: args.Set, Add: args.Add}
 	type result struct {
 		VariantID string `json:"variant_id"`

@@ -33,6 +33,35 @@ type confirmRow struct {
 
 func (confirmRow) TableName() string { return "confirm_tokens" }
 
+// twoStep are the arguments every two-step action takes: why, and the
+// confirm token of its preview (none for the preview itself).
+type twoStep struct {
+	Reason  string `json:"reason"`
+	Confirm string `json:"confirm"`
+}
+
+func (t *twoStep) step() *twoStep { return t }
+
+// begin starts an owner's two-step action: it checks the caller's role,
+// decodes the arguments, checks the reason and takes the confirm token out of
+// them, so that a preview and its confirmation hash alike.
+func begin(ctx context.Context, raw json.RawMessage, args interface{ step() *twoStep }) (shop.Actor, string, error) {
+	actor, err := require(ctx, shop.Owner)
+	if err != nil {
+		return actor, "", err
+	}
+	if err := shop.DecodeArgs(raw, args); err != nil {
+		return actor, "", err
+	}
+	st := args.step()
+	if err := checkText("$.reason", st.Reason, 500); err != nil {
+		return actor, "", err
+	}
+	confirm := st.Confirm
+	st.Confirm = ""
+	return actor, confirm, nil
+}
+
 // Preview is the first step of an action that sends money or stock out:
 // what would happen, and the token that makes it happen.
 type Preview struct {

@@ -41,9 +41,8 @@ func (refundRow) TableName() string { return "refunds" }
 type refundArgs struct {
 	OrderID string    `json:"order_id"`
 	Amount  *int64    `json:"amount"`
-	Reason  string    `json:"reason"`
 	Restock []lineQty `json:"restock"`
-	Confirm string    `json:"confirm"`
+	twoStep
 }
 
 // refundPlan is a refund as previewed and as done.
@@ -60,19 +59,11 @@ type refundPlan struct {
 }
 
 func (a *Admin) refundTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
-	actor, err := require(ctx, shop.Owner)
+	var args refundArgs
+	actor, confirm, err := begin(ctx, raw, &args)
 	if err != nil {
 		return nil, err
 	}
-	var args refundArgs
-	if err := shop.DecodeArgs(raw, &args); err != nil {
-		return nil, err
-	}
-	if err := checkText("$.reason", args.Reason, 500); err != nil {
-		return nil, err
-	}
-	confirm := args.Confirm
-	args.Confirm = ""
 	o, lines, err := a.load(ctx, a.db, args.OrderID)
 	if err != nil {
 		return nil, err
@@ -259,26 +250,17 @@ func (a *Admin) restock(ctx context.Context, tx *gorm.DB, o *orderRow, lines []l
 
 type cancelArgs struct {
 	OrderID string `json:"order_id"`
-	Reason  string `json:"reason"`
 	Refund  *bool  `json:"refund"`
 	Restock *bool  `json:"restock"`
-	Confirm string `json:"confirm"`
+	twoStep
 }
 
 func (a *Admin) cancelTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
-	actor, err := require(ctx, shop.Owner)
+	var args cancelArgs
+	actor, confirm, err := begin(ctx, raw, &args)
 	if err != nil {
 		return nil, err
 	}
-	var args cancelArgs
-	if err := shop.DecodeArgs(raw, &args); err != nil {
-		return nil, err
-	}
-	if err := checkText("$.reason", args.Reason, 500); err != nil {
-		return nil, err
-	}
-	confirm := args.Confirm
-	args.Confirm = ""
 	refund, restock := args.Refund == nil || *args.Refund, args.Restock == nil || *args.Restock
 	o, lines, err := a.load(ctx, a.db, args.OrderID)
 	if err != nil {
@@ -289,7 +271,7 @@ func (a *Admin) cancelTool(ctx context.Context, raw json.RawMessage) (*shop.Resu
 	}
 	var plan refundPlan
 	if refund && o.Refunded < o.Total {
-		if plan, _, err = a.planRefund(o, lines, refundArgs{OrderID: o.ID, Reason: args.Reason}); err != nil {
+		if plan, _, err = a.planRefund(o, lines, refundArgs{OrderID: o.ID, twoStep: twoStep{Reason: args.Reason}}); err != nil {
 			return nil, err
 		}
 	}

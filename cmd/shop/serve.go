@@ -96,27 +96,22 @@ func localURL(addr net.Addr) string {
 	return "http://" + addr.String()
 }
 
+// stdio serves the buyer tools over stdio.
 func (m *Main) stdio(ctx context.Context, args []string) error {
-	cfg, err := m.parseFlags("stdio", args, false, nil)
-	if err != nil {
-		return err
-	}
-	if cfg.PublicURL == "" {
-		cfg.PublicURL = catalog.DefaultPublicURL
-	}
-	a, err := m.open(ctx, cfg, true)
-	if err != nil {
-		return err
-	}
-	defer a.close()
-	m.Logger.Info("shop serving over stdio", "merchant", a.policy.Name, "database", database.Redact(cfg.DB), "schema_version", a.schema)
-	return a.buyerMCP(m).Run(ctx, &mcp.IOTransport{Reader: readCloser{m.Stdin}, Writer: writeCloser{m.Stdout}})
+	return m.overStdio(ctx, "stdio", args, func(a *app) *mcp.Server { return a.buyerMCP(m) })
 }
 
-// admin serves the staff's tools over stdio with the owner role: the
+// adminStdio serves the staff's tools over stdio with the owner role: the
 // merchant on their own machine, against their own database.
 func (m *Main) adminStdio(ctx context.Context, args []string) error {
-	cfg, err := m.parseFlags("admin", args, false, nil)
+	owner := &shop.Actor{Role: shop.Owner, Label: "local"}
+	return m.overStdio(ctx, "admin", args, func(a *app) *mcp.Server { return a.adminMCP(m, owner) })
+}
+
+// overStdio opens the shop as the named subcommand's flags say and serves
+// the MCP server build makes over the command's stdin and stdout.
+func (m *Main) overStdio(ctx context.Context, name string, args []string, build func(*app) *mcp.Server) error {
+	cfg, err := m.parseFlags(name, args, false, nil)
 	if err != nil {
 		return err
 	}
@@ -128,9 +123,8 @@ func (m *Main) adminStdio(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.close()
-	m.Logger.Info("shop admin tools over stdio", "merchant", a.policy.Name, "database", database.Redact(cfg.DB), "schema_version", a.schema)
-	owner := &shop.Actor{Role: shop.Owner, Label: "local"}
-	return a.adminMCP(m, owner).Run(ctx, &mcp.IOTransport{Reader: readCloser{m.Stdin}, Writer: writeCloser{m.Stdout}})
+	m.Logger.Info("shop serving over stdio", "command", name, "merchant", a.policy.Name, "database", database.Redact(cfg.DB), "schema_version", a.schema)
+	return build(a).Run(ctx, &mcp.IOTransport{Reader: readCloser{m.Stdin}, Writer: writeCloser{m.Stdout}})
 }
 
 func (m *Main) migrate(ctx context.Context, args []string) error {
