@@ -2,7 +2,10 @@
 # Runs every check and test of the shop: formatting, vet, staticcheck, and the
 # whole test suite (race detector on) against SQLite files and the PostgreSQL
 # server at $SHOP_TEST_POSTGRES (default postgres://postgres@127.0.0.1:5432/test).
-# Under CI=true an unreachable PostgreSQL fails the run instead of being skipped.
+# It also builds the widgets (npm ci in widgets/web; Debian's chromium is
+# installed when missing) and checks that widgets/dist is what they build.
+# Under CI=true an unreachable PostgreSQL (or a missing browser) fails the run
+# instead of being skipped.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -50,6 +53,23 @@ fi
 step "stripe-mock"
 GOBIN="$PWD/.bin" go install github.com/stripe/stripe-mock@v0.203.0
 export SHOP_STRIPE_MOCK="$PWD/.bin/stripe-mock"
+
+step "widgets: Chromium, npm ci, type check, build; widgets/dist must be what the sources build"
+if [ -z "${SHOP_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ]; then
+	echo "installing Debian's chromium for the browser tests"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+(cd widgets/web && npm ci --no-audit --no-fund && npm run check && npm run build)
+if ! git diff --exit-code --stat -- widgets/dist; then
+	echo "widgets/dist differs from what widgets/web builds: run (cd widgets/web && npm ci && npm run build) and commit widgets/dist" >&2
+	exit 1
+fi
+if [ -n "$(git ls-files --others --exclude-standard -- widgets/dist)" ]; then
+	echo "widgets/dist has built files that are not committed: commit them with their sources" >&2
+	exit 1
+fi
+echo "browser test screenshots go to ${SHOP_TEST_ARTIFACTS:-${TMPDIR:-/tmp}/shop-test-artifacts}"
 
 step "go test -race ./..."
 go test -race -count=1 -timeout 20m ./...

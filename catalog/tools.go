@@ -50,6 +50,7 @@ func (c *Catalog) Tools() []shop.Tool {
 }`, MaxIDLen)),
 			ReadOnly:   true,
 			Idempotent: true,
+			Meta:       map[string]any{"openai/widgetAccessible": true},
 			Handle:     c.getProductTool,
 		},
 	}

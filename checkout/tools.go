@@ -22,6 +22,7 @@ func (c *Checkout) Tools() []shop.Tool {
 				"the shipping address, a shipping option and a promotion code. Prices, shipping and tax come from the shop. " +
 				"The session holds the stock while it is ready for payment, until expires_at." + errs,
 			InputSchema: sessionSchema(false),
+			Meta:        map[string]any{"openai/widgetAccessible": true},
 			Handle:      c.createTool,
 		},
 		{
@@ -30,6 +31,7 @@ func (c *Checkout) Tools() []shop.Tool {
 			Description: "Change a checkout session: items (replaces the cart), buyer, fulfillment_address, fulfillment_option_id " +
 				"(one of the session's fulfillment_options), promo_code (\"\" removes it), metadata. Fields not sent stay as they are." + errs,
 			InputSchema: sessionSchema(true),
+			Meta:        map[string]any{"openai/widgetAccessible": true},
 			Handle:      c.updateTool,
 		},
 		{
@@ -51,6 +53,7 @@ func (c *Checkout) Tools() []shop.Tool {
 			InputSchema: idSchema,
 			ReadOnly:    true,
 			Idempotent:  true,
+			Meta:        map[string]any{"openai/widgetAccessible": true},
 			Handle:      c.byID(c.Get),
 		},
 		{

@@ -21,6 +21,8 @@ type MCPOptions struct {
 	Instructions string
 	// Tools are the tools it serves.
 	Tools []shop.Tool
+	// Resources are the resources it serves (the widgets' templates).
+	Resources []shop.Resource
 	// Logger receives one line per tool call and every internal error.
 	Logger *slog.Logger
 	// Actor, when set, is the identity of every caller that brings none
@@ -42,7 +44,7 @@ func actorContext(ctx context.Context, req *mcp.CallToolRequest, fallback *shop.
 	return ctx
 }
 
-// NewMCP returns an MCP server offering the given tools. It is the one place
+// NewMCP returns an MCP server offering the given tools and resources. It is the one place
 // where a tool's error becomes what the caller sees: a *shop.Error keeps its
 // message and code; anything else is logged with its detail and answered
 // with a generic text, so no SQL or provider JSON reaches the model.
@@ -55,6 +57,9 @@ func NewMCP(opts MCPOptions) *mcp.Server {
 		&mcp.ServerOptions{Instructions: opts.Instructions, Logger: quiet(logger)})
 	for _, t := range opts.Tools {
 		srv.AddTool(mcpTool(t), handler(t, opts, logger))
+	}
+	for _, r := range opts.Resources {
+		srv.AddResource(mcpResource(r), resourceHandler(r, logger))
 	}
 	return srv
 }
@@ -139,5 +144,35 @@ func errorResult(ctx context.Context, logger *slog.Logger, tool string, err erro
 		IsError:           true,
 		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
 		StructuredContent: json.RawMessage(structured),
+	}
+}
+
+// mcpResource is the resources/list entry of r; its _meta is r.Meta, as on
+// the content resources/read answers, so hosts that read either find it.
+func mcpResource(r shop.Resource) *mcp.Resource {
+	return &mcp.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, Meta: r.Meta}
+}
+
+// resourceHandler reads r for resources/read. Errors are translated as a
+// tool's are: a *shop.Error keeps its message, anything else is logged and
+// answered with a generic text.
+func resourceHandler(r shop.Resource, logger *slog.Logger) mcp.ResourceHandler {
+	return func(ctx context.Context, _ *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		start := time.Now()
+		text, err := r.Read(ctx)
+		attrs := []any{"resource", r.URI, "duration", time.Since(start).Round(time.Microsecond)}
+		if err != nil {
+			var e *shop.Error
+			if errors.As(err, &e) {
+				logger.InfoContext(ctx, "resource read refused", append(attrs, "code", e.Code)...)
+				return nil, e
+			}
+			logger.ErrorContext(ctx, "resource read failed", append(attrs, "err", err)...)
+			return nil, &shop.Error{Code: shop.Unavailable, Message: internalMessage}
+		}
+		logger.InfoContext(ctx, "resource read", attrs...)
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
+			URI: r.URI, MIMEType: r.MIMEType, Text: text, Meta: r.Meta,
+		}}}, nil
 	}
 }

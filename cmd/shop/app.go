@@ -20,6 +20,7 @@ import (
 	"shop/orders"
 	"shop/payments"
 	"shop/server"
+	"shop/widgets"
 )
 
 // app is the shop wired together: policy, database and the parts of the business.
@@ -145,16 +146,20 @@ func (a *app) close() {
 
 // buyerMCP is the MCP server of the buyers' tools.
 func (a *app) buyerMCP(m *Main) *mcp.Server {
+	w := widgets.New(a.checkout, a.catalog, &widgets.Options{PublicURL: a.cfg.PublicURL})
 	return server.NewMCP(server.MCPOptions{
 		Name:    "shop",
 		Title:   a.policy.Name,
 		Version: version(),
 		Instructions: fmt.Sprintf("%s sells physical goods. Search its catalog with search_products, "+
 			"show details and variants with get_product, then build the buyer's order with create_checkout_session "+
-			"and update_checkout_session until it is ready_for_payment. Amounts are integers in minor units of %s.",
+			"and update_checkout_session until it is ready_for_payment. Amounts are integers in minor units of %s. "+
+			"Where the host shows widgets, show products with render_products (ids from search_products) and the "+
+			"checkout with render_checkout (the session's id); the buyer pays with the checkout widget's Pay button.",
 			a.policy.Name, a.policy.Currency().Code()),
-		Tools:  slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools()),
-		Logger: m.Logger,
+		Tools:     slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), w.Tools()),
+		Resources: w.Resources(),
+		Logger:    m.Logger,
 	})
 }
 

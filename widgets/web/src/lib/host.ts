@@ -1,0 +1,183 @@
+// The widget's side of the host: the MCP Apps bridge (ext-apps' App class)
+// for tool results, tools/call, open-link, model context, messages, theme,
+// locale and size; and ChatGPT's window.openai extensions, each used only
+// after feature detection.
+
+import {
+  App,
+  applyDocumentTheme,
+  applyHostFonts,
+  applyHostStyleVariables,
+  type McpUiHostContext,
+} from "@modelcontextprotocol/ext-apps";
+import { obj, str, type Obj } from "./data";
+
+/** OpenAI is the part of ChatGPT's window.openai the widgets may use. */
+interface OpenAI {
+  theme?: unknown;
+  locale?: unknown;
+  toolOutput?: unknown;
+  widgetState?: unknown;
+  setWidgetState?: (state: unknown) => unknown;
+  requestCheckout?: (session: unknown) => Promise<unknown>;
+  callTool?: (name: string, args: Obj) => Promise<unknown>;
+}
+
+function openai(): OpenAI | undefined {
+  const o = (window as unknown as { openai?: unknown }).openai;
+  return o !== null && typeof o === "object" ? (o as OpenAI) : undefined;
+}
+
+/** ToolError is a tool's refusal (isError), with the field at fault. */
+export class ToolError extends Error {
+  constructor(
+    message: string,
+    readonly param = "",
+    readonly code = "",
+  ) {
+    super(message);
+  }
+}
+
+/** toolError turns a failed call (a refusal or a broken bridge) into a ToolError. */
+export function toolError(e: unknown): ToolError {
+  if (e instanceof ToolError) return e;
+  return new ToolError("The shop could not be reached (" + (e instanceof Error ? e.message : String(e)) + "). Try again.");
+}
+
+export interface Handlers {
+  /** result receives a tool result's structuredContent (untrusted). */
+  result(structured: unknown): void;
+  /** changed is called when the theme, the locale or the display changed. */
+  changed(): void;
+}
+
+/** Host is the widget's connection to the host that renders it. */
+export class Host {
+  readonly app: App;
+  locale = navigator.language || "en-US";
+  theme: "light" | "dark" = matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+  private bridged = false;
+
+  constructor(name: string, private handlers: Handlers) {
+    this.app = new App({ name, version: "1" }, {}, { autoResize: true });
+    this.app.ontoolresult = (r) => {
+      if (r.structuredContent !== undefined) handlers.result(r.structuredContent);
+    };
+    this.app.onhostcontextchanged = (ctx) => this.context(ctx);
+    const oa = openai();
+    this.fromOpenAI(oa);
+    if (oa?.toolOutput) handlers.result(oa.toolOutput);
+    // ChatGPT announces changes of its globals with this event.
+    window.addEventListener("openai:set_globals", (e) => {
+      const globals = obj((e as CustomEvent).detail).globals;
+      this.fromOpenAI(obj(globals) as OpenAI);
+      const out = obj(globals).toolOutput;
+      if (out) handlers.result(out);
+      handlers.changed();
+    });
+    this.apply();
+    this.app
+      .connect()
+      .then(() => {
+        this.bridged = true;
+        const ctx = this.app.getHostContext();
+        if (ctx) this.context(ctx);
+      })
+      .catch((e) => console.warn("MCP Apps bridge unavailable:", e));
+  }
+
+  private fromOpenAI(oa: OpenAI | undefined) {
+    if (oa?.theme === "dark" || oa?.theme === "light") this.theme = oa.theme;
+    if (typeof oa?.locale === "string" && oa.locale) this.locale = oa.locale;
+  }
+
+  private context(ctx: Partial<McpUiHostContext>) {
+    if (ctx.theme === "dark" || ctx.theme === "light") this.theme = ctx.theme;
+    if (typeof ctx.locale === "string" && ctx.locale) this.locale = ctx.locale;
+    if (ctx.styles?.variables) applyHostStyleVariables(ctx.styles.variables);
+    if (ctx.styles?.css?.fonts) applyHostFonts(ctx.styles.css.fonts);
+    this.apply();
+    this.handlers.changed();
+  }
+
+  private apply() {
+    applyDocumentTheme(this.theme);
+    document.documentElement.lang = this.locale;
+  }
+
+  /** call runs a tool of the shop through the host and answers its structuredContent. */
+  async call(name: string, args: Obj): Promise<unknown> {
+    let res: Obj;
+    const oa = openai();
+    if (!this.bridged && typeof oa?.callTool === "function") {
+      res = obj(await oa.callTool(name, args));
+    } else {
+      res = obj(await this.app.callServerTool({ name, arguments: args }));
+    }
+    if (res.isError === true) {
+      const e = obj(obj(res.structuredContent).error);
+      const text = Array.isArray(res.content) ? res.content.map((c) => str(obj(c).text)).join(" ") : "";
+      throw new ToolError(str(e.message) || text || "The shop refused the request.", str(e.param), str(e.code));
+    }
+    return res.structuredContent;
+  }
+
+  /** tellModel updates what the model knows of the widget (ui/update-model-context). */
+  async tellModel(text: string, structured?: Obj): Promise<void> {
+    if (!this.app.getHostCapabilities()?.updateModelContext) return;
+    try {
+      await this.app.updateModelContext({ content: [{ type: "text", text }], structuredContent: structured });
+    } catch (e) {
+      console.warn("update-model-context failed:", e);
+    }
+  }
+
+  /** canSay reports whether the host takes a message into the conversation. */
+  canSay(): boolean {
+    return !!this.app.getHostCapabilities()?.message;
+  }
+
+  /** say sends a message into the conversation as the buyer (ui/message). */
+  async say(text: string): Promise<void> {
+    await this.app.sendMessage({ role: "user", content: [{ type: "text", text }] });
+  }
+
+  /** openLink asks the host to open url (the widget's sandbox cannot). */
+  async openLink(url: string): Promise<void> {
+    try {
+      const r = await this.app.openLink({ url });
+      if (r.isError) throw new Error("refused");
+    } catch {
+      window.open(url, "_blank", "noopener,noreferrer");
+    }
+  }
+
+  /** requestCheckout is ChatGPT's payment sheet, when the host has one. */
+  get requestCheckout(): ((session: unknown) => Promise<unknown>) | undefined {
+    const oa = openai();
+    return typeof oa?.requestCheckout === "function" ? (s) => oa.requestCheckout!(s) : undefined;
+  }
+
+  /** state is the widget state the host kept for this widget, if any. */
+  state(): Obj {
+    return obj(openai()?.widgetState);
+  }
+
+  /** saveState asks the host to keep what the buyer chose across re-renders. */
+  saveState(state: Obj): void {
+    const oa = openai();
+    if (typeof oa?.setWidgetState === "function") {
+      try {
+        void Promise.resolve(oa.setWidgetState(state)).catch(() => {});
+      } catch {
+        /* a host without widget state: nothing to keep */
+      }
+    }
+  }
+}
+
+/** markReady tells whoever watches (the browser tests) that data is on screen. */
+export function markReady(): void {
+  document.body.dataset.state = "ready";
+}

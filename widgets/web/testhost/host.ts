@@ -1,0 +1,237 @@
+// The browser tests' host: a minimal MCP Apps host built on ext-apps'
+// AppBridge, as ChatGPT or Claude would render a widget. It is served by the
+// Go test's own HTTP server (never by the shop), whose /mcp relays to the
+// shop the way a host's backend calls an MCP server.
+//
+// It reads a widget's HTML with resources/read, loads it into a sandboxed
+// iframe under the CSP of the resource's _meta.ui.csp, sends the tool input
+// and result, answers the widget's tools/call through the shop, records
+// open-link, update-model-context and messages, and injects a window.openai
+// whose requestCheckout calls complete_checkout with a Stripe test card, as
+// ChatGPT's payment sheet does. CSP violations inside the widget are
+// reported to the test.
+//
+// The Go test drives it through window.hostAPI (see load's options).
+
+import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+
+interface LoadOptions {
+  /** uri of the widget's resource, e.g. ui://shop/products-v1.html. */
+  uri: string;
+  /** tool and args: the render tool call whose result the widget shows. */
+  tool: string;
+  args: Record<string, unknown>;
+  theme?: "light" | "dark";
+  locale?: string;
+  width?: number;
+  /** openai: inject window.openai (ChatGPT); false renders as other hosts do. */
+  openai?: boolean;
+  /** cards: the tokens requestCheckout pays with, in turn (default pm_card_visa). */
+  cards?: string[];
+  /** styles: host CSS variables sent in the host context. */
+  styles?: Record<string, string>;
+  /** evilImage: an image URL added to the tool result, which the CSP must block. */
+  evilImage?: string;
+}
+
+interface Event {
+  kind: string;
+  [k: string]: unknown;
+}
+
+const events: Event[] = [];
+const widgetState = new Map<string, unknown>();
+let client: Client | null = null;
+let bridge: AppBridge | null = null;
+let cards: string[] = [];
+
+async function mcp(): Promise<Client> {
+  if (!client) {
+    const c = new Client({ name: "shop-test-host", version: "1" });
+    await c.connect(new StreamableHTTPClientTransport(new URL("/mcp", location.href)));
+    client = c;
+  }
+  return client;
+}
+
+function cspOf(meta: unknown): string {
+  const csp = ((meta as { ui?: { csp?: Record<string, unknown> } })?.ui?.csp ?? {}) as Record<string, unknown>;
+  const list = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
+  const res = list(csp.resourceDomains).join(" ");
+  const conn = list(csp.connectDomains).join(" ");
+  return [
+    "default-src 'none'",
+    "script-src 'unsafe-inline'",
+    "style-src 'unsafe-inline'",
+    `img-src ${res || "'none'"}`,
+    `font-src ${res || "'none'"}`,
+    `media-src ${res || "'none'"}`,
+    `connect-src ${conn || "'none'"}`,
+    "frame-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join("; ");
+}
+
+// shim runs first inside the widget's document: it reports CSP violations and
+// the widget's first render, and (for ChatGPT) defines window.openai.
+function shim(o: LoadOptions, state: unknown, toolOutput: unknown): string {
+  const cfg = JSON.stringify({ openai: !!o.openai, theme: o.theme ?? "light", locale: o.locale ?? "en-US", state, toolOutput, toolInput: o.args });
+  return `<script>(() => {
+  const cfg = ${cfg.replace(/</g, "\\u003c")};
+  const post = (m) => parent.postMessage(Object.assign({ __testhost: true }, m), "*");
+  document.addEventListener("securitypolicyviolation", (e) => post({ kind: "csp", blockedURI: e.blockedURI, directive: e.effectiveDirective }));
+  const seen = () => { if (document.body && document.body.dataset.state === "ready") { post({ kind: "rendered" }); obs.disconnect(); return true; } };
+  const obs = new MutationObserver(seen);
+  obs.observe(document.documentElement, { subtree: true, attributes: true, attributeFilter: ["data-state"] });
+  if (!cfg.openai) return;
+  const pending = new Map();
+  let next = 1;
+  window.addEventListener("message", (e) => {
+    const d = e.data;
+    if (e.source !== parent || !d || !d.__testhost || d.kind !== "checkout-result") return;
+    const p = pending.get(d.id);
+    pending.delete(d.id);
+    if (p) d.error ? p.reject(new Error(d.error)) : p.resolve(d.result);
+  });
+  window.openai = {
+    theme: cfg.theme, locale: cfg.locale, displayMode: "inline", maxHeight: 2000,
+    toolInput: cfg.toolInput, toolOutput: cfg.toolOutput, widgetState: cfg.state,
+    setWidgetState(s) { this.widgetState = s; post({ kind: "widget-state", state: s }); return Promise.resolve(); },
+    requestCheckout(session) {
+      const id = next++;
+      return new Promise((resolve, reject) => { pending.set(id, { resolve, reject }); post({ kind: "checkout", id, session }); });
+    },
+  };
+})();</script>`;
+}
+
+function inject(html: string, head: string): string {
+  const at = html.search(/<head[^>]*>/i);
+  if (at < 0) return head + html;
+  const end = html.indexOf(">", at) + 1;
+  return html.slice(0, end) + head + html.slice(end);
+}
+
+async function requestCheckout(frame: Window, id: number, session: { id?: string }) {
+  const token = cards.shift() ?? "pm_card_visa";
+  events.push({ kind: "checkout", session_id: session?.id, token });
+  try {
+    const c = await mcp();
+    const result = await c.callTool({
+      name: "complete_checkout",
+      arguments: { checkout_session_id: session?.id, buyer: null, payment_data: { token, provider: "stripe" } },
+    });
+    frame.postMessage({ __testhost: true, kind: "checkout-result", id, result }, "*");
+  } catch (e) {
+    frame.postMessage({ __testhost: true, kind: "checkout-result", id, error: String(e) }, "*");
+  }
+}
+
+/** load renders a widget and resolves once it has rendered its data. */
+async function load(o: LoadOptions): Promise<Record<string, number>> {
+  const c = await mcp();
+  cards = [...(o.cards ?? [])];
+  const t0 = performance.now();
+  const read = await c.readResource({ uri: o.uri });
+  const content = read.contents[0] as { text?: string; mimeType?: string; _meta?: unknown };
+  if (content?.mimeType !== "text/html;profile=mcp-app" || typeof content.text !== "string") {
+    throw new Error(`resources/read ${o.uri}: mimeType ${content?.mimeType}, no HTML text`);
+  }
+  const readMs = performance.now() - t0;
+  const result = await c.callTool({ name: o.tool, arguments: o.args });
+  if (o.evilImage) {
+    const sc = result.structuredContent as { products?: { images?: string[]; variants?: { image_url?: string }[] }[] };
+    for (const p of sc.products ?? []) {
+      p.images = [o.evilImage];
+      for (const v of p.variants ?? []) v.image_url = o.evilImage;
+    }
+  }
+  const csp = cspOf(content._meta);
+  const head = `<meta http-equiv="Content-Security-Policy" content="${csp}">` + shim(o, widgetState.get(o.uri), o.openai ? result.structuredContent : undefined);
+
+  await bridge?.close().catch(() => {});
+  const box = document.getElementById("frame")!;
+  box.replaceChildren();
+  const iframe = document.createElement("iframe");
+  iframe.title = "widget";
+  iframe.setAttribute("sandbox", "allow-scripts");
+  iframe.style.cssText = `width:${o.width ?? 480}px;height:600px;border:1px solid #888;display:block`;
+  box.append(iframe);
+  const frame = iframe.contentWindow!;
+
+  const theme = o.theme ?? "light";
+  const b = new AppBridge(
+    c,
+    { name: "shop-test-host", version: "1" },
+    { openLinks: {}, serverTools: {}, serverResources: {}, logging: {}, updateModelContext: { text: {}, structuredContent: {} }, message: { text: {} } },
+    {
+      hostContext: {
+        theme,
+        locale: o.locale ?? "en-US",
+        platform: "web",
+        displayMode: "inline",
+        availableDisplayModes: ["inline"],
+        containerDimensions: { width: o.width ?? 480, maxHeight: 2000 },
+        styles: { variables: (o.styles ?? {}) as never },
+      },
+    },
+  );
+  bridge = b;
+  b.onopenlink = async (p) => {
+    events.push({ kind: "open-link", url: p.url });
+    return {};
+  };
+  b.onupdatemodelcontext = async (p) => {
+    events.push({ kind: "model-context", text: p.content?.map((x) => ("text" in x ? x.text : "")).join(" "), structured: p.structuredContent });
+    return {};
+  };
+  b.onmessage = async (p) => {
+    events.push({ kind: "message", content: p.content });
+    return {};
+  };
+  b.onsizechange = ({ height }) => {
+    if (height) iframe.style.height = Math.min(Math.ceil(height) + 2, 4000) + "px";
+  };
+  let rendered: (ms: number) => void;
+  const renderedP = new Promise<number>((r) => (rendered = r));
+  window.onmessage = (e) => {
+    const d = e.data;
+    if (e.source !== frame || !d?.__testhost) return;
+    if (d.kind === "csp") events.push({ kind: "csp", blockedURI: d.blockedURI, directive: d.directive });
+    if (d.kind === "rendered") rendered(performance.now() - t1);
+    if (d.kind === "widget-state") widgetState.set(o.uri, d.state);
+    if (d.kind === "checkout") void requestCheckout(frame, d.id, d.session);
+  };
+  b.oninitialized = () => {
+    void b.sendToolInput({ arguments: o.args }).then(() => b.sendToolResult(result as never));
+  };
+  await b.connect(new PostMessageTransport(frame, frame));
+  // connect forwards tools/call to the client; record each call on the way.
+  b.oncalltool = async (p) => {
+    events.push({ kind: "tools/call", name: p.name, arguments: p.arguments });
+    return (await c.callTool(p)) as never;
+  };
+  const t1 = performance.now();
+  iframe.srcdoc = inject(content.text, head);
+  const timeout = new Promise<never>((_, rej) => setTimeout(() => rej(new Error("the widget did not render in 15s")), 15000));
+  const firstRenderMs = await Promise.race([renderedP, timeout]);
+  return { readMs, firstRenderMs, bytes: content.text.length };
+}
+
+/** call runs a tool of the shop, for a test's setup. */
+async function call(name: string, args: Record<string, unknown>): Promise<unknown> {
+  const res = await (await mcp()).callTool({ name, arguments: args });
+  return res.structuredContent;
+}
+
+(window as unknown as { hostAPI: unknown }).hostAPI = {
+  load,
+  call,
+  events,
+  setCards: (c: string[]) => (cards = [...c]),
+  /** widget returns the widget's iframe element, for the test to query inside. */
+  widget: () => document.querySelector("#frame iframe"),
+};
+document.body.insertAdjacentHTML("afterbegin", '<div id="frame"></div>');
