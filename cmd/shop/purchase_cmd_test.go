@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"shop"
+	"shop/database"
+	"shop/database/dbtest"
+)
+
+// runCmd runs the shop's command line in-process with env and returns what
+// it printed and its error.
+func runCmd(t *testing.T, env map[string]string, args ...string) (string, error) {
+	t.Helper()
+	var out, errs bytes.Buffer
+	m := &Main{
+		Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errs,
+		Getenv: func(k string) string { return env[k] },
+		Logger: slog.New(slog.DiscardHandler),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	err := m.Run(ctx, args)
+	if errs.Len() > 0 {
+		t.Logf("stderr:\n%s", errs.String())
+	}
+	return out.String(), err
+}
+
+// checkLines checks the report of a run that held: a ✓ line per step, the
+// wanted steps among them, and a PASS summary.
+func checkLines(t *testing.T, out string, want ...string) {
+	t.Helper()
+	body, summary, ok := strings.Cut(out, "\n\n")
+	if !ok || !strings.HasPrefix(summary, "PASS: all ") || !strings.Contains(summary, "order #") {
+		t.Fatalf("no PASS summary:\n%s", out)
+	}
+	steps := map[string]bool{}
+	for _, line := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(line, "✓ ") || !strings.Contains(line, " ms  ") {
+			t.Errorf("line %q is not a held step with its timing", line)
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(line, "✓ "), "  ")
+		steps[strings.TrimSpace(name)] = true
+	}
+	for _, w := range want {
+		if !steps[w] {
+			t.Errorf("no step %q in:\n%s", w, out)
+		}
+	}
+}
+
+// TestPurchaseCommand runs `shop purchase` against a shop started
+// in-process, as test.sh runs it against `shop serve`.
+func TestPurchaseCommand(t *testing.T) {
+	running := startShop(t, dbtest.DSN(t, database.SQLite), nil)
+	endpoint := running.url + "/mcp"
+	every := []string{"connect", "tools/list", "search_products", "get_product", "create_checkout_session", "payment mode",
+		"update: address", "update: shipping", "render_checkout", "template", "complete_checkout",
+		"complete_checkout: again", "get_order", "permalink_url", "figures"}
+
+	t.Run("OK", func(t *testing.T) {
+		out, err := runCmd(t, nil, "purchase", "--url", endpoint)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		checkLines(t, out, every...)
+	})
+
+	t.Run("DeclineThreeItemsPromo", func(t *testing.T) {
+		out, err := runCmd(t, nil, "purchase", "--url", endpoint, "--decline", "--items", "3", "--promo", "welcome10")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		checkLines(t, out, append(every, "complete_checkout: decline", "update: promotion")...)
+		if n := strings.Count(out, "✓ get_product"); n != 3 {
+			t.Errorf("%d get_product steps for --items 3", n)
+		}
+		if !strings.Contains(out, "payment_declined") && !strings.Contains(out, "declined") {
+			t.Errorf("the decline step does not show the shop's message:\n%s", out)
+		}
+	})
+
+	t.Run("JSON", func(t *testing.T) {
+		out, err := runCmd(t, nil, "purchase", "--url", endpoint, "--json")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		var rep PurchaseReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("stdout is not one JSON report: %v\n%s", err, out)
+		}
+		if !rep.OK || rep.Failed != 0 || rep.Passed != len(rep.Steps) || rep.Order == nil || rep.Order.Number <= 0 || rep.Order.PaymentMode != "test" {
+			t.Errorf("report %+v", rep)
+		}
+	})
+
+	t.Run("SharedPaymentToken", func(t *testing.T) {
+		stripe := fakeStripe(t)
+		var out bytes.Buffer
+		rep := runPurchase(context.Background(), purchaseOptions{
+			URL: endpoint, Items: 1, Timeout: time.Minute, StripeKey: "sk_test_" + strings.Repeat("x", 24), stripeAPI: stripe.url,
+		}, &out)
+		if !rep.OK {
+			t.Fatalf("with a test key:\n%s", out.String())
+		}
+		// The sandbox takes any spt_…; what Stripe was asked is the point.
+		form := stripe.only(t)
+		want := map[string]string{"payment_method": "pm_card_visa", "usage_limits[currency]": "usd",
+			"usage_limits[max_amount]": strconv.FormatInt(rep.Order.Total, 10)}
+		for k, v := range want {
+			if form.Get(k) != v {
+				t.Errorf("%s = %q, want %q (form %v)", k, form.Get(k), v, form)
+			}
+		}
+		if exp, _ := strconv.ParseInt(form.Get("usage_limits[expires_at]"), 10, 64); exp <= time.Now().Unix() {
+			t.Errorf("usage_limits[expires_at] %q is not in the future", form.Get("usage_limits[expires_at]"))
+		}
+		if !strings.Contains(out.String(), "spt_test_granted") {
+			t.Errorf("the pay step does not name the token:\n%s", out.String())
+		}
+	})
+
+	t.Run("ErrNoShop", func(t *testing.T) {
+		out, err := runCmd(t, nil, "purchase", "--url", "http://127.0.0.1:1/mcp", "--timeout", "5s")
+		if !errors.Is(err, errPurchaseFailed) || !strings.HasPrefix(out, "✗ connect") || !strings.Contains(out, "FAIL: 1 of 1") {
+			t.Errorf("err %v, out:\n%s", err, out)
+		}
+	})
+
+	t.Run("ErrUnknownPromo", func(t *testing.T) {
+		out, err := runCmd(t, nil, "purchase", "--url", endpoint, "--promo", "FREEMONEY")
+		if !errors.Is(err, errPurchaseFailed) || !strings.Contains(out, "✗ update: promotion") || !strings.Contains(out, "✓ cancel_checkout_session") {
+			t.Errorf("err %v, out:\n%s", err, out)
+		}
+	})
+
+	t.Run("ErrUsage", func(t *testing.T) {
+		for _, args := range [][]string{{"--items", "0"}, {"--items", "21"}, {"--url", "127.0.0.1:8000"}, {"--timeout", "-1s"}, {"extra"}} {
+			if _, err := runCmd(t, nil, append([]string{"purchase"}, args...)...); !errors.Is(err, errUsage) {
+				t.Errorf("%v: %v, want the usage", args, err)
+			}
+		}
+	})
+}
+
+// TestPurchaseLiveShop: against a live-mode shop the run refuses before any
+// payment unless --live is given, and with --live it only checks that a test
+// card is refused. No request leaves the machine: the shop refuses test
+// cards in live mode before calling Stripe.
+func TestPurchaseLiveShop(t *testing.T) {
+	policy, err := fs.ReadFile(shop.Demo, "policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := strings.Replace(string(policy), "\npayment_mode: test\n", "\npayment_mode: live\n", 1)
+	if live == string(policy) {
+		t.Fatal("the demo policy has no `payment_mode: test` line to change")
+	}
+	file := filepath.Join(t.TempDir(), "live.yaml")
+	if err := os.WriteFile(file, []byte(live), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Not a real key: only its prefix selects live mode.
+	key := "sk_" + "live_" + strings.Repeat("0", 24)
+	endpoint := startShopArgs(t, map[string]string{"STRIPE_SECRET_KEY": key},
+		"--db", dbtest.DSN(t, database.SQLite), "--config", file) + "/mcp"
+
+	out, err := runCmd(t, nil, "purchase", "--url", endpoint)
+	if !errors.Is(err, errPurchaseFailed) || !strings.Contains(out, "✗ payment mode") || !strings.Contains(out, "--live") ||
+		!strings.Contains(out, "✓ cancel_checkout_session") || strings.Contains(out, "complete_checkout") {
+		t.Errorf("without --live: err %v, out:\n%s", err, out)
+	}
+
+	out, err = runCmd(t, nil, "purchase", "--url", endpoint, "--live")
+	if err != nil || !strings.Contains(out, "✓ complete_checkout (live)") || !strings.Contains(out, "refused the test card") ||
+		!strings.Contains(out, "✓ cancel_checkout_session") {
+		t.Errorf("with --live: err %v, out:\n%s", err, out)
+	}
+}
+
+// startShopArgs starts `shop serve` in-process on a free port with the given
+// flags and environment and returns its base URL.
+func startShopArgs(t *testing.T, env map[string]string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc, done := make(chan string, 1), make(chan error, 1)
+	logs := &lockedBuffer{}
+	m := &Main{
+		Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: logs,
+		Getenv: func(k string) string { return env[k] }, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		Started: func(addr string) { addrc <- addr },
+	}
+	go func() { done <- m.Run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("shop serve: %v", err)
+		}
+	})
+	select {
+	case addr := <-addrc:
+		return "http://" + addr
+	case err := <-done:
+		done <- err
+		t.Fatalf("shop serve stopped: %v\n%s", err, logs.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("shop serve did not start in 30s")
+	}
+	return ""
+}
+
+// stripeFake answers Stripe's test helper for shared payment tokens and
+// keeps the forms it was sent.
+type stripeFake struct {
+	url   string
+	mu    sync.Mutex
+	forms []url.Values
+}
+
+func fakeStripe(t *testing.T) *stripeFake {
+	f := &stripeFake{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, _, _ := r.BasicAuth()
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/test_helpers/shared_payment/granted_tokens" ||
+			!strings.HasPrefix(key, "sk_test_") || r.Header.Get("Stripe-Version") != sptStripeVersion || r.ParseForm() != nil {
+			t.Errorf("unexpected Stripe request %s %s (version %q)", r.Method, r.URL, r.Header.Get("Stripe-Version"))
+			http.Error(w, `{"error": {"message": "unexpected"}}`, http.StatusBadRequest)
+			return
+		}
+		f.mu.Lock()
+		f.forms = append(f.forms, r.PostForm)
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id": "spt_test_granted", "object": "shared_payment.granted_token", "livemode": false}`)
+	}))
+	t.Cleanup(srv.Close)
+	f.url = srv.URL
+	return f
+}
+
+// only is the one form the fake was sent.
+func (f *stripeFake) only(t *testing.T) url.Values {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.forms) != 1 {
+		t.Fatalf("Stripe was sent %d requests, want 1", len(f.forms))
+	}
+	return f.forms[0]
+}
