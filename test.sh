@@ -120,5 +120,8 @@ trap - EXIT
 step "go test -race ./..."
 go test -race -count=1 -timeout 20m ./...
 
+step "browser tests (without -race: chromedp's own goroutines race)"
+go test -count=1 -timeout 10m -run '^TestWidgets$' ./cmd/shop
+
 echo
 echo "All checks passed."
