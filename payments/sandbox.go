@@ -185,13 +185,8 @@ func (s *Sandbox) Refund(ctx context.Context, r RefundRequest) (*Refund, error) 
 			out = prior
 			return err
 		}
-		var c chargeRow
-		err := tx.Where("reference = ?", r.Reference).Take(&c).Error
-		switch {
-		case errors.Is(err, gorm.ErrRecordNotFound):
-			return shop.Errorf(shop.NotFound, "", "the sandbox has no payment %s to refund", r.Reference)
-		case err != nil:
-			return fmt.Errorf("sandbox refund %s: %w", r.IdempotencyKey, err)
+		if _, err := chargeOf(tx, r); err != nil {
+			return err
 		}
 		// Insert or read, as for charges: of racing callers with one key,
 		// one inserts and the others read its refund.
@@ -247,15 +242,25 @@ func (s *Sandbox) priorRefund(tx *gorm.DB, r RefundRequest, hash string) (*Refun
 	return &Refund{Reference: prior.Reference, Amount: prior.Amount, Status: string(Succeeded), Simulated: true}, nil
 }
 
-// refusal says why a refund of r's charge cannot be made.
-func (s *Sandbox) refusal(tx *gorm.DB, r RefundRequest) error {
+// chargeOf reads the charge a refund names; not_found when there is none.
+func chargeOf(tx *gorm.DB, r RefundRequest) (*chargeRow, error) {
 	var c chargeRow
 	err := tx.Where("reference = ?", r.Reference).Take(&c).Error
 	switch {
 	case errors.Is(err, gorm.ErrRecordNotFound):
-		return shop.Errorf(shop.NotFound, "", "the sandbox has no payment %s to refund", r.Reference)
+		return nil, shop.Errorf(shop.NotFound, "", "the sandbox has no payment %s to refund", r.Reference)
 	case err != nil:
-		return fmt.Errorf("sandbox refund %s: %w", r.IdempotencyKey, err)
+		return nil, fmt.Errorf("sandbox refund %s: %w", r.IdempotencyKey, err)
+	}
+	return &c, nil
+}
+
+// refusal says why a refund of r's charge cannot be made.
+func (s *Sandbox) refusal(tx *gorm.DB, r RefundRequest) error {
+	c, err := chargeOf(tx, r)
+	switch {
+	case err != nil:
+		return err
 	case c.Status != Succeeded:
 		return shop.Errorf(shop.Invalid, "", "payment %s was %s, not paid: there is nothing to refund", r.Reference, strings.ReplaceAll(string(c.Status), "_", " "))
 	case c.Refunded >= c.Amount:

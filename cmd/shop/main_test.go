@@ -100,15 +100,8 @@ func structured[T any](t *testing.T, res *mcp.CallToolResult) T {
 	return v
 }
 
-func text(res *mcp.CallToolResult) string {
-	var sb strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			sb.WriteString(tc.Text)
-		}
-	}
-	return sb.String()
-}
+// text is a tool result's text content (what shop purchase reads too).
+var text = resultText
 
 type summary struct {
 	ID    string `json:"id"`

@@ -259,22 +259,32 @@ func (p *purchaser) complete(ctx context.Context, token string) (*mcp.CallToolRe
 	return res, nil
 }
 
-// payDeclined pays with a declining card: the session must stay payable,
-// with a payment_declined message and isError false (CONTRACT.md §5.6).
-func (p *purchaser) payDeclined(ctx context.Context) (string, error) {
-	token, via, err := p.token(ctx, "pm_card_visa_chargeDeclined")
+// payWith calls complete_checkout with a token for card (a Stripe test
+// shared payment token, or the card itself in the sandbox) and answers the
+// session; an isError answer is an error. via says how it paid.
+func (p *purchaser) payWith(ctx context.Context, card string) (s checkout.Session, via string, err error) {
+	token, via, err := p.token(ctx, card)
 	if err != nil {
-		return "", err
+		return s, "", err
 	}
 	res, err := p.complete(ctx, token)
 	if err != nil {
-		return "", err
+		return s, "", err
 	}
 	if res.IsError {
-		return "", fmt.Errorf("a decline answered isError: %s", resultText(res))
+		return s, "", fmt.Errorf("%s answered isError: %s", card, resultText(res))
 	}
-	var s checkout.Session
 	if err := decodeResult(res, &s); err != nil {
+		return s, "", err
+	}
+	return s, via, nil
+}
+
+// payDeclined pays with a declining card: the session must stay payable,
+// with a payment_declined message and isError false (CONTRACT.md §5.6).
+func (p *purchaser) payDeclined(ctx context.Context) (string, error) {
+	s, via, err := p.payWith(ctx, "pm_card_visa_chargeDeclined")
+	if err != nil {
 		return "", err
 	}
 	if s.Status != checkout.Ready {
@@ -292,22 +302,13 @@ func (p *purchaser) payDeclined(ctx context.Context) (string, error) {
 	return "", fmt.Errorf("no payment_declined error message after a decline: %s", messagesText(s.Messages))
 }
 
+// pay pays with a card that pays and checks the order it answers.
 func (p *purchaser) pay(ctx context.Context) (string, error) {
-	token, via, err := p.token(ctx, "pm_card_visa")
+	s, via, err := p.payWith(ctx, "pm_card_visa")
 	if err != nil {
 		return "", err
 	}
-	res, err := p.complete(ctx, token)
-	if err != nil {
-		return "", err
-	}
-	if res.IsError {
-		return "", fmt.Errorf("isError: %s", resultText(res))
-	}
-	if err := decodeResult(res, &p.done); err != nil {
-		return "", err
-	}
-	s := p.done
+	p.done = s
 	if s.Status != checkout.Completed || s.Order == nil {
 		return "", fmt.Errorf("status %s, order %v; messages %s", s.Status, s.Order != nil, messagesText(s.Messages))
 	}
