@@ -52,6 +52,9 @@ const (
 	attemptDeclined       = "declined"
 	attemptRequiresAction = "requires_action"
 	attemptFailed         = "failed"
+	// attemptOrphaned: given up on, then the provider answered that it
+	// charged after all; the money must go back.
+	attemptOrphaned = "orphaned"
 )
 
 // attemptRow is a row of payment_attempts: written, with its idempotency

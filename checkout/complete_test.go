@@ -394,3 +394,59 @@ func TestReconcile(t *testing.T) {
 		})
 	}
 }
+
+// slowCharge is the sandbox charging only when let go, and a provider whose
+// lookups lag behind: the case of a charge slower than the reconciler's
+// grace period.
+type slowCharge struct {
+	*payments.Sandbox
+	letGo chan struct{}
+}
+
+func (s *slowCharge) Charge(ctx context.Context, r payments.Request) (*payments.Result, error) {
+	<-s.letGo
+	return s.Sandbox.Charge(ctx, r)
+}
+
+func (s *slowCharge) Lookup(context.Context, string) (*payments.Result, bool, error) {
+	return nil, false, nil
+}
+
+// TestOrphanedCharge: a charge that succeeds after the reconciler gave its
+// attempt up is recorded as orphaned (the money must go back), and no order
+// is written for it.
+func TestOrphanedCharge(t *testing.T) {
+	ctx := context.Background()
+	db := dbtest.Open(t, "sqlite")
+	slow := &slowCharge{letGo: make(chan struct{})}
+	p := payingShop(t, db, slow)
+	slow.Sandbox = p.sandbox
+	s := p.ready(t)
+	done := make(chan *checkout.Session, 1)
+	go func() {
+		got, err := p.co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay("pm_card_visa")})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- got
+	}()
+	for deadline := time.Now().Add(10 * time.Second); p.count(t, "payment_attempts") == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no payment attempt")
+		}
+	}
+	p.clk.Add(2 * time.Second)
+	if n, err := p.co.Reconcile(ctx); err != nil || n != 1 {
+		t.Fatalf("reconcile gave up %d attempts (%v), want 1", n, err)
+	}
+	close(slow.letGo)
+	<-done
+	var status string
+	db.Raw("SELECT status FROM payment_attempts").Scan(&status)
+	if status != "orphaned" || p.count(t, "orders") != 0 || p.count(t, "sandbox_charges") != 1 {
+		t.Errorf("attempt %s, %d orders, %d charges; want orphaned, 0, 1", status, p.count(t, "orders"), p.count(t, "sandbox_charges"))
+	}
+	if got, _ := p.co.Get(ctx, s.ID); got.Status != checkout.Ready {
+		t.Errorf("session %s, want ready_for_payment again", got.Status)
+	}
+}

@@ -20,10 +20,8 @@ import (
 func (c *Checkout) settle(ctx context.Context, att *attemptRow, res *payments.Result, chargeErr error) (*Session, error) {
 	var err error
 	switch {
-	case chargeErr == nil && res.Status == payments.Succeeded:
-		err = c.finish(ctx, att, res)
 	case chargeErr == nil:
-		err = c.decline(ctx, att, res)
+		_, err = c.record(ctx, att, res)
 	case errors.Is(chargeErr, payments.ErrUnknownOutcome), errors.Is(chargeErr, context.Canceled), errors.Is(chargeErr, context.DeadlineExceeded):
 		c.logger.WarnContext(ctx, "payment outcome unknown; the reconciler will settle it", "attempt", att.ID, "err", chargeErr)
 		row, err := c.load(context.WithoutCancel(ctx), att.SessionID)
@@ -37,7 +35,7 @@ func (c *Checkout) settle(ctx context.Context, att *attemptRow, res *payments.Re
 		return c.processing(s), nil
 	default:
 		// The provider refused the request itself: nothing was charged.
-		if err := c.abandon(ctx, att, chargeErr.Error()); err != nil {
+		if _, err := c.abandon(ctx, att, chargeErr.Error()); err != nil {
 			return nil, err
 		}
 		var e *shop.Error
@@ -71,17 +69,27 @@ func (c *Checkout) settleAttempt(ctx context.Context, db *gorm.DB, attemptID, st
 	return r.RowsAffected == 1, nil
 }
 
+// record settles an attempt with the provider's known answer and reports
+// whether this call settled it (false: someone else did first).
+func (c *Checkout) record(ctx context.Context, att *attemptRow, res *payments.Result) (bool, error) {
+	if res.Status == payments.Succeeded {
+		return c.finish(ctx, att, res)
+	}
+	return c.decline(ctx, att, res)
+}
+
 // finish writes the order of a successful charge, in one transaction with
 // the stock it takes, the attempt and the session.
-func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Result) error {
-	return c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Result) (settled bool, err error) {
+	err = c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		ok, err := c.settleAttempt(ctx, tx, att.ID, attemptSucceeded, res)
-		if err != nil || !ok {
-			if err == nil && !ok {
-				c.logger.InfoContext(ctx, "payment attempt already settled", "attempt", att.ID)
-			}
+		if err != nil {
 			return err
 		}
+		if !ok {
+			return c.orphan(ctx, tx, att, res)
+		}
+		settled = true
 		var row sessionRow
 		if err := tx.Where("id = ?", att.SessionID).Take(&row).Error; err != nil {
 			return fmt.Errorf("finish %s: %w", att.ID, err)
@@ -125,12 +133,33 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Re
 		row.Priced = marshal(snap)
 		return c.save(tx, &row)
 	})
+	return settled, err
+}
+
+// orphan handles a successful charge whose attempt was settled already. A
+// charge the attempt also records is a replay (nothing to do); an attempt
+// given up on (the provider showed no charge within the grace period) makes
+// this charge an orphan: the buyer paid and has no order. It is recorded on
+// the attempt and logged as an error, for the money to go back.
+func (c *Checkout) orphan(ctx context.Context, tx *gorm.DB, att *attemptRow, res *payments.Result) error {
+	r := tx.WithContext(ctx).Model(&attemptRow{}).Where("id = ? AND status = ?", att.ID, attemptFailed).
+		Updates(map[string]any{"status": attemptOrphaned, "reference": res.Reference, "updated_at": c.now().UTC()})
+	if r.Error != nil {
+		return fmt.Errorf("record orphaned charge %s: %w", att.ID, r.Error)
+	}
+	if r.RowsAffected == 1 {
+		c.logger.ErrorContext(ctx, "a charge succeeded for a payment attempt given up on: the buyer paid without an order; refund it",
+			"attempt", att.ID, "session", att.SessionID, "reference", res.Reference, "amount", att.Amount)
+		return nil
+	}
+	c.logger.InfoContext(ctx, "payment attempt already settled", "attempt", att.ID)
+	return nil
 }
 
 // decline records a declined or unauthenticated charge: the session goes
 // back to ready for payment (priced again, its stock held again) with a
 // message the buyer can act on.
-func (c *Checkout) decline(ctx context.Context, att *attemptRow, res *payments.Result) error {
+func (c *Checkout) decline(ctx context.Context, att *attemptRow, res *payments.Result) (bool, error) {
 	status, code := attemptDeclined, shop.PaymentDeclined
 	if res.Status == payments.RequiresAction {
 		status, code = attemptRequiresAction, shop.Requires3DS
@@ -144,7 +173,7 @@ func (c *Checkout) decline(ctx context.Context, att *attemptRow, res *payments.R
 
 // abandon gives up an attempt that charged nothing and makes its session
 // payable again.
-func (c *Checkout) abandon(ctx context.Context, att *attemptRow, why string) error {
+func (c *Checkout) abandon(ctx context.Context, att *attemptRow, why string) (bool, error) {
 	c.logger.WarnContext(ctx, "payment attempt charged nothing", "attempt", att.ID, "why", why)
 	return c.release(ctx, att.ID, attemptFailed, nil, Message{})
 }
@@ -152,12 +181,13 @@ func (c *Checkout) abandon(ctx context.Context, att *attemptRow, why string) err
 // release settles an attempt as status and gives its session back to the
 // buyer: priced again and, when nothing else is wrong, ready for payment,
 // with msg (when it has content) first among its messages.
-func (c *Checkout) release(ctx context.Context, attemptID, status string, res *payments.Result, msg Message) error {
-	return c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+func (c *Checkout) release(ctx context.Context, attemptID, status string, res *payments.Result, msg Message) (settled bool, err error) {
+	err = c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		ok, err := c.settleAttempt(ctx, tx, attemptID, status, res)
 		if err != nil || !ok {
 			return err
 		}
+		settled = true
 		var att attemptRow
 		if err := tx.Where("id = ?", attemptID).Take(&att).Error; err != nil {
 			return err
@@ -181,6 +211,7 @@ func (c *Checkout) release(ctx context.Context, attemptID, status string, res *p
 		}
 		return c.save(tx, &row)
 	})
+	return settled, err
 }
 
 // Reconcile settles the payment attempts left open longer than the grace
@@ -197,11 +228,14 @@ func (c *Checkout) Reconcile(ctx context.Context) (int, error) {
 	}
 	settled := 0
 	for i := range open {
-		if err := c.reconcileAttempt(ctx, &open[i], true); err != nil {
+		ok, err := c.reconcileAttempt(ctx, &open[i], true)
+		if err != nil {
 			c.logger.ErrorContext(ctx, "reconcile payment attempt", "attempt", open[i].ID, "err", err)
 			continue
 		}
-		settled++
+		if ok {
+			settled++
+		}
 	}
 	return settled, nil
 }
@@ -216,26 +250,26 @@ func (c *Checkout) ReconcileSession(ctx context.Context, sessionID string) error
 		return fmt.Errorf("reconcile session %s: %w", sessionID, err)
 	}
 	for i := range open {
-		if err := c.reconcileAttempt(ctx, &open[i], false); err != nil {
+		if _, err := c.reconcileAttempt(ctx, &open[i], false); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// reconcileAttempt asks the provider about an open attempt and settles it;
-// an attempt the provider has no charge for is given up when giveUp is set.
-func (c *Checkout) reconcileAttempt(ctx context.Context, att *attemptRow, giveUp bool) error {
+// reconcileAttempt asks the provider about an open attempt and settles it,
+// reporting whether this call did; an attempt the provider has no charge for
+// is given up when giveUp is set.
+func (c *Checkout) reconcileAttempt(ctx context.Context, att *attemptRow, giveUp bool) (bool, error) {
 	res, found, err := c.charger.Lookup(ctx, att.IdempotencyKey)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !found {
 		if !giveUp {
-			return nil
+			return false, nil
 		}
 		return c.abandon(ctx, att, "the provider has no charge with this key")
 	}
-	_, err = c.settle(ctx, att, res, nil)
-	return err
+	return c.record(ctx, att, res)
 }
