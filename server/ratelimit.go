@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +17,9 @@ import (
 type clientLimiter struct {
 	limit rate.Limit
 	burst int
+	// header, when set, names the request header whose first address is
+	// the client's (X-Forwarded-For behind a proxy), instead of the peer.
+	header string
 
 	mu      sync.Mutex
 	clients map[string]*client
@@ -29,8 +33,23 @@ type client struct {
 
 const clientIdle = 10 * time.Minute
 
-func newClientLimiter(limit rate.Limit, burst int) *clientLimiter {
-	return &clientLimiter{limit: limit, burst: burst, clients: map[string]*client{}, swept: time.Now()}
+func newClientLimiter(limit rate.Limit, burst int, header string) *clientLimiter {
+	return &clientLimiter{limit: limit, burst: burst, header: header, clients: map[string]*client{}, swept: time.Now()}
+}
+
+// client names who sent r: the first address of the configured header when
+// it has one, else the connection's peer.
+func (l *clientLimiter) client(r *http.Request) string {
+	if l.header != "" {
+		if first, _, _ := strings.Cut(r.Header.Get(l.header), ","); strings.TrimSpace(first) != "" {
+			return strings.TrimSpace(first)
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 func (l *clientLimiter) allow(addr string, now time.Time) (bool, time.Duration) {
@@ -60,15 +79,11 @@ func (l *clientLimiter) allow(addr string, now time.Time) (bool, time.Duration) 
 
 func (l *clientLimiter) handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || l.limit < 0 {
 			next.ServeHTTP(w, r)
 			return
 		}
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		if ok, wait := l.allow(host, time.Now()); !ok {
+		if ok, wait := l.allow(l.client(r), time.Now()); !ok {
 			w.Header().Set("Retry-After", strconv.Itoa(int(wait/time.Second)+1))
 			http.Error(w, "too many requests: slow down and retry after the Retry-After seconds", http.StatusTooManyRequests)
 			return

@@ -47,9 +47,13 @@ type Options struct {
 	// ("https://inspector.example.com").
 	TrustedOrigins []string
 	// RateLimit and RateBurst bound each client's requests per second
-	// (default 20, burst 40).
+	// (default 20, burst 40; a negative RateLimit turns the limit off).
 	RateLimit rate.Limit
 	RateBurst int
+	// ClientIPHeader names the header that carries the client's address
+	// behind a proxy or load balancer ("X-Forwarded-For"); set it only when
+	// such a proxy sets it, or clients could choose their own bucket.
+	ClientIPHeader string
 	// Logger receives access errors and server events.
 	Logger *slog.Logger
 	// Receipts, when set, serves the receipt pages GET /orders/{order_id}.
@@ -77,6 +81,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.RateLimit == 0 {
 		s.opts.RateLimit, s.opts.RateBurst = 20, 40
+	}
+	if s.opts.RateBurst <= 0 {
+		s.opts.RateBurst = max(1, int(2*s.opts.RateLimit))
 	}
 	hosts, origins, err := allowed(opts.PublicURL, opts.TrustedOrigins)
 	if err != nil {
@@ -115,7 +122,7 @@ func New(opts Options) (*Server, error) {
 			mux.Handle("/admin/mcp", checkHost(hosts, cop.Handler(adminAuth(opts.AdminTokens, s.streamable(opts.AdminMCP)))))
 		}
 	}
-	limiter := newClientLimiter(s.opts.RateLimit, s.opts.RateBurst)
+	limiter := newClientLimiter(s.opts.RateLimit, s.opts.RateBurst, opts.ClientIPHeader)
 	s.handler = recoverPanics(s.logger, securityHeaders(limitBody(limiter.handler(mux))))
 	return s, nil
 }

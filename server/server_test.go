@@ -185,3 +185,33 @@ func TestRateLimit(t *testing.T) {
 		t.Errorf("healthz under rate limit: %d", resp.StatusCode)
 	}
 }
+
+// TestRateLimitBehindProxy: behind a proxy each client has its own bucket,
+// named by the configured header; a negative limit turns limiting off.
+func TestRateLimitBehindProxy(t *testing.T) {
+	get := func(url, client string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", url+"/static/products/mug.svg", nil)
+		if client != "" {
+			req.Header.Set("X-Forwarded-For", client+", 10.0.0.1")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	proxied, _ := newServer(t, server.Options{RateLimit: 1, RateBurst: 2, ClientIPHeader: "X-Forwarded-For"})
+	for _, client := range []string{"192.0.2.1", "192.0.2.2"} {
+		if a, b, c := get(proxied.URL, client), get(proxied.URL, client), get(proxied.URL, client); a != 200 || b != 200 || c != 429 {
+			t.Errorf("client %s: %d %d %d; want its own burst of 2, then 429", client, a, b, c)
+		}
+	}
+	open, _ := newServer(t, server.Options{RateLimit: -1})
+	for i := range 100 {
+		if code := get(open.URL, ""); code != 200 {
+			t.Fatalf("request %d with no limit: %d", i, code)
+		}
+	}
+}

@@ -21,6 +21,11 @@ type Config struct {
 	PublicURL  string
 
 	TrustedOrigins []string
+	// RateLimit is each client's requests per second (burst twice as
+	// many); negative turns the limit off. ClientIPHeader names the header
+	// a proxy puts the client's address in.
+	RateLimit      float64
+	ClientIPHeader string
 	// SessionTTL is how long a checkout session holds its stock after its
 	// last change.
 	SessionTTL time.Duration
@@ -55,6 +60,8 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	fs.StringVar(&cfg.DB, "db", DefaultDB, "SQLite file path or postgres:// URL")
 	fs.StringVar(&cfg.PolicyFile, "config", "", "merchant policy YAML file")
 	origins := fs.String("trusted-origins", "", "comma-separated browser origins allowed to call /mcp")
+	fs.Float64Var(&cfg.RateLimit, "rate-limit", 20, "requests per second per client (burst twice as many); negative: no limit")
+	fs.StringVar(&cfg.ClientIPHeader, "client-ip-header", "", "header carrying the client's address behind a proxy, e.g. X-Forwarded-For")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", checkout.DefaultTTL, "how long a checkout session holds its stock after its last change")
 	fs.DurationVar(&cfg.ReconcileGrace, "reconcile-grace", checkout.DefaultReconcileGrace, "how long a payment may stay unsettled before the reconciler asks the provider")
 	// Flags may come before or after the positional arguments.
@@ -89,6 +96,9 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 		if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 			return nil, fmt.Errorf("--addr %q: send host:port, such as 127.0.0.1:8000 or :8000", cfg.Addr)
 		}
+	}
+	if cfg.RateLimit == 0 {
+		return nil, errors.New("--rate-limit 0 would refuse every request: send a positive number, or a negative one for no limit")
 	}
 	if cfg.SessionTTL < time.Minute || cfg.SessionTTL > 24*time.Hour {
 		return nil, fmt.Errorf("--session-ttl %s: send a duration from 1m to 24h, such as 30m", cfg.SessionTTL)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 
 	"shop"
 	"shop/catalog"
@@ -53,6 +54,8 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		Ready:          func(ctx context.Context) error { _, err := database.Ready(ctx, a.db); return err },
 		PublicURL:      cfg.PublicURL,
 		TrustedOrigins: cfg.TrustedOrigins,
+		RateLimit:      rate.Limit(cfg.RateLimit),
+		ClientIPHeader: cfg.ClientIPHeader,
 		Logger:         m.Logger,
 		Receipts:       server.ReceiptHandler(a.orders, m.Logger),
 		Webhook:        server.StripeWebhook(cfg.StripeWebhookSecret, a.checkout.ReconcileSession, m.Logger),
