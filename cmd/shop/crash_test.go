@@ -78,10 +78,11 @@ func payUntilFault(t *testing.T, p *process) checkout.Session {
 	return cs
 }
 
-// rows counts the rows of tables in the SQLite database at path.
-func rows(t *testing.T, path string, tables ...string) map[string]int64 {
+// rows counts the rows of tables in the database at dsn (a SQLite path or
+// a postgres:// URL).
+func rows(t *testing.T, dsn string, tables ...string) map[string]int64 {
 	t.Helper()
-	db, err := database.Open(context.Background(), path, nil)
+	db, err := database.Open(context.Background(), dsn, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

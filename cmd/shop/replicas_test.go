@@ -356,25 +356,6 @@ func pgOpen(t *testing.T, dsn string) *gorm.DB {
 	return db
 }
 
-// pgRows counts the rows of tables in the PostgreSQL database at dsn.
-func pgRows(t *testing.T, dsn string, tables ...string) map[string]int64 {
-	t.Helper()
-	db, err := database.Open(context.Background(), dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer database.Close(db)
-	out := map[string]int64{}
-	for _, table := range tables {
-		var n int64
-		if err := db.Table(table).Count(&n).Error; err != nil {
-			t.Fatal(err)
-		}
-		out[table] = n
-	}
-	return out
-}
-
 // wantRows checks the row counts of tables.
 func wantRows(t *testing.T, dsn string, want map[string]int64) {
 	t.Helper()
@@ -382,7 +363,7 @@ func wantRows(t *testing.T, dsn string, want map[string]int64) {
 	for table := range want {
 		tables = append(tables, table)
 	}
-	got := pgRows(t, dsn, tables...)
+	got := rows(t, dsn, tables...)
 	for _, table := range tables {
 		if got[table] != want[table] {
 			t.Errorf("%s: %d rows, want %d (all: %v)", table, got[table], want[table], got)
