@@ -9,6 +9,7 @@
 package checkout
 
 import (
+	"crypto/rand"
 	"log/slog"
 	"strings"
 	"time"
@@ -46,6 +47,8 @@ type Checkout struct {
 	charger Charger
 	grace   time.Duration
 	fault   func(point string)
+	linker  Linker
+	linkKey []byte
 }
 
 // Options configure a Checkout; zero fields take defaults.
@@ -67,6 +70,12 @@ type Options struct {
 	// reconciler settles it (default 5 minutes: longer than any charge call
 	// with its retries takes).
 	ReconcileGrace time.Duration
+	// Linker, when set, hosts the payment pages of create_payment_link
+	// (Stripe Checkout); without it the shop serves its sandbox page.
+	Linker Linker
+	// LinkKey signs the addresses of the sandbox payment page (the
+	// receipt key serves); random when unset.
+	LinkKey []byte
 	// Fault, for tests only, is called at named points of completion
 	// ("before_charge", "after_charge"); a test makes it end the process.
 	Fault func(point string)
@@ -92,9 +101,14 @@ func New(db *gorm.DB, policy *Policy, cat *catalog.Catalog, opts *Options) *Chec
 			c.logger = opts.Logger
 		}
 		c.orders, c.charger, c.fault = opts.Orders, opts.Charger, opts.Fault
+		c.linker, c.linkKey = opts.Linker, opts.LinkKey
 		if opts.ReconcileGrace > 0 {
 			c.grace = opts.ReconcileGrace
 		}
+	}
+	if len(c.linkKey) == 0 {
+		c.linkKey = make([]byte, 32)
+		_, _ = rand.Read(c.linkKey) // crypto/rand.Read never fails
 	}
 	return c
 }

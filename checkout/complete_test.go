@@ -413,8 +413,8 @@ func (s *slowCharge) Lookup(context.Context, string) (*payments.Result, bool, er
 }
 
 // TestOrphanedCharge: a charge that succeeds after the reconciler gave its
-// attempt up is recorded as orphaned (the money must go back), and no order
-// is written for it.
+// attempt up is recorded as orphaned, no order is written for it, and it is
+// refunded in full at once and kept as a surplus payment.
 func TestOrphanedCharge(t *testing.T) {
 	ctx := context.Background()
 	db := dbtest.Open(t, "sqlite")
@@ -448,5 +448,21 @@ func TestOrphanedCharge(t *testing.T) {
 	}
 	if got, _ := p.co.Get(ctx, s.ID); got.Status != checkout.Ready {
 		t.Errorf("session %s, want ready_for_payment again", got.Status)
+	}
+	var surplus struct {
+		Status, Reason, RefundReference string
+		Amount                          int64
+	}
+	db.Raw("SELECT status, reason, refund_reference, amount FROM surplus_payments").Scan(&surplus)
+	if surplus.Status != "refunded" || surplus.RefundReference == "" || surplus.Amount != s.Totals[len(s.Totals)-1].Amount {
+		t.Errorf("surplus payment %+v; want refunded in full", surplus)
+	}
+	var refunded int64
+	db.Raw("SELECT COALESCE(SUM(amount), 0) FROM sandbox_refunds").Scan(&refunded)
+	if refunded != surplus.Amount {
+		t.Errorf("sandbox refunded %d, want %d", refunded, surplus.Amount)
+	}
+	if n, err := p.co.Reconcile(ctx); err != nil || n != 0 {
+		t.Errorf("reconcile after the refund settled %d (%v), want 0", n, err)
 	}
 }

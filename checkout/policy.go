@@ -30,10 +30,13 @@ type Policy struct {
 	CurrencyCode string      `yaml:"currency"`     // ISO 4217 code of every amount, e.g. "usd"
 	MerchantID   string      `yaml:"merchant_id"`  // the payment provider's id of the merchant
 	PaymentMode  PaymentMode `yaml:"payment_mode"` // LoadPolicy defaults it to test
-	Links        Links       `yaml:"links"`        // legal and support pages
-	Shipping     Shipping    `yaml:"shipping"`     // where to and at which price
-	Tax          []TaxRule   `yaml:"-"`            // YAML key "tax", decoded by LoadPolicy
-	Promotions   []Promotion `yaml:"-"`            // YAML key "promotions", decoded by LoadPolicy
+	// ExternalCheckout, when true, has the checkout widget always pay through
+	// create_payment_link's page, even in hosts with a payment sheet.
+	ExternalCheckout bool        `yaml:"external_checkout"`
+	Links            Links       `yaml:"links"`    // legal and support pages
+	Shipping         Shipping    `yaml:"shipping"` // where to and at which price
+	Tax              []TaxRule   `yaml:"-"`        // YAML key "tax", decoded by LoadPolicy
+	Promotions       []Promotion `yaml:"-"`        // YAML key "promotions", decoded by LoadPolicy
 }
 
 // PaymentMode says whether payments take real money: test or live.

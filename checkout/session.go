@@ -40,6 +40,9 @@ type Session struct {
 	Links               []Link              `json:"links"`
 	ExpiresAt           time.Time           `json:"expires_at"`
 	Metadata            map[string]string   `json:"metadata,omitempty"`
+	// ExternalCheckout is true when the merchant has buyers always pay on
+	// a payment page (create_payment_link), not the host's payment sheet.
+	ExternalCheckout bool `json:"external_checkout,omitempty"`
 	// Order is the order a completed session became.
 	Order *orders.Order `json:"order,omitempty"`
 }

@@ -22,6 +22,9 @@ func (c *Checkout) settle(ctx context.Context, att *attemptRow, res *payments.Re
 	switch {
 	case chargeErr == nil:
 		_, err = c.record(ctx, att, res)
+		if err == nil && res.Status == payments.Succeeded {
+			c.closeLinks(ctx, att.SessionID, "")
+		}
 	case errors.Is(chargeErr, payments.ErrUnknownOutcome), errors.Is(chargeErr, context.Canceled), errors.Is(chargeErr, context.DeadlineExceeded):
 		c.logger.WarnContext(ctx, "payment outcome unknown; the reconciler will settle it", "attempt", att.ID, "err", chargeErr)
 		row, err := c.load(context.WithoutCancel(ctx), att.SessionID)
@@ -81,13 +84,20 @@ func (c *Checkout) record(ctx context.Context, att *attemptRow, res *payments.Re
 // finish writes the order of a successful charge, in one transaction with
 // the stock it takes, the attempt and the session.
 func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Result) (settled bool, err error) {
+	surplus := false
+	defer func() {
+		if surplus && err == nil {
+			c.refundNow(ctx, att.SessionID)
+		}
+	}()
 	err = c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		ok, err := c.settleAttempt(ctx, tx, att.ID, attemptSucceeded, res)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return c.orphan(ctx, tx, att, res)
+			surplus, err = c.orphan(ctx, tx, att, res)
+			return err
 		}
 		settled = true
 		var row sessionRow
@@ -95,10 +105,14 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Re
 			return fmt.Errorf("finish %s: %w", att.ID, err)
 		}
 		if row.Status != InProgress {
-			// A charge succeeded for a session that is no longer being paid
-			// (the attempt was given up on): the money must go back.
-			c.logger.ErrorContext(ctx, "charge succeeded for a session not in progress; refund it", "attempt", att.ID, "session", row.ID, "status", row.Status, "reference", res.Reference)
-			return nil
+			// A charge succeeded for a session that is no longer being paid:
+			// no order takes the money, so it goes back.
+			reason := reasonSessionEnd
+			if row.Status == Completed {
+				reason = reasonPaidTwice
+			}
+			surplus = true
+			return c.recordSurplus(ctx, tx, row.ID, att.Provider, res.Reference, att.Amount, att.Currency, reason)
 		}
 		st, err := row.state()
 		if err != nil {
@@ -140,20 +154,29 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Re
 // charge the attempt also records is a replay (nothing to do); an attempt
 // given up on (the provider showed no charge within the grace period) makes
 // this charge an orphan: the buyer paid and has no order. It is recorded on
-// the attempt and logged as an error, for the money to go back.
-func (c *Checkout) orphan(ctx context.Context, tx *gorm.DB, att *attemptRow, res *payments.Result) error {
+// the attempt and as a surplus payment, which is refunded; orphan reports
+// whether it recorded one.
+func (c *Checkout) orphan(ctx context.Context, tx *gorm.DB, att *attemptRow, res *payments.Result) (bool, error) {
 	r := tx.WithContext(ctx).Model(&attemptRow{}).Where("id = ? AND status = ?", att.ID, attemptFailed).
 		Updates(map[string]any{"status": attemptOrphaned, "reference": res.Reference, "updated_at": c.now().UTC()})
 	if r.Error != nil {
-		return fmt.Errorf("record orphaned charge %s: %w", att.ID, r.Error)
+		return false, fmt.Errorf("record orphaned charge %s: %w", att.ID, r.Error)
 	}
 	if r.RowsAffected == 1 {
-		c.logger.ErrorContext(ctx, "a charge succeeded for a payment attempt given up on: the buyer paid without an order; refund it",
+		c.logger.ErrorContext(ctx, "a charge succeeded for a payment attempt given up on: the buyer paid without an order; refunding it",
 			"attempt", att.ID, "session", att.SessionID, "reference", res.Reference, "amount", att.Amount)
-		return nil
+		return true, c.recordSurplus(ctx, tx, att.SessionID, att.Provider, res.Reference, att.Amount, att.Currency, reasonGivenUp)
 	}
 	c.logger.InfoContext(ctx, "payment attempt already settled", "attempt", att.ID)
-	return nil
+	return false, nil
+}
+
+// refundNow refunds a session's surplus payments just recorded; what fails
+// is left to the reconciler.
+func (c *Checkout) refundNow(ctx context.Context, sessionID string) {
+	if _, err := c.RefundSurplus(context.WithoutCancel(ctx), sessionID); err != nil {
+		c.logger.WarnContext(ctx, "refund surplus payment; the reconciler will try again", "session", sessionID, "err", err)
+	}
 }
 
 // decline records a declined or unauthenticated charge: the session goes
@@ -218,7 +241,9 @@ func (c *Checkout) release(ctx context.Context, attemptID, status string, res *p
 // period (a process that ended mid-payment, a lost answer): it asks the
 // provider by the attempt's idempotency key and completes the order,
 // records the decline, or, when the provider never saw the charge, makes
-// the session payable again. It returns how many attempts it settled.
+// the session payable again. It also settles the hosted payment pages paid
+// without word from the provider (ReconcileLinks) and refunds the surplus
+// payments not refunded yet. It returns how many things it settled.
 func (c *Checkout) Reconcile(ctx context.Context) (int, error) {
 	var open []attemptRow
 	err := c.db.WithContext(ctx).Where("status = ? AND updated_at <= ?", attemptPending, c.now().UTC().Add(-c.grace)).
@@ -237,7 +262,15 @@ func (c *Checkout) Reconcile(ctx context.Context) (int, error) {
 			settled++
 		}
 	}
-	return settled, nil
+	links, err := c.ReconcileLinks(ctx)
+	if err != nil {
+		c.logger.ErrorContext(ctx, "reconcile payment links", "err", err)
+	}
+	refunded, err := c.RefundSurplus(ctx, "")
+	if err != nil {
+		c.logger.ErrorContext(ctx, "refund surplus payments", "err", err)
+	}
+	return settled + links + refunded, nil
 }
 
 // ReconcileSession settles at once the open attempts of a session that the

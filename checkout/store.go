@@ -105,7 +105,7 @@ func (c *Checkout) session(ctx context.Context, r *sessionRow) (*Session, error)
 		Buyer: st.Buyer, FulfillmentAddress: st.Address,
 		LineItems: snap.LineItems, FulfillmentOptions: snap.Options, FulfillmentOptionID: snap.OptionID,
 		Totals: snap.Totals, Messages: snap.Messages, Links: c.links(),
-		ExpiresAt: r.ExpiresAt.UTC(), Metadata: st.Metadata,
+		ExpiresAt: r.ExpiresAt.UTC(), Metadata: st.Metadata, ExternalCheckout: c.policy.ExternalCheckout,
 	}
 	if s.Status == Ready || s.Status == NotReady {
 		if !c.now().Before(r.ExpiresAt) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"shop"
 )
@@ -45,6 +46,17 @@ func (c *Checkout) Tools() []shop.Tool {
 			InputSchema: completeSchema,
 			Meta:        map[string]any{"openai/widgetAccessible": true},
 			Handle:      c.completeTool,
+		},
+		{
+			Name:  "create_payment_link",
+			Title: "Create a payment link",
+			Description: "Make a page where the buyer pays for a session that is ready_for_payment, for hosts without a payment sheet: " +
+				"answers {url, expires_at, provider}. Open the url for the buyer (or give it to them); when they have paid, " +
+				"get_checkout_session shows the session completed with its order. The session needs the buyer's email. " +
+				"Each call makes a new page; the session is paid at most once, and a second payment is refunded.",
+			InputSchema: idSchema,
+			Meta:        map[string]any{"openai/widgetAccessible": true},
+			Handle:      c.linkTool,
 		},
 		{
 			Name:        "get_checkout_session",
@@ -230,6 +242,20 @@ func (c *Checkout) updateTool(ctx context.Context, raw json.RawMessage) (*shop.R
 		return nil, err
 	}
 	return c.result(c.Update(ctx, args.CheckoutSessionID, args.request()))
+}
+
+func (c *Checkout) linkTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+	var args idArgs
+	if err := shop.DecodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	link, err := c.CreateLink(ctx, args.CheckoutSessionID)
+	if err != nil {
+		return nil, err
+	}
+	text := fmt.Sprintf("Payment page for checkout session %s (%s), open until %s: %s",
+		args.CheckoutSessionID, link.Provider, link.ExpiresAt.Format(time.RFC3339), link.URL)
+	return &shop.Result{Structured: link, Text: text}, nil
 }
 
 type idArgs struct {

@@ -145,6 +145,10 @@ type Event struct {
 	// Metadata is the PaymentIntent's metadata (checkout_session_id, …).
 	Metadata map[string]string
 	Created  time.Time
+	// HostedCheckout is the id of the Checkout Session (cs_…) a checkout.session.* event is about.
+	HostedCheckout string
+	// ClientReference is that Checkout Session's client_reference_id.
+	ClientReference string
 }
 
 // Token kinds.

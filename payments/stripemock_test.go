@@ -240,7 +240,9 @@ func startStripeMock(t *testing.T) (base string, patched bool) {
 // patchedSpec writes stripe-mock's bundled OpenAPI spec with Stripe's
 // preview parameter for shared payment tokens added to POST
 // /v1/payment_intents: payment_method_data then needs no type, and takes
-// no names it does not list.
+// no names it does not list. The nested objects of POST
+// /v1/checkout/sessions and /v1/coupons take no names they do not list
+// either (the bundled spec checks only the top level's).
 func patchedSpec(t *testing.T) (string, error) {
 	out, err := exec.Command("go", "mod", "download", "-json", "github.com/stripe/stripe-mock@"+stripeMockVersion).Output()
 	if err != nil {
@@ -276,12 +278,41 @@ func patchedSpec(t *testing.T) (string, error) {
 	// name, so that a misspelt parameter fails here.
 	delete(pmd, "required")
 	pmd["additionalProperties"] = false
+	// The hosted checkout's requests are checked as strictly: every nested
+	// object of theirs takes only the names it lists.
+	for _, path := range []string{"/v1/checkout/sessions", "/v1/coupons"} {
+		form, ok := dig(spec, "paths", path, "post", "requestBody", "content", "application/x-www-form-urlencoded", "schema")
+		if !ok {
+			return "", fmt.Errorf("stripe-mock spec: no POST %s", path)
+		}
+		closeObjects(form)
+	}
 	patched, err := json.Marshal(spec)
 	if err != nil {
 		return "", err
 	}
 	path := filepath.Join(t.TempDir(), "spec3.json")
 	return path, os.WriteFile(path, patched, 0o600)
+}
+
+// closeObjects forbids names a schema's objects do not list, in the schema
+// and every schema within it, except where it says what else it takes.
+func closeObjects(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if _, ok := v["properties"].(map[string]any); ok {
+			if _, set := v["additionalProperties"]; !set {
+				v["additionalProperties"] = false
+			}
+		}
+		for _, sub := range v {
+			closeObjects(sub)
+		}
+	case []any:
+		for _, sub := range v {
+			closeObjects(sub)
+		}
+	}
 }
 
 func dig(m map[string]any, keys ...string) (map[string]any, bool) {
@@ -293,4 +324,15 @@ func dig(m map[string]any, keys ...string) (map[string]any, bool) {
 		m = next
 	}
 	return m, true
+}
+
+// jsonField is a string field of a JSON object.
+func jsonField(t *testing.T, object, field string) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(object), &m); err != nil {
+		t.Fatalf("%s: %v", object, err)
+	}
+	s, _ := m[field].(string)
+	return s
 }

@@ -110,3 +110,82 @@ func TestParseStripeEventRefused(t *testing.T) {
 		})
 	}
 }
+
+// checkoutPayload is a checkout.session.* webhook body as Stripe sends it.
+func checkoutPayload(typ, status, paymentStatus string, created int64) []byte {
+	return fmt.Appendf(nil, `{
+  "id": "evt_1PsCheckout",
+  "object": "event",
+  "api_version": "2025-08-27.basil",
+  "created": %d,
+  "livemode": false,
+  "pending_webhooks": 1,
+  "type": %q,
+  "data": {"object": {
+    "id": "cs_test_a1Hosted",
+    "object": "checkout.session",
+    "amount_total": 3830,
+    "client_reference_id": "cs_shop_1",
+    "currency": "usd",
+    "metadata": {"checkout_session_id": "cs_shop_1", "attempt_id": "att_1"},
+    "mode": "payment",
+    "payment_intent": "pi_3PsHosted",
+    "payment_status": %q,
+    "status": %q,
+    "url": null
+  }}
+}`, created, typ, paymentStatus, status)
+}
+
+func TestParseStripeEventCheckoutSession(t *testing.T) {
+	now := time.Now()
+	created := now.Add(-time.Second).Unix()
+	tests := []struct {
+		typ, status, paymentStatus string
+		want                       payments.Status
+	}{
+		{"checkout.session.completed", "complete", "paid", payments.Succeeded},
+		// A delayed payment method (a bank debit): completed, not yet paid.
+		{"checkout.session.completed", "complete", "unpaid", ""},
+		{"checkout.session.async_payment_succeeded", "complete", "paid", payments.Succeeded},
+		{"checkout.session.async_payment_failed", "complete", "unpaid", payments.Declined},
+		// Nothing was paid: no outcome to report.
+		{"checkout.session.expired", "expired", "unpaid", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.typ+" "+tt.paymentStatus, func(t *testing.T) {
+			payload := checkoutPayload(tt.typ, tt.status, tt.paymentStatus, created)
+			got, err := payments.ParseStripeEvent(payload, sign(payload, whsec, now), whsec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := &payments.Event{ID: "evt_1PsCheckout", Type: tt.typ, HostedCheckout: "cs_test_a1Hosted", ClientReference: "cs_shop_1",
+				Status: tt.want, Metadata: map[string]string{"checkout_session_id": "cs_shop_1", "attempt_id": "att_1"},
+				Created: time.Unix(created, 0).UTC()}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("ParseStripeEvent (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("unknown checkout.session event", func(t *testing.T) {
+		payload := checkoutPayload("checkout.session.created", "open", "unpaid", created)
+		got, err := payments.ParseStripeEvent(payload, sign(payload, whsec, now), whsec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.HostedCheckout != "" || got.PaymentIntent != "" || got.Status != "" {
+			t.Errorf("ParseStripeEvent = %+v, want an event to ignore", got)
+		}
+	})
+	t.Run("bad signature", func(t *testing.T) {
+		payload := checkoutPayload("checkout.session.completed", "complete", "paid", created)
+		for name, signature := range map[string]string{
+			"another secret": sign(payload, "whsec_other", now),
+			"tampered body":  sign(bytes.Replace(payload, []byte(`"cs_shop_1"`), []byte(`"cs_shop_2"`), 1), whsec, now),
+		} {
+			if got, err := payments.ParseStripeEvent(payload, signature, whsec); !errors.Is(err, webhook.ErrNoValidSignature) {
+				t.Errorf("%s: ParseStripeEvent = %+v, %v, want ErrNoValidSignature", name, got, err)
+			}
+		}
+	})
+}

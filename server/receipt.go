@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"shop"
 	"shop/money"
@@ -17,7 +18,10 @@ import (
 //go:embed receipt.html
 var receiptHTML string
 
-var receiptTemplates = template.Must(template.New("receipt.html").Parse(receiptHTML))
+//go:embed pay.html
+var payHTML string
+
+var receiptTemplates = template.Must(template.Must(template.New("receipt.html").Parse(receiptHTML)).Parse(payHTML))
 
 // receiptCSP lets the receipt page use its inline stylesheet and nothing else:
 // no scripts, no external resources.
@@ -40,7 +44,9 @@ func ReceiptHandler(o *orders.Orders, logger *slog.Logger) http.Handler {
 			logger.ErrorContext(r.Context(), "receipt page", "err", err)
 			writePage(w, logger, http.StatusInternalServerError, "error", nil)
 		default:
-			writePage(w, logger, http.StatusOK, "receipt", newReceiptView(ord))
+			v := newReceiptView(ord)
+			v.Paid = r.URL.Query().Get("paid") == "1"
+			writePage(w, logger, http.StatusOK, "receipt", v)
 		}
 	})
 }
@@ -48,8 +54,14 @@ func ReceiptHandler(o *orders.Orders, logger *slog.Logger) http.Handler {
 // writePage renders a page completely before sending any of it, so that a
 // template error becomes a clean 500.
 func writePage(w http.ResponseWriter, logger *slog.Logger, status int, name string, data any) {
+	writeHTML(w, logger, receiptCSP, status, name, data)
+}
+
+// writeHTML renders a page of the receipt templates under a content
+// security policy.
+func writeHTML(w http.ResponseWriter, logger *slog.Logger, csp string, status int, name string, data any) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", receiptCSP)
+	h.Set("Content-Security-Policy", csp)
 	h.Set("Cache-Control", "private, no-store")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -78,6 +90,9 @@ type receiptView struct {
 	Option  *optionView
 	Payment orders.Payment
 	Links   []linkView
+	// Paid: the buyer just paid on the shop's payment page, which sent
+	// them here; the page says they can go back to the conversation.
+	Paid bool
 }
 
 type lineView struct {
@@ -124,21 +139,27 @@ func newReceiptView(ord *orders.Order) *receiptView {
 		v.Totals = append(v.Totals, totalView{Label: label, Amount: format(t.Amount), Grand: t.Type == orders.TotalTotal})
 	}
 	if opt := rec.FulfillmentOption; opt != nil {
-		ov := &optionView{Title: opt.Title, Subtitle: opt.Subtitle, Carrier: opt.Carrier, Price: format(opt.Total)}
-		if !opt.EarliestDeliveryTime.IsZero() && !opt.LatestDeliveryTime.IsZero() {
-			const day = "2 January 2006"
-			first, last := opt.EarliestDeliveryTime.UTC().Format(day), opt.LatestDeliveryTime.UTC().Format(day)
-			ov.Window = first
-			if first != last {
-				ov.Window = "between " + first + " and " + last
-			}
-		}
-		v.Option = ov
+		v.Option = &optionView{Title: opt.Title, Subtitle: opt.Subtitle, Carrier: opt.Carrier, Price: format(opt.Total),
+			Window: window(opt.EarliestDeliveryTime, opt.LatestDeliveryTime)}
 	}
 	for _, l := range rec.Links {
 		v.Links = append(v.Links, linkView{Label: linkLabel(l.Type), URL: l.URL})
 	}
 	return v
+}
+
+// window is a delivery window as people read it: a day, or between two
+// days ("" when either end is unknown).
+func window(earliest, latest time.Time) string {
+	if earliest.IsZero() || latest.IsZero() {
+		return ""
+	}
+	const day = "2 January 2006"
+	first, last := earliest.UTC().Format(day), latest.UTC().Format(day)
+	if first == last {
+		return first
+	}
+	return "between " + first + " and " + last
 }
 
 // formatter formats amounts of a currency for people; an unknown currency

@@ -60,6 +60,8 @@ type Options struct {
 	Receipts http.Handler
 	// Webhook, when set, serves POST /webhooks/stripe.
 	Webhook http.Handler
+	// Pay, when set, serves the payment pages under /pay/ (PayPages).
+	Pay http.Handler
 	// AdminMCP is the staff's MCP server, served at /admin/mcp to holders
 	// of AdminTokens (nobody when there are none).
 	AdminMCP    *mcp.Server
@@ -101,6 +103,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Webhook != nil {
 		mux.Handle("POST /webhooks/stripe", opts.Webhook)
+	}
+	if opts.Pay != nil {
+		mux.Handle("/pay/", opts.Pay)
 	}
 	if opts.Static != nil {
 		mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler(opts.Static)))

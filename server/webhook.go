@@ -13,12 +13,25 @@ import (
 // maxWebhookBytes bounds a webhook's body; Stripe's events are far smaller.
 const maxWebhookBytes = 256 << 10
 
+// Settler is what the webhook asks of checkout: checkout.Checkout
+// satisfies it.
+type Settler interface {
+	// ReconcileSession settles a session's open payment attempts as the
+	// provider reports them.
+	ReconcileSession(ctx context.Context, sessionID string) error
+	// SettleHosted settles a hosted payment page (a Stripe Checkout
+	// Session) as the provider reports it.
+	SettleHosted(ctx context.Context, id string) error
+}
+
 // StripeWebhook answers POST /webhooks/stripe. An event whose Stripe-Signature
-// verifies with secret and that names a checkout session settles that
-// session's open payment attempts through reconcile, which asks the provider
-// itself: so replayed and out-of-order events change nothing. A bad
-// signature is answered 400 and logged.
-func StripeWebhook(secret string, reconcile func(ctx context.Context, sessionID string) error, logger *slog.Logger) http.Handler {
+// verifies with secret settles what it is about, asking the provider itself
+// rather than trusting the event's copy: a payment_intent.* event naming a
+// checkout session settles that session's open payment attempts; a
+// checkout.session.* event settles that hosted payment page (an order, or a
+// refund of a payment no order takes). So replayed and out-of-order events
+// change nothing. A bad signature is answered 400 and logged.
+func StripeWebhook(secret string, s Settler, logger *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if secret == "" {
 			logger.Warn("stripe webhook received but STRIPE_WEBHOOK_SECRET is unset")
@@ -37,13 +50,18 @@ func StripeWebhook(secret string, reconcile func(ctx context.Context, sessionID 
 			return
 		}
 		session := ev.Metadata["checkout_session_id"]
-		if !strings.HasPrefix(ev.Type, "payment_intent.") || session == "" {
+		switch {
+		case strings.HasPrefix(ev.Type, "checkout.session.") && ev.HostedCheckout != "":
+			err = s.SettleHosted(r.Context(), ev.HostedCheckout)
+		case strings.HasPrefix(ev.Type, "payment_intent.") && session != "":
+			err = s.ReconcileSession(r.Context(), session)
+		default:
 			w.WriteHeader(http.StatusOK) // not ours to act on
 			return
 		}
-		if err := reconcile(r.Context(), session); err != nil {
+		if err != nil {
 			// Stripe retries a failed delivery; the reconciler also runs every minute.
-			logger.Error("stripe webhook: settle session", "event", ev.ID, "session", session, "err", err)
+			logger.Error("stripe webhook: settle", "event", ev.ID, "type", ev.Type, "session", session, "err", err)
 			http.Error(w, "could not settle the payment yet", http.StatusInternalServerError)
 			return
 		}

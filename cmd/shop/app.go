@@ -97,7 +97,7 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 		a.charger = payments.NewSandbox(a.db, nil)
 	} else {
 		a.charger, err = payments.NewStripe(payments.StripeOptions{
-			SecretKey: cfg.StripeSecretKey, Mode: payments.Mode(a.policy.PaymentMode), Logger: m.Logger,
+			SecretKey: cfg.StripeSecretKey, Mode: payments.Mode(a.policy.PaymentMode), Logger: m.Logger, APIBase: cfg.StripeAPIBase,
 		})
 		if err != nil {
 			return err
@@ -110,9 +110,11 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 		return fmt.Errorf("payment provider %s cannot refund", a.charger.Name())
 	}
 	a.admin = orders.NewAdmin(a.orders, a.catalog, refunder)
+	linker, _ := a.charger.(checkout.Linker) // Stripe hosts payment pages; the sandbox's page is the shop's own
 	a.checkout = checkout.New(a.db, a.policy, a.catalog, &checkout.Options{
 		PublicURL: cfg.PublicURL, TTL: cfg.SessionTTL, Logger: m.Logger,
 		Orders: a.orders, Charger: a.charger, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
+		Linker: linker, LinkKey: key,
 	})
 	return nil
 }

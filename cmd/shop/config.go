@@ -38,6 +38,9 @@ type Config struct {
 
 	StripeSecretKey     string
 	StripeWebhookSecret string
+	// StripeAPIBase is Stripe's address (STRIPE_API_BASE; default
+	// https://api.stripe.com): stripe-mock's or an emulator's in tests.
+	StripeAPIBase string
 	AdminTokens         string
 	ReceiptKey          string
 }
@@ -89,6 +92,7 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	cfg.PublicURL = strings.TrimRight(m.Getenv("SHOP_PUBLIC_URL"), "/")
 	cfg.StripeSecretKey = m.Getenv("STRIPE_SECRET_KEY")
 	cfg.StripeWebhookSecret = m.Getenv("STRIPE_WEBHOOK_SECRET")
+	cfg.StripeAPIBase = m.Getenv("STRIPE_API_BASE")
 	cfg.AdminTokens = m.Getenv("SHOP_ADMIN_TOKENS")
 	cfg.ReceiptKey = m.Getenv("SHOP_RECEIPT_KEY")
 	cfg.Fault = m.Getenv("SHOP_TEST_FAULT")

@@ -45,9 +45,7 @@ var contractTools = []contractTool{
 // pendingTools are contract tools whose issue has not landed yet: their
 // absence is noted in the report, not failed. Delete an entry when its tool
 // ships; from then on the run requires it like the others.
-var pendingTools = map[string]string{
-	"create_payment_link": "issue 9, external checkout",
-}
+var pendingTools = map[string]string{}
 
 // checkTools lists the tools and checks the contract's surface.
 func (p *purchaser) checkTools(ctx context.Context) (string, error) {

@@ -58,7 +58,8 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		ClientIPHeader: cfg.ClientIPHeader,
 		Logger:         m.Logger,
 		Receipts:       server.ReceiptHandler(a.orders, m.Logger),
-		Webhook:        server.StripeWebhook(cfg.StripeWebhookSecret, a.checkout.ReconcileSession, m.Logger),
+		Webhook:        server.StripeWebhook(cfg.StripeWebhookSecret, a.checkout, m.Logger),
+		Pay:            server.PayPages(a.checkout, server.PayOptions{Shop: a.policy.Name, Logger: m.Logger}),
 		AdminMCP:       a.adminMCP(m, nil),
 		AdminTokens:    adminTokens,
 	})

@@ -1,0 +1,348 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"shop"
+	"shop/checkout"
+)
+
+// payCSP lets the payment pages use their inline stylesheet, the shop's
+// images and a form posted back to the shop, and nothing else.
+const payCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'"
+
+// maxPayForm bounds the payment form's body: a token, a card and an email.
+const maxPayForm = 4 << 10
+
+// testCards are the sandbox's test payment methods the page offers, the
+// first chosen by default.
+var testCards = []struct{ Value, Label string }{
+	{"pm_card_visa", "Visa ending 4242: succeeds"},
+	{"pm_card_visa_chargeDeclined", "Visa ending 0002: declined"},
+	{"pm_card_chargeDeclinedInsufficientFunds", "Visa ending 9995: declined, insufficient funds"},
+	{"pm_card_authenticationRequired", "Visa ending 3155: needs the bank's confirmation (3D Secure)"},
+}
+
+// PayOptions configure the payment pages.
+type PayOptions struct {
+	// Shop is the merchant's name, shown on the pages.
+	Shop   string
+	Logger *slog.Logger
+}
+
+// PayPages serves external checkout's pages on the shop, each under a
+// session's signed token (?t=…; a wrong one is a 404 telling nothing):
+//   - GET /pay/{session_id}: the sandbox payment page (order summary, legal
+//     links, the sandbox's test cards), when no provider hosts pages;
+//   - POST /pay/{session_id}: pays with the chosen card through
+//     complete_checkout's own path, then sends the buyer to the receipt; a
+//     decline shows the page again with the reason;
+//   - GET /pay/{session_id}/return: where a hosted page (Stripe Checkout)
+//     sends the buyer after paying: the payment is settled at once, the
+//     receipt shown (or a page that waits for it);
+//   - GET /pay/{session_id}/cancel: the buyer left without paying; the
+//     session keeps its cart and says so to the widget.
+func PayPages(c *checkout.Checkout, opts PayOptions) http.Handler {
+	p := &payPages{c: c, shop: opts.Shop, logger: opts.Logger}
+	if p.logger == nil {
+		p.logger = slog.New(slog.DiscardHandler)
+	}
+	cop := http.NewCrossOriginProtection()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /pay/{session_id}", p.signed(p.page))
+	mux.Handle("POST /pay/{session_id}", cop.Handler(p.signed(p.pay)))
+	mux.HandleFunc("GET /pay/{session_id}/return", p.signed(p.returned))
+	mux.HandleFunc("GET /pay/{session_id}/cancel", p.signed(p.canceled))
+	return mux
+}
+
+type payPages struct {
+	c      *checkout.Checkout
+	shop   string
+	logger *slog.Logger
+}
+
+// signed serves h only for a session id with its pay token.
+func (p *payPages) signed(h func(w http.ResponseWriter, r *http.Request, id, token string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("session_id")
+		token := r.URL.Query().Get("t")
+		if r.Method == http.MethodPost {
+			r.Body = http.MaxBytesReader(w, r.Body, maxPayForm)
+			if err := r.ParseForm(); err != nil {
+				p.message(w, http.StatusBadRequest, "Payment not sent", "The payment form could not be read. Go back to the conversation and open the payment page again.")
+				return
+			}
+			token = r.PostForm.Get("t")
+		}
+		if len(id) > 64 || !p.c.ValidPayToken(id, token) {
+			p.message(w, http.StatusNotFound, "Payment page not found", "This payment link is not valid. Ask for a new one in the conversation.")
+			return
+		}
+		h(w, r, id, token)
+	}
+}
+
+// page shows the sandbox payment page, or where the session stands.
+func (p *payPages) page(w http.ResponseWriter, r *http.Request, id, token string) {
+	s, err := p.c.Get(r.Context(), id)
+	if err != nil {
+		p.failed(w, r, err)
+		return
+	}
+	p.show(w, r, s, token, "", r.URL.Query().Get("email"))
+}
+
+// show answers the page for a session as it stands: the form while it can
+// be paid, the receipt once paid, a message otherwise.
+func (p *payPages) show(w http.ResponseWriter, r *http.Request, s *checkout.Session, token, problem, email string) {
+	switch s.Status {
+	case checkout.Completed:
+		if s.Order != nil {
+			http.Redirect(w, r, s.Order.PermalinkURL+"&paid=1", http.StatusSeeOther)
+			return
+		}
+	case checkout.InProgress:
+		p.processing(w)
+		return
+	case checkout.Ready:
+		if !p.c.Sandboxed() {
+			p.message(w, http.StatusNotFound, "Pay on the payment page", "This shop takes payments on its payment provider's page: ask for a payment link in the conversation.")
+			return
+		}
+		status := http.StatusOK
+		if problem != "" {
+			status = http.StatusPaymentRequired
+		}
+		p.render(w, status, "pay", p.payView(s, token, problem, email))
+		return
+	case checkout.NotReady:
+		p.message(w, http.StatusConflict, "Not ready for payment", "This order is not ready for payment: "+firstProblem(s), "Return to the conversation to finish it, then pay.")
+		return
+	case checkout.Canceled:
+		p.message(w, http.StatusGone, "Checkout canceled", "This checkout was canceled, so there is nothing to pay. Return to the conversation to start again.")
+		return
+	case checkout.Expired:
+		p.message(w, http.StatusGone, "Checkout expired", "This checkout expired and its items were released. Return to the conversation to start again.")
+		return
+	}
+	p.message(w, http.StatusInternalServerError, "Payment unavailable", "The payment cannot be shown right now. Try again in a moment.")
+}
+
+// pay pays the session with the card chosen on the sandbox page.
+func (p *payPages) pay(w http.ResponseWriter, r *http.Request, id, token string) {
+	if !p.c.Sandboxed() {
+		p.message(w, http.StatusNotFound, "Pay on the payment page", "This shop takes payments on its payment provider's page: ask for a payment link in the conversation.")
+		return
+	}
+	card := r.PostForm.Get("card")
+	email := strings.TrimSpace(r.PostForm.Get("email"))
+	known := false
+	for _, c := range testCards {
+		known = known || c.Value == card
+	}
+	if !known {
+		s, err := p.c.Get(r.Context(), id)
+		if err != nil {
+			p.failed(w, r, err)
+			return
+		}
+		p.show(w, r, s, token, "Choose one of the test cards.", email)
+		return
+	}
+	req := checkout.CompleteRequest{SessionID: id, Payment: checkout.PaymentData{Token: card, Provider: "stripe"}}
+	if email != "" {
+		req.Buyer = &checkout.Buyer{Email: email}
+	}
+	s, err := p.c.Complete(r.Context(), req)
+	problem := ""
+	if err != nil {
+		var e *shop.Error
+		if !errors.As(err, &e) {
+			p.failed(w, r, err)
+			return
+		}
+		if s, err = p.c.Get(r.Context(), id); err != nil {
+			p.failed(w, r, err)
+			return
+		}
+		problem = e.Message
+		if e.Param == "$.buyer.email" {
+			problem = "Enter a valid email address for the receipt."
+		}
+	} else if s.Status == checkout.Ready {
+		problem = declineOf(s)
+	}
+	p.show(w, r, s, token, problem, email)
+}
+
+// returned is where a hosted page sends the buyer after paying: the page's
+// payment is settled now rather than waiting for the webhook.
+func (p *payPages) returned(w http.ResponseWriter, r *http.Request, id, _ string) {
+	if hosted := r.URL.Query().Get("checkout"); hosted != "" && len(hosted) <= 255 {
+		ctx, cancel := context.WithTimeout(r.Context(), 20*time.Second)
+		err := p.c.SettleHosted(ctx, hosted)
+		cancel()
+		if err != nil {
+			p.logger.WarnContext(r.Context(), "settle hosted checkout on return; the webhook or the reconciler will", "session", id, "err", err)
+		}
+	}
+	s, err := p.c.Get(r.Context(), id)
+	if err != nil {
+		p.failed(w, r, err)
+		return
+	}
+	switch s.Status {
+	case checkout.Completed:
+		if s.Order != nil {
+			http.Redirect(w, r, s.Order.PermalinkURL+"&paid=1", http.StatusSeeOther)
+			return
+		}
+	case checkout.Ready, checkout.InProgress:
+		p.processing(w)
+		return
+	}
+	p.message(w, http.StatusOK, "Payment received", "Your payment was received. If it cannot be matched to an order it is refunded in full.", "You can return to the conversation.")
+}
+
+// canceled records that the buyer left the payment page without paying.
+func (p *payPages) canceled(w http.ResponseWriter, r *http.Request, id, token string) {
+	s, err := p.c.CancelPayment(r.Context(), id)
+	if err != nil {
+		p.failed(w, r, err)
+		return
+	}
+	if s.Status == checkout.Completed && s.Order != nil {
+		http.Redirect(w, r, s.Order.PermalinkURL+"&paid=1", http.StatusSeeOther)
+		return
+	}
+	v := &payMessage{Title: "Payment canceled", Lines: []string{"Nothing was charged. Your cart is kept: return to the conversation to change it or to pay."}}
+	if s.Status == checkout.Ready && p.c.Sandboxed() {
+		v.Retry = "/pay/" + url.PathEscape(id) + "?t=" + url.QueryEscape(token)
+	}
+	p.render(w, http.StatusOK, "paymsg", v)
+}
+
+// failed answers an error: a caller's error as a message page, anything
+// else logged and a 500.
+func (p *payPages) failed(w http.ResponseWriter, r *http.Request, err error) {
+	var e *shop.Error
+	if errors.As(err, &e) {
+		status := http.StatusBadRequest
+		if e.Code == shop.NotFound {
+			status = http.StatusNotFound
+		}
+		p.message(w, status, "Payment unavailable", e.Message)
+		return
+	}
+	p.logger.ErrorContext(r.Context(), "payment page", "err", err)
+	p.message(w, http.StatusInternalServerError, "Payment unavailable", "The payment page cannot be shown right now. Try again in a moment; nothing was charged twice.")
+}
+
+// payView is what the sandbox payment page shows.
+type payView struct {
+	Title, Shop, Token, Action, Cancel, Email, Error, Total, Until string
+	TestMode                                                       bool
+	Lines                                                          []lineView
+	Totals                                                         []totalView
+	Address                                                        *checkout.Address
+	Option                                                         *optionView
+	Links                                                          []linkView
+	Cards                                                          []cardView
+}
+
+type cardView struct {
+	Value, Label string
+	Checked      bool
+}
+
+type payMessage struct {
+	Title string
+	Lines []string
+	Retry string
+}
+
+func (p *payPages) payView(s *checkout.Session, token, problem, email string) *payView {
+	format := formatter(s.Currency)
+	v := &payView{
+		Title: "Pay " + p.shop, Shop: p.shop, Token: token, Error: problem,
+		Action:   "/pay/" + url.PathEscape(s.ID),
+		Cancel:   "/pay/" + url.PathEscape(s.ID) + "/cancel?t=" + url.QueryEscape(token),
+		TestMode: s.PaymentMode == checkout.PaymentTest,
+		Address:  s.FulfillmentAddress,
+		Until:    s.ExpiresAt.UTC().Format("15:04 UTC, 2 January 2006"),
+	}
+	v.Email = email
+	if v.Email == "" && s.Buyer != nil {
+		v.Email = s.Buyer.Email
+	}
+	for _, li := range s.LineItems {
+		lv := lineView{Name: li.Name, Quantity: li.Item.Quantity, Unit: format(li.UnitAmount), Total: format(li.BaseAmount)}
+		if li.Discount != 0 {
+			lv.Discount = format(li.Discount)
+		}
+		v.Lines = append(v.Lines, lv)
+	}
+	for _, t := range s.Totals {
+		label := t.DisplayText
+		if label == "" {
+			label = string(t.Type)
+		}
+		v.Totals = append(v.Totals, totalView{Label: label, Amount: format(t.Amount), Grand: t.Type == checkout.TotalTotal})
+		if t.Type == checkout.TotalTotal {
+			v.Total = format(t.Amount)
+		}
+	}
+	for _, o := range s.FulfillmentOptions {
+		if o.ID == s.FulfillmentOptionID {
+			v.Option = &optionView{Title: o.Title, Carrier: o.Carrier, Price: format(o.Total), Window: window(o.EarliestDeliveryTime, o.LatestDeliveryTime)}
+		}
+	}
+	for _, l := range s.Links {
+		v.Links = append(v.Links, linkView{Label: linkLabel(l.Type), URL: l.URL})
+	}
+	for i, c := range testCards {
+		v.Cards = append(v.Cards, cardView{Value: c.Value, Label: c.Label, Checked: i == 0})
+	}
+	return v
+}
+
+func (p *payPages) processing(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "2")
+	p.render(w, http.StatusAccepted, "payprocessing", &payMessage{Title: "Payment processing",
+		Lines: []string{"Your payment is being processed; this page refreshes by itself and shows your receipt when the order is placed. Nothing is charged twice.", "You can also return to the conversation: the order shows there too."}})
+}
+
+func (p *payPages) message(w http.ResponseWriter, status int, title string, lines ...string) {
+	p.render(w, status, "paymsg", &payMessage{Title: title, Lines: lines})
+}
+
+func (p *payPages) render(w http.ResponseWriter, status int, name string, data any) {
+	writeHTML(w, p.logger, payCSP, status, name, data)
+}
+
+// firstProblem is the first error message of a session.
+func firstProblem(s *checkout.Session) string {
+	for _, m := range s.Messages {
+		if m.Type == checkout.MessageError {
+			return m.Content
+		}
+	}
+	return "it has no problems listed."
+}
+
+// declineOf is the decline a session ready again after a payment carries.
+func declineOf(s *checkout.Session) string {
+	for _, m := range s.Messages {
+		if m.Code == string(shop.PaymentDeclined) || m.Code == string(shop.Requires3DS) {
+			return m.Content
+		}
+	}
+	return "The payment was not completed. Try again."
+}
