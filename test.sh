@@ -4,9 +4,10 @@
 # server at $SHOP_TEST_POSTGRES (default postgres://postgres@127.0.0.1:5432/test).
 # It also builds the widgets (npm ci in widgets/web; Debian's chromium is
 # installed when missing) and checks that widgets/dist is what they build.
-# It starts `shop serve` on a fresh database, makes two purchases with
-# `shop purchase`, and runs the MCP conformance suite and the MCP Inspector
-# CLI against it (npm ci in conformance/; they run on Node 22 from npm).
+# It starts `shop serve` on a fresh database, makes three purchases with
+# `shop purchase` (the last on create_payment_link's page), and runs the MCP
+# conformance suite and the MCP Inspector CLI against it (npm ci in
+# conformance/; they run on Node 22 from npm).
 # Under CI=true an unreachable PostgreSQL (or a missing browser) fails the run
 # instead of being skipped.
 set -euo pipefail
@@ -111,6 +112,8 @@ echo "shop serve at $shop_url (ready)"
 env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp"
 echo
 env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp" --decline --items 3 --promo WELCOME10
+echo
+env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp" --link --decline
 echo
 sleep 1 # let the shop's per-client rate limit refill before the next client
 conformance/node_modules/.bin/node conformance/run.mjs "$shop_url/mcp"

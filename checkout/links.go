@@ -192,6 +192,9 @@ func (c *Checkout) hostedLink(ctx context.Context, s *Session, until time.Time) 
 	if err != nil {
 		return nil, fmt.Errorf("record payment link %s: %w", link.ID, err)
 	}
+	// A new page supersedes the session's older ones, which may show a
+	// cart since changed: they close, so only this one can be paid.
+	c.closeLinks(ctx, s.ID, link.ID)
 	return &PaymentLink{URL: hc.URL, ExpiresAt: hc.ExpiresAt.UTC(), Provider: c.charger.Name()}, nil
 }
 

@@ -277,16 +277,29 @@ func TestPaymentLinkOutcomes(t *testing.T) {
 			t.Errorf("payment for a canceled session not refunded")
 		}
 	})
-	t.Run("OtherPageClosed", func(t *testing.T) {
+	t.Run("OlderPageClosed", func(t *testing.T) {
 		s := h.ready(t)
 		_, first := h.page(t, s)
 		_, second := h.page(t, s)
-		h.stripe.Pay(first)
-		if err := h.co.SettleHosted(ctx, first); err != nil {
+		if n := h.count(t, "SELECT COUNT(*) FROM payment_links WHERE external_id = ? AND status = 'expired'", first); n != 1 {
+			t.Errorf("the first page stays open after a second was made")
+		}
+		h.stripe.Pay(second)
+		if err := h.co.SettleHosted(ctx, second); err != nil {
 			t.Fatal(err)
 		}
-		if n := h.count(t, "SELECT COUNT(*) FROM payment_links WHERE external_id = ? AND status = 'expired'", second); n != 1 {
-			t.Errorf("the second page stays open after the session was paid")
+		if got, _ := h.co.Get(ctx, s.ID); got.Status != checkout.Completed {
+			t.Errorf("session %s after paying the newer page", got.Status)
+		}
+	})
+	t.Run("PageClosedWhenPaidElsewhere", func(t *testing.T) {
+		s := h.ready(t)
+		_, page := h.page(t, s)
+		if _, err := h.co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay("pm_card_visa")}); err != nil {
+			t.Fatal(err)
+		}
+		if n := h.count(t, "SELECT COUNT(*) FROM payment_links WHERE external_id = ? AND status = 'expired'", page); n != 1 {
+			t.Errorf("the page stays open after the session was paid through complete_checkout")
 		}
 	})
 	t.Run("Reconciler", func(t *testing.T) {

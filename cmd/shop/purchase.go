@@ -51,6 +51,9 @@ type purchaseOptions struct {
 	Items   int
 	Promo   string
 	Decline bool
+	// Link pays as a buyer in a host without a payment sheet does: on the
+	// page create_payment_link answers.
+	Link    bool
 	JSON    bool
 	Live    bool
 	Timeout time.Duration
@@ -99,6 +102,7 @@ func (m *Main) purchase(ctx context.Context, args []string) error {
 	fs.IntVar(&o.Items, "items", 1, "how many lines to buy")
 	fs.StringVar(&o.Promo, "promo", "", "a promotion code to apply")
 	fs.BoolVar(&o.Decline, "decline", false, "pay with a declined card first")
+	fs.BoolVar(&o.Link, "link", false, "pay on the payment page of create_payment_link instead of through complete_checkout")
 	fs.BoolVar(&o.JSON, "json", false, "print a JSON report")
 	fs.BoolVar(&o.Live, "live", false, "run against a live-mode shop")
 	fs.DurationVar(&o.Timeout, "timeout", DefaultPurchaseTimeout, "the whole run's time limit")
@@ -147,6 +151,7 @@ type purchaser struct {
 	session checkout.Session // the session as last answered
 	ready   checkout.Session // the session as it was when paid
 	done    checkout.Session // the completed session
+	stopped string           // why the run stopped before paying, when it did on purpose
 }
 
 // runPurchase makes the run and returns its report; under o.JSON it writes
@@ -204,9 +209,12 @@ func (p *purchaser) summary() {
 	r := p.rep
 	if r.OK {
 		fmt.Fprintf(p.out, "\nPASS: all %d steps held in %d ms", r.Passed, r.Ms)
-		if r.Order != nil {
+		switch {
+		case r.Order != nil:
 			fmt.Fprintf(p.out, "; order #%d, %s, %s mode", r.Order.Number, p.cur.Format(r.Order.Total), r.Order.PaymentMode)
-		} else {
+		case p.stopped != "":
+			fmt.Fprint(p.out, "; "+p.stopped)
+		default:
 			fmt.Fprint(p.out, "; live mode: stopped at payment, nothing charged")
 		}
 		fmt.Fprintln(p.out)
@@ -270,13 +278,19 @@ func (p *purchaser) run(ctx context.Context) {
 		p.step("complete_checkout (live)", func() (string, error) { return p.refusedInLive(ctx) })
 		return
 	}
-	if p.o.Decline && !p.step("complete_checkout: decline", func() (string, error) { return p.payDeclined(ctx) }) {
-		return
+	if p.o.Link {
+		if !p.payOnPage(ctx) {
+			return
+		}
+	} else {
+		if p.o.Decline && !p.step("complete_checkout: decline", func() (string, error) { return p.payDeclined(ctx) }) {
+			return
+		}
+		if !p.step("complete_checkout", func() (string, error) { return p.pay(ctx) }) {
+			return
+		}
+		p.step("complete_checkout: again", func() (string, error) { return p.payAgain(ctx) })
 	}
-	if !p.step("complete_checkout", func() (string, error) { return p.pay(ctx) }) {
-		return
-	}
-	p.step("complete_checkout: again", func() (string, error) { return p.payAgain(ctx) })
 	p.step("get_order", func() (string, error) { return p.getOrder(ctx) })
 	p.step("permalink_url", func() (string, error) { return p.permalink(ctx) })
 	p.step("figures", func() (string, error) { return p.figures(ctx) })

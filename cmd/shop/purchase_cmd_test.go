@@ -97,6 +97,19 @@ func TestPurchaseCommand(t *testing.T) {
 		}
 	})
 
+	t.Run("PaymentLinkDecline", func(t *testing.T) {
+		out, err := runCmd(t, nil, "purchase", "--url", endpoint, "--link", "--decline")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		onPage := []string{"connect", "tools/list", "create_checkout_session", "update: shipping", "render_checkout",
+			"create_payment_link", "payment page: decline", "payment page: pay", "payment page: again", "get_order", "permalink_url", "figures"}
+		checkLines(t, out, onPage...)
+		if strings.Contains(out, "complete_checkout") {
+			t.Errorf("a --link run called complete_checkout:\n%s", out)
+		}
+	})
+
 	t.Run("JSON", func(t *testing.T) {
 		out, err := runCmd(t, nil, "purchase", "--url", endpoint, "--json")
 		if err != nil {

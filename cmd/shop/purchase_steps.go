@@ -308,6 +308,12 @@ func (p *purchaser) pay(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return p.placed(s, via)
+}
+
+// placed checks the completed session a payment answered and keeps it as
+// the run's order.
+func (p *purchaser) placed(s checkout.Session, via string) (string, error) {
 	p.done = s
 	if s.Status != checkout.Completed || s.Order == nil {
 		return "", fmt.Errorf("status %s, order %v; messages %s", s.Status, s.Order != nil, messagesText(s.Messages))
