@@ -32,7 +32,7 @@ func (c *Checkout) Sweep(ctx context.Context, every time.Duration) {
 
 // RunReconciler runs Reconcile now and then every interval until ctx is done.
 func (c *Checkout) RunReconciler(ctx context.Context, every time.Duration) {
-	c.repeat(ctx, every, "payment attempts settled by the reconciler", func(ctx context.Context) (int64, error) {
+	c.repeat(ctx, every, "payments settled or refunded by the reconciler", func(ctx context.Context) (int64, error) {
 		n, err := c.Reconcile(ctx)
 		return int64(n), err
 	})

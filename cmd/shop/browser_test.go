@@ -187,6 +187,7 @@ type loadOptions struct {
 	Locale    string            `json:"locale,omitempty"`
 	Width     int               `json:"width,omitempty"`
 	OpenAI    bool              `json:"openai"`
+	NoSheet   bool              `json:"noSheet,omitempty"`
 	Cards     []string          `json:"cards,omitempty"`
 	Styles    map[string]string `json:"styles,omitempty"`
 	EvilImage string            `json:"evilImage,omitempty"`

@@ -41,8 +41,8 @@ type Config struct {
 	// StripeAPIBase is Stripe's address (STRIPE_API_BASE; default
 	// https://api.stripe.com): stripe-mock's or an emulator's in tests.
 	StripeAPIBase string
-	AdminTokens         string
-	ReceiptKey          string
+	AdminTokens   string
+	ReceiptKey    string
 }
 
 // Defaults of the command line.

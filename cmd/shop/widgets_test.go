@@ -32,6 +32,8 @@ func TestWidgets(t *testing.T) {
 		{"Checkout", testCheckout},
 		{"Declined", testDeclined},
 		{"NoPaymentSheet", testNoPaymentSheet},
+		{"PaymentLink", testPaymentLink},
+		{"PaymentLinkCanceled", testPaymentLinkCanceled},
 		{"ThemeAndLocale", testThemeAndLocale},
 		{"Narrow", testNarrow},
 		{"ErrCSPViolation", testCSPViolation},
@@ -189,7 +191,7 @@ func testCheckout(t *testing.T, p *page) {
 	// Fixed, the error goes and the shipping options come.
 	p.typeInto("#addr-postal_code", "94105")
 	p.in(chromedp.KeyEvent(kb.Enter))
-	p.waitFor("the error to go and the options to come", `!document.querySelector("#addr-postal_code-error") && document.querySelectorAll("[data-option]").length >= 2`)
+	p.waitFor("the error to go and the options to come", `!document.querySelector("#addr-postal_code-error") && document.querySelectorAll("[data-option]").length >= 2 && !document.querySelector("fieldset.options").disabled`)
 	var options []string
 	p.eval(`[...document.querySelectorAll("[data-option]")].map(e => e.dataset.option)`, &options)
 	if win := p.text(fmt.Sprintf(`[data-option=%q]`, options[1])); !strings.Contains(win, "Arrives") {
@@ -262,23 +264,36 @@ func testDeclined(t *testing.T, p *page) {
 	}
 }
 
+// testNoPaymentSheet: through the MCP Apps bridge alone (no window.openai),
+// Pay opens the shop's payment page through the host and waits; the buyer
+// can check at once or go back to the cart. (widgets_link_test.go pays.)
 func testNoPaymentSheet(t *testing.T, p *page) {
 	s := p.readySession()
 	m := p.loadCheckout(s.ID, loadOptions{OpenAI: false})
 	t.Logf("checkout widget through the MCP Apps bridge alone: first render %.0f ms after the HTML was set", m.FirstRenderMs)
 	p.shot("no-sheet")
-	var pay bool
-	p.eval(`!!document.querySelector("#pay")`, &pay)
-	if pay {
-		t.Error("a Pay button without a payment sheet")
+	if p.disabled("#pay") {
+		t.Fatal("Pay is disabled for a ready session without a payment sheet")
 	}
-	if got := p.text("#pay-elsewhere"); !strings.Contains(got, "continue in the chat") {
-		t.Errorf("the widget says %q, not how to finish", got)
+	p.in(chromedp.Click(chromedp.CSS("#pay")))
+	p.waitEvent("open-link")
+	p.waitFor("the waiting state", `document.querySelector("#pay-waiting")`)
+	p.shot("waiting")
+	if links := p.events("open-link"); len(links) != 1 || !strings.Contains(links[0].URL, "/pay/"+s.ID) {
+		t.Errorf("open-link %+v, want the payment page of %s", links, s.ID)
 	}
-	p.in(chromedp.Click(chromedp.CSS("#pay-elsewhere button")))
-	p.waitEvent("message")
-	if msgs := p.events("message"); len(msgs) != 1 {
-		t.Errorf("messages %+v, want the buyer's one", msgs)
+
+	// "Check now" asks the shop; nothing is paid, so the widget keeps waiting.
+	calls := len(p.events("tools/call"))
+	p.in(chromedp.Click(chromedp.CSS("#pay-check")))
+	p.waitHost("a check", fmt.Sprintf(`hostAPI.events.filter(e => e.kind === "tools/call" && e.name === "get_checkout_session").length > 0 && hostAPI.events.filter(e => e.kind === "tools/call").length > %d`, calls))
+	p.waitFor("the check to end", `document.querySelector("#pay-check") && !document.querySelector("#pay-check").disabled`)
+
+	// Back to the cart: Pay again, the session untouched.
+	p.in(chromedp.Click(chromedp.CSS("#pay-back")))
+	p.waitFor("the cart", `document.querySelector('[data-view="checkout"]') && !document.querySelector("#pay").disabled`)
+	if got := p.session(s.ID).Status; got != checkout.Ready {
+		t.Errorf("after going back the session is %s", got)
 	}
 }
 

@@ -2,19 +2,40 @@
 // session with its lines, address, shipping, promotion, totals and legal
 // links, every change made through update_checkout_session; Pay hands the
 // session to the host's payment sheet (window.openai.requestCheckout) and
-// the order it answers becomes the receipt.
+// the order it answers becomes the receipt. Without a sheet (or when the
+// merchant asks for external checkout) Pay opens the shop's payment page
+// (create_payment_link, ui/open-link) and polls the session until the order
+// lands, the buyer cancels, or ten minutes pass.
 
 import "./lib/jitless";
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { address, addressFields, checkoutOutcome, obj, session as readSession, str, type Obj, type Order, type Session } from "./lib/data";
+import { address, addressFields, checkoutOutcome, obj, paymentLink, session as readSession, str, type Obj, type Order, type Session } from "./lib/data";
 import { money } from "./lib/format";
-import { Host, markReady, toolError } from "./lib/host";
+import { Host, markReady, ToolError, toolError } from "./lib/host";
 import { Status } from "./lib/ui";
-import { AddressForm, fieldParam, Lines, Links, Receipt, Shipping, Totals, type Form } from "./checkout/parts";
+import { AddressForm, fieldParam, Lines, Links, PayWaiting, Receipt, Shipping, Totals, type Form } from "./checkout/parts";
 import "./styles.css";
 
 type Section = "lines" | "address" | "shipping" | "promo" | "pay";
+
+/** Waiting is a payment on the shop's page that the widget watches for. */
+interface Waiting {
+  id: string;
+  url: string;
+  expires: number;
+  /** opened: the host opened the page; else the widget shows the URL. */
+  opened: boolean;
+  /** since is when polling started; it stops POLL_FOR later. */
+  since: number;
+  stopped: boolean;
+  checking: boolean;
+  problem: string;
+}
+
+const POLL_EVERY = 2000;
+const POLL_FOR = 10 * 60 * 1000;
+const CANCELED = "payment_canceled";
 
 let host: Host;
 // latest is the last session a tool result brought; it may arrive before the first render.
@@ -48,6 +69,7 @@ function Checkout() {
   // refused holds the shop's refusals of the last change, by JSONPath.
   const [refused, setRefused] = useState<Record<string, string>>({});
   const [notes, setNotes] = useState<Partial<Record<Section, { text: string; error: boolean }>>>({});
+  const [waiting, setWaiting] = useState<Waiting | null>(null);
   const [, tick] = useState(0);
   setLatest = (x) => {
     setS(x);
@@ -63,9 +85,105 @@ function Checkout() {
     if (s) setForm((f) => (f.line_one || f.name ? f : formOf(s, host.state())));
   }, [s?.id]);
 
+  async function paid(o: Order, id: string) {
+    setOrder(o);
+    await host.tellModel(`The buyer paid. Order #${o.number} (${o.id}) is confirmed for checkout session ${id}.`, {
+      checkout_session_id: id,
+      order_id: o.id,
+      order_number: o.number,
+    });
+  }
+
+  const same = (w: Waiting, f: (x: Waiting) => Waiting) => setWaiting((x) => (x && x.since === w.since ? f(x) : x));
+
+  /** check reads the session once and ends the wait when the payment has an outcome. */
+  async function check(w: Waiting) {
+    let next: Session | null;
+    try {
+      next = readSession(await host.call("get_checkout_session", { checkout_session_id: w.id }));
+    } catch (e) {
+      same(w, (x) => ({ ...x, problem: "Could not check the payment: " + toolError(e).message }));
+      return;
+    }
+    if (!next) return;
+    latest = next;
+    setS(next);
+    if (next.order) {
+      setWaiting(null);
+      await paid(next.order, next.id);
+    } else if (next.messages.some((m) => m.code === CANCELED)) {
+      setWaiting(null);
+      await host.tellModel(`The buyer canceled the payment on the shop's payment page; checkout session ${next.id} keeps the cart.`, {
+        checkout_session_id: next.id,
+        payment_page: "canceled",
+      });
+    } else if (["completed", "expired", "canceled"].includes(next.status)) {
+      setWaiting(null);
+    } else {
+      same(w, (x) => ({ ...x, problem: "" }));
+    }
+  }
+
+  // Poll while waiting: every POLL_EVERY, one call at a time, for POLL_FOR.
+  useEffect(() => {
+    const w = waiting;
+    if (!w || w.stopped) return;
+    let live = true;
+    let timer = 0;
+    const next = async () => {
+      if (Date.now() - w.since >= POLL_FOR) return same(w, (x) => ({ ...x, stopped: true }));
+      await check(w);
+      if (live) timer = window.setTimeout(next, POLL_EVERY);
+    };
+    timer = window.setTimeout(next, POLL_EVERY);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [waiting?.since, waiting?.stopped]);
+
+  /** openPayment opens the shop's payment page (a new link unless the last one still works) and waits. */
+  async function openPayment(id: string, last?: Waiting) {
+    let url = last?.url ?? "";
+    let expires = last?.expires ?? 0;
+    if (!last || (expires && expires - Date.now() < 60_000)) {
+      const l = paymentLink(await host.call("create_payment_link", { checkout_session_id: id }));
+      if (!l) throw new ToolError("The shop did not answer a payment link. Try again.");
+      ({ url, expires } = l);
+    }
+    const opened = await host.openLink(url);
+    setWaiting({ id, url, expires, opened, since: Date.now(), stopped: false, checking: false, problem: "" });
+    if (!last) {
+      await host.tellModel(`The buyer is paying for checkout session ${id} on the shop's payment page; the widget shows the receipt once the payment lands.`, {
+        checkout_session_id: id,
+        payment_page: "opened",
+      });
+    }
+  }
+
   if (order) return <Receipt order={order} fmt={{ currency: s?.currency ?? order.currency, locale: host.locale }} onOpen={(u) => void host.openLink(u)} />;
   if (!s) return <p class="muted" role="status">Loading the checkout…</p>;
   const fmt = { currency: s.currency, locale: host.locale };
+  if (waiting) {
+    const w = waiting;
+    const total = s.totals.find((t) => t.type === "total");
+    return (
+      <PayWaiting
+        url={w.url}
+        opened={w.opened}
+        stopped={w.stopped}
+        checking={w.checking}
+        problem={w.problem}
+        total={total ? money(total.amount, s.currency, host.locale) : ""}
+        onCheck={() => {
+          same(w, (x) => ({ ...x, checking: true }));
+          void check(w).finally(() => same(w, (x) => ({ ...x, checking: false })));
+        }}
+        onReopen={() => void openPayment(w.id, w).catch((e) => same(w, (x) => ({ ...x, problem: toolError(e).message })))}
+        onBack={() => setWaiting(null)}
+      />
+    );
+  }
 
   const keep = (f: Form, p: string) => host.saveState({ session_id: s.id, form: { ...f }, promo: p });
   const note = (sec: Section, text: string, error = false) => setNotes((n) => ({ ...n, [sec]: { text, error } }));
@@ -123,6 +241,11 @@ function Checkout() {
       {final && (
         <p class="notice" role="status">
           This checkout is {s.status}. Ask the assistant to start a new one.
+        </p>
+      )}
+      {!final && s.messages.some((m) => m.code === CANCELED) && (
+        <p class="notice" role="status" id="pay-notice">
+          Payment canceled; your cart is kept.
         </p>
       )}
       <section aria-label="Items" class="stack" style={{ gap: "6px" }}>
@@ -206,7 +329,7 @@ function Checkout() {
       </section>
       <ul class="notes" id="notes" aria-label="Notes">
         {s.messages
-          .filter((m) => m.type === "info" && !m.param)
+          .filter((m) => m.type === "info" && !m.param && m.code !== CANCELED)
           .map((m) => (
             <li class="muted" key={m.content}>
               {m.content}
@@ -215,47 +338,56 @@ function Checkout() {
       </ul>
       <Totals totals={s.totals} fmt={fmt} />
       <Links links={s.links} onOpen={(u) => void host.openLink(u)} />
-      {!final && <Pay s={s} busy={busy !== ""} other={other("pay")} onPaid={setOrder} onSession={(x) => setLatest((latest = x))} />}
+      {!final && (
+        <Pay
+          s={s}
+          busy={busy !== ""}
+          other={other("pay")}
+          onPaid={(o) => paid(o, s.id)}
+          onSession={(x) => setLatest((latest = x))}
+          onExternal={() => openPayment(s.id)}
+        />
+      )}
     </main>
   );
 }
 
-/** Pay hands the session to the host's payment sheet, or says how to finish without one. */
-function Pay({ s, busy, other, onPaid, onSession }: {
+/**
+ * Pay hands the session to the host's payment sheet or, without one (or when
+ * the merchant asks for external checkout), opens the shop's payment page.
+ */
+function Pay({ s, busy, other, onPaid, onSession, onExternal }: {
   s: Session;
   busy: boolean;
   other: { content: string; code: string }[];
-  onPaid(o: Order): void;
+  onPaid(o: Order): Promise<void>;
   onSession(s: Session): void;
+  onExternal(): Promise<void>;
 }) {
   const [paying, setPaying] = useState(false);
   const [error, setError] = useState("");
   const ready = s.status === "ready_for_payment";
   const total = s.totals.find((t) => t.type === "total");
-  const sheet = host.requestCheckout;
+  const sheet = s.external ? undefined : host.requestCheckout;
   const declined = other.filter((m) => m.code === "payment_declined" || m.code === "requires_3ds");
   const problems = s.messages.filter((m) => m.type === "error").length;
 
   async function pay() {
-    if (!sheet) return;
     setPaying(true);
     setError("");
     try {
+      if (!sheet) return await onExternal();
       const out = checkoutOutcome(await sheet(s.raw));
-      if (out.order) {
-        onPaid(out.order);
-        await host.tellModel(`The buyer paid. Order #${out.order.number} (${out.order.id}) is confirmed for checkout session ${s.id}.`, {
-          checkout_session_id: s.id,
-          order_id: out.order.id,
-          order_number: out.order.number,
-        });
-        return;
-      }
+      if (out.order) return await onPaid(out.order);
       if (out.session) onSession(out.session);
       const why = out.session?.messages.find((m) => m.type === "error")?.content;
       setError(out.error || why || "The payment was not completed. You can try again.");
     } catch (e) {
-      setError("The payment did not go through: " + (e instanceof Error ? e.message : String(e)) + " You can try again.");
+      setError(
+        sheet
+          ? "The payment did not go through: " + (e instanceof Error ? e.message : String(e)) + " You can try again."
+          : "The payment page could not be opened: " + toolError(e).message,
+      );
     } finally {
       setPaying(false);
     }
@@ -268,35 +400,22 @@ function Pay({ s, busy, other, onPaid, onSession }: {
           {error || declined[0].content}
         </p>
       )}
-      {sheet ? (
-        <>
-          <button type="button" id="pay" class="btn primary wide" disabled={!ready || busy || paying} aria-describedby="pay-hint" onClick={() => void pay()}>
-            {paying ? "Paying…" : "Pay " + (total ? money(total.amount, s.currency, host.locale) : "")}
-          </button>
-          <p class="muted" id="pay-hint">
-            {ready
-              ? s.paymentMode === "test"
-                ? "Test mode: no real money moves."
-                : "You confirm the payment in the next step."
-              : problems
-                ? `Fix the ${problems === 1 ? "item" : problems + " items"} marked above to pay.`
-                : "This checkout is not ready for payment yet."}
-          </p>
-        </>
-      ) : (
-        <div class="notice" id="pay-elsewhere">
-          <p>
-            {ready
-              ? "Your order is ready. To pay, continue in the chat: ask the assistant to complete the purchase."
-              : "Complete the details above, then continue in the chat to pay."}
-          </p>
-          {ready && host.canSay() && (
-            <button type="button" class="btn" onClick={() => void host.say(`I'm ready to pay for checkout session ${s.id}.`).catch(() => {})}>
-              Continue in chat
-            </button>
-          )}
-        </div>
-      )}
+      <button type="button" id="pay" class="btn primary wide" disabled={!ready || busy || paying} aria-describedby="pay-hint" onClick={() => void pay()}>
+        {paying ? (sheet ? "Paying…" : "Opening the payment page…") : "Pay " + (total ? money(total.amount, s.currency, host.locale) : "")}
+      </button>
+      <p class="muted" id="pay-hint">
+        {ready
+          ? sheet
+            ? s.paymentMode === "test"
+              ? "Test mode: no real money moves."
+              : "You confirm the payment in the next step."
+            : (s.paymentMode === "test" ? "Test mode: no real money moves. " : "") + "You pay on the shop's payment page, which opens next."
+          : s.status === "in_progress"
+            ? "A payment is being processed."
+            : problems
+              ? `Fix the ${problems === 1 ? "item" : problems + " items"} marked above to pay.`
+              : "This checkout is not ready for payment yet."}
+      </p>
     </section>
   );
 }

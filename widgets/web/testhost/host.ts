@@ -8,8 +8,10 @@
 // and result, answers the widget's tools/call through the shop, records
 // open-link, update-model-context and messages, and injects a window.openai
 // whose requestCheckout calls complete_checkout with a Stripe test card, as
-// ChatGPT's payment sheet does. CSP violations inside the widget are
-// reported to the test.
+// ChatGPT's payment sheet does (or, with noSheet, none: a host without
+// a payment sheet, where the widget pays through the shop's payment page).
+// open-link is recorded and opens nothing: the test opens the URL itself.
+// CSP violations inside the widget are reported to the test.
 //
 // The Go test drives it through window.hostAPI (see load's options).
 
@@ -27,6 +29,8 @@ interface LoadOptions {
   width?: number;
   /** openai: inject window.openai (ChatGPT); false renders as other hosts do. */
   openai?: boolean;
+  /** noSheet leaves requestCheckout out of window.openai: a host without a payment sheet. */
+  noSheet?: boolean;
   /** cards: the tokens requestCheckout pays with, in turn (default pm_card_visa). */
   cards?: string[];
   /** styles: host CSS variables sent in the host context. */
@@ -77,7 +81,7 @@ function cspOf(meta: unknown): string {
 // shim runs first inside the widget's document: it reports CSP violations and
 // the widget's first render, and (for ChatGPT) defines window.openai.
 function shim(o: LoadOptions, state: unknown, toolOutput: unknown): string {
-  const cfg = JSON.stringify({ openai: !!o.openai, theme: o.theme ?? "light", locale: o.locale ?? "en-US", state, toolOutput, toolInput: o.args });
+  const cfg = JSON.stringify({ openai: !!o.openai, sheet: !o.noSheet, theme: o.theme ?? "light", locale: o.locale ?? "en-US", state, toolOutput, toolInput: o.args });
   return `<script>(() => {
   const cfg = ${cfg.replace(/</g, "\\u003c")};
   const post = (m) => parent.postMessage(Object.assign({ __testhost: true }, m), "*");
@@ -104,6 +108,7 @@ function shim(o: LoadOptions, state: unknown, toolOutput: unknown): string {
       return new Promise((resolve, reject) => { pending.set(id, { resolve, reject }); post({ kind: "checkout", id, session }); });
     },
   };
+  if (!cfg.sheet) delete window.openai.requestCheckout;
 })();</script>`;
 }
 
@@ -180,6 +185,7 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
   );
   bridge = b;
   b.onopenlink = async (p) => {
+    // Recorded, not opened: the Go test opens the URL in a tab of its own.
     events.push({ kind: "open-link", url: p.url });
     return {};
   };

@@ -3,7 +3,7 @@
 
 import type { Address, AddressField, FulfillmentOption, LineItem, Link, Order, Total } from "../lib/data";
 import { dateTime, deliveryWindow, discount, money } from "../lib/format";
-import { Img, Stepper } from "../lib/ui";
+import { Img, Status, Stepper } from "../lib/ui";
 
 export interface Fmt {
   currency: string;
@@ -239,6 +239,52 @@ export function Receipt({ order, fmt, onOpen }: { order: Order; fmt: Fmt; onOpen
           View the receipt
         </button>
       )}
+    </main>
+  );
+}
+
+/** PayWaiting is the view while the buyer pays on the shop's payment page. */
+export function PayWaiting({ url, opened, stopped, checking, problem, total, onCheck, onReopen, onBack }: {
+  url: string;
+  opened: boolean;
+  stopped: boolean;
+  checking: boolean;
+  problem: string;
+  total: string;
+  onCheck(): void;
+  onReopen(): void;
+  onBack(): void;
+}) {
+  return (
+    <main class="stack" data-view="waiting">
+      <h1>Checkout</h1>
+      <div class="notice stack" id="pay-waiting" role="status" style={{ gap: "8px" }}>
+        <p>
+          {stopped
+            ? "We stopped checking after 10 minutes. If you have paid, check again."
+            : opened
+              ? "Finish paying in the page that opened. Your receipt shows here once the payment is done."
+              : "Open this link to pay (or copy it into your browser). Your receipt shows here once the payment is done."}
+          {total && " Total: " + total + "."}
+        </p>
+        {!opened && (
+          <a id="pay-url" href={url} target="_blank" rel="noopener noreferrer">
+            {url}
+          </a>
+        )}
+        <button type="button" id="pay-check" class="btn primary wide" disabled={checking} onClick={onCheck}>
+          {checking ? "Checking…" : "I've paid — check now"}
+        </button>
+        <div class="row">
+          <button type="button" id="pay-reopen" class="linkbtn" onClick={onReopen}>
+            Open the payment page again
+          </button>
+          <button type="button" id="pay-back" class="btn" onClick={onBack}>
+            Back to cart
+          </button>
+        </div>
+      </div>
+      <Status text={problem} error={!!problem} />
     </main>
   );
 }

@@ -224,6 +224,8 @@ export interface Session {
   messages: Message[];
   links: Link[];
   order: Order | null;
+  /** external: the merchant asks for external checkout (create_payment_link) even with a payment sheet. */
+  external: boolean;
   /** raw is the session as received, handed unchanged to requestCheckout. */
   raw: Obj;
 }
@@ -289,8 +291,24 @@ export function session(v: unknown): Session | null {
     messages: list(o.messages, message, 50),
     links: list(o.links, link, 10),
     order: o.order ? order(o.order) : null,
+    external: o.external_checkout === true,
     raw: o,
   };
+}
+
+export interface PaymentLink {
+  url: string;
+  /** expires is when the link stops working (ms since the epoch; 0 if unknown). */
+  expires: number;
+  provider: string;
+}
+
+/** paymentLink reads create_payment_link's structuredContent: {url, expires_at, provider}. */
+export function paymentLink(v: unknown): PaymentLink | null {
+  const o = obj(v);
+  const url = safeURL(o.url);
+  const t = Date.parse(str(o.expires_at, 40));
+  return url ? { url, expires: Number.isNaN(t) ? 0 : t, provider: str(o.provider, 20) } : null;
 }
 
 /**

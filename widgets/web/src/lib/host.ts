@@ -21,6 +21,7 @@ interface OpenAI {
   setWidgetState?: (state: unknown) => unknown;
   requestCheckout?: (session: unknown) => Promise<unknown>;
   callTool?: (name: string, args: Obj) => Promise<unknown>;
+  openExternal?: (o: { href: string }) => unknown;
 }
 
 function openai(): OpenAI | undefined {
@@ -143,13 +144,33 @@ export class Host {
     await this.app.sendMessage({ role: "user", content: [{ type: "text", text }] });
   }
 
-  /** openLink asks the host to open url (the widget's sandbox cannot). */
-  async openLink(url: string): Promise<void> {
+  /**
+   * openLink asks the host to open url (the widget's sandbox cannot) and
+   * answers whether something opened it; false means the buyer must open
+   * the link by hand.
+   */
+  async openLink(url: string): Promise<boolean> {
     try {
       const r = await this.app.openLink({ url });
-      if (r.isError) throw new Error("refused");
+      if (!r.isError) return true;
     } catch {
-      window.open(url, "_blank", "noopener,noreferrer");
+      /* no bridge, or a host without open-link: try the others */
+    }
+    const oa = openai();
+    if (typeof oa?.openExternal === "function") {
+      try {
+        await oa.openExternal({ href: url });
+        return true;
+      } catch {
+        /* fall through */
+      }
+    }
+    try {
+      const w = window.open(url, "_blank");
+      if (w) w.opener = null;
+      return !!w;
+    } catch {
+      return false;
     }
   }
 
