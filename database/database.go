@@ -83,13 +83,16 @@ func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
 	}
+	maxOpen := 20
 	if DialectOf(dsn) == SQLite {
 		// One writer at a time is SQLite's rule; readers proceed in WAL mode.
-		sqlDB.SetMaxOpenConns(8)
-	} else {
-		sqlDB.SetMaxOpenConns(20)
+		maxOpen = 8
 	}
-	sqlDB.SetMaxIdleConns(4)
+	sqlDB.SetMaxOpenConns(maxOpen)
+	// As many idle as open: under load a closed connection is reopened at once,
+	// and a new one has an empty page cache (SQLite) or costs a round of
+	// authentication (PostgreSQL).
+	sqlDB.SetMaxIdleConns(maxOpen)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	if err := sqlDB.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()

@@ -35,6 +35,8 @@ type Config struct {
 	// Fault names a point of completion where the process ends, for the
 	// crash tests only (SHOP_TEST_FAULT).
 	Fault string
+	// Pprof, when set, is a loopback address serving Go's profiles (SHOP_PPROF).
+	Pprof string
 
 	StripeSecretKey     string
 	StripeWebhookSecret string
@@ -96,6 +98,7 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	cfg.AdminTokens = m.Getenv("SHOP_ADMIN_TOKENS")
 	cfg.ReceiptKey = m.Getenv("SHOP_RECEIPT_KEY")
 	cfg.Fault = m.Getenv("SHOP_TEST_FAULT")
+	cfg.Pprof = m.Getenv("SHOP_PPROF")
 	if withAddr {
 		if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 			return nil, fmt.Errorf("--addr %q: send host:port, such as 127.0.0.1:8000 or :8000", cfg.Addr)

@@ -64,6 +64,7 @@ const usage = `Usage:
                                   import products from a JSON catalog file
   shop purchase [purchase flags]  make a whole test-mode purchase against a running shop,
                                   as a host does, and check every answer; exit 0 if all held
+  shop bench [bench flags]        load a running shop and a no-op floor; see BENCHMARKS.md
 
 Flags:
   --addr ADDR     listen address (serve; default 127.0.0.1:8000)
@@ -76,15 +77,26 @@ Purchase flags:
   --items N       lines to buy, 1 to 20 (default 1)
   --promo CODE    apply a promotion code
   --decline       pay with a declined card first, then with a good one
+  --link          pay on create_payment_link's page (the sandbox's), as in a host without a payment sheet
   --json          print a JSON report instead of a line per step
   --timeout D     time limit of the whole run (default 60s)
   --live          run against a live-mode shop (it stops at payment: no money moves)
+
+Bench flags:
+  --url URL       the shop's MCP endpoint (default http://127.0.0.1:8000/mcp); start it with --rate-limit -1
+  --clients N     concurrent MCP clients (default 8)
+  --duration D    measured time of each phase, at most 60s (default 20s); --warmup D before (default 3s)
+  --scenario S    search, purchase, complete, noop or all (default search); the noop floor runs every time
+  --pid PID       the shop's process: report its CPU time and RSS; --pprof URL: its goroutines
+  --json          print a JSON report
 
 Environment:
   SHOP_PUBLIC_URL        the shop's base URL (default http://ADDR)
   STRIPE_SECRET_KEY      sk_test_… for Stripe test mode; unset: sandbox payments
   SHOP_ADMIN_TOKENS      role:token pairs for /admin/mcp (owner:…,viewer:…)
-  STRIPE_WEBHOOK_SECRET, SHOP_RECEIPT_KEY
+  STRIPE_WEBHOOK_SECRET, SHOP_RECEIPT_KEY, STRIPE_API_BASE
+  SHOP_PPROF             a loopback host:port serving Go's profiles (serve)
+  GOGC, GOMEMLIMIT       the garbage collector (serve default: GOGC=400, 512 MiB soft limit)
   (purchase: with STRIPE_SECRET_KEY=sk_test_…, it pays with Stripe test shared payment tokens)
 `
 
@@ -105,6 +117,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return m.migrate(ctx, args)
 	case "purchase":
 		return m.purchase(ctx, args)
+	case "bench":
+		return m.bench(ctx, args)
 	case "catalog":
 		if len(args) == 0 || args[0] != "import" {
 			fmt.Fprint(m.Stderr, "shop catalog: the subcommand is `import FILE`\n\n"+usage)

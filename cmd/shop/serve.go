@@ -23,6 +23,14 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	tuneGC(m.Getenv, m.Logger)
+	if cfg.Pprof != "" {
+		go func() {
+			if err := servePprof(ctx, cfg.Pprof, m.Logger); err != nil {
+				m.Logger.Error("pprof", "err", err)
+			}
+		}()
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (choose another with --addr)", cfg.Addr, err)

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"shop/server"
+)
+
+// The floor: the shop's go-sdk server setup (server.NewMCP's mcp.NewServer
+// options, server's streamable handler options: stateless, JSON responses,
+// the body limit) serving one tool that does nothing. The bench runs it as a
+// child process, `shop bench --serve-noop`, so that its CPU time and RSS are
+// read from /proc exactly as the shop's are, and so that it runs with the
+// garbage-collector settings `shop serve` takes (tuneGC). It has none of the
+// shop's HTTP middleware (Host and Origin checks, rate limit, security
+// headers): those are the shop's own cost, measured in the shop.
+
+// noopTool is the floor's one tool.
+const noopTool = "noop"
+
+// floorStartTimeout bounds the floor process's start.
+const floorStartTimeout = 15 * time.Second
+
+// serveNoop is the floor's server process: it prints "listen=http://ADDR"
+// on stdout and serves until ctx is done.
+func (m *Main) serveNoop(ctx context.Context, addr string) error {
+	tuneGC(m.Getenv, m.Logger)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("bench floor: listen on %s: %w", addr, err)
+	}
+	defer ln.Close()
+	hs := &http.Server{
+		Handler:           noopHandler(m.Logger),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	fmt.Fprintf(m.Stdout, "listen=http://%s\n", ln.Addr())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("bench floor: serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("bench floor: shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("bench floor: serve: %w", err)
+	}
+	return nil
+}
+
+// noopHandler is the floor's /mcp: the shop's server options, one tool
+// answering a text block.
+func noopHandler(logger *slog.Logger) http.Handler {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "shop-bench-floor", Version: version()},
+		&mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+	srv.AddTool(&mcp.Tool{
+		Name:        noopTool,
+		Description: "Does nothing: the floor of a tool call.",
+		InputSchema: map[string]any{"type": "object"},
+	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless:                  true,
+		JSONResponse:               true,
+		Logger:                     logger,
+		MaxRequestBodyBytes:        server.MaxBodyBytes,
+		DisableLocalhostProtection: true,
+	}))
+	return mux
+}
+
+// floorProcess starts the floor as a child process of this executable.
+type floorProcess struct{}
+
+func (floorProcess) start(ctx context.Context) (string, int, func(), error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", 0, nil, fmt.Errorf("find this executable: %w", err)
+	}
+	cmd := exec.Command(exe, "bench", "--serve-noop", "--addr", "127.0.0.1:0")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", 0, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", 0, nil, fmt.Errorf("start %s: %w", exe, err)
+	}
+	stop := func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}
+	urlc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "listen="); ok {
+				urlc <- u + "/mcp"
+			}
+		}
+	}()
+	select {
+	case u := <-urlc:
+		return u, cmd.Process.Pid, stop, nil
+	case <-time.After(floorStartTimeout):
+	case <-ctx.Done():
+	}
+	stop()
+	return "", 0, nil, fmt.Errorf("the floor process (%s bench --serve-noop) printed no listen line in %s", exe, floorStartTimeout)
+}

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"shop/checkout"
+)
+
+// The scenarios of `shop bench` against the shop: search_products with
+// varied queries, the purchase flow, and complete_checkout alone.
+
+// benchSetupPages is how many pages of 50 products the setup browses to
+// learn the catalog's words and categories, and to find stock to buy.
+const benchSetupPages = 8
+
+// searchScenario calls search_products with words and categories taken
+// from the catalog itself, price filters and next pages.
+type searchScenario struct {
+	words      []string
+	categories []string
+}
+
+func (s *searchScenario) unit() (string, int) { return "calls", 1 }
+
+func (s *searchScenario) setup(ctx context.Context, c *benchClient) error {
+	seenWord, seenCat := map[string]bool{}, map[string]bool{}
+	r := newRecorder(nil)
+	cursor := ""
+	for range benchSetupPages {
+		args := map[string]any{"limit": 50}
+		if cursor != "" {
+			args["cursor"] = cursor
+		}
+		res, ok := c.call(ctx, r, "search_products", args)
+		if !ok {
+			return fmt.Errorf("bench: setup: search_products: %s", r.firstError())
+		}
+		for _, p := range summaries(res) {
+			for _, w := range words(p.title) {
+				if !seenWord[w] {
+					seenWord[w] = true
+					s.words = append(s.words, w)
+				}
+			}
+			if p.category != "" && !seenCat[p.category] {
+				seenCat[p.category] = true
+				s.categories = append(s.categories, p.category)
+			}
+		}
+		cursor, _ = structuredField(res, "next_cursor").(string)
+		if cursor == "" {
+			break
+		}
+	}
+	if len(s.words) == 0 || len(s.categories) == 0 {
+		return fmt.Errorf("%w: the catalog has no products to search (import one: shop catalog import FILE)", errNoWork)
+	}
+	slices.Sort(s.words)
+	slices.Sort(s.categories)
+	return nil
+}
+
+// iterate sends one of: a word (35 %), two words (15 %), a word in a
+// category (15 %), a category with a price range (10 %), a word with
+// in-stock only and a price cap (10 %), the next page of the client's last
+// search that had one (10 %), browsing without a query (5 %).
+func (s *searchScenario) iterate(ctx context.Context, c *benchClient, r *recorder) bool {
+	word := func() string { return s.words[c.rng.IntN(len(s.words))] }
+	category := func() string { return s.categories[c.rng.IntN(len(s.categories))] }
+	var args map[string]any
+	switch n := c.rng.IntN(100); {
+	case n < 10 && c.cursor != "":
+		args = map[string]any{"cursor": c.cursor}
+		for k, v := range c.cursorArgs {
+			args[k] = v
+		}
+	case n < 35+10:
+		args = map[string]any{"query": word()}
+	case n < 60:
+		args = map[string]any{"query": word() + " " + word()}
+	case n < 75:
+		args = map[string]any{"query": word(), "category": category()}
+	case n < 85:
+		lo := int64(c.rng.IntN(100)) * 100
+		args = map[string]any{"category": category(), "min_price": lo, "max_price": lo + 5000}
+	case n < 95:
+		args = map[string]any{"query": word(), "in_stock_only": true, "max_price": int64(1000 + c.rng.IntN(20000))}
+	default:
+		args = map[string]any{"in_stock_only": true, "limit": 20}
+	}
+	res, ok := c.call(ctx, r, "search_products", args)
+	if !ok {
+		return true
+	}
+	r.done()
+	if next, _ := structuredField(res, "next_cursor").(string); next != "" {
+		if _, paging := args["cursor"]; !paging {
+			c.cursorArgs = args
+		}
+		c.cursor = next
+	} else {
+		c.cursor, c.cursorArgs = "", nil
+	}
+	return true
+}
+
+// benchProduct is what the setup reads of a search result.
+type benchProduct struct {
+	id, title, category string
+	inStock             bool
+}
+
+// summaries reads search_products' products from a result.
+func summaries(res *mcp.CallToolResult) []benchProduct {
+	list, _ := structuredField(res, "products").([]any)
+	out := make([]benchProduct, 0, len(list))
+	for _, p := range list {
+		m, _ := p.(map[string]any)
+		var s benchProduct
+		s.id, _ = m["id"].(string)
+		s.title, _ = m["title"].(string)
+		s.category, _ = m["category"].(string)
+		s.inStock, _ = m["in_stock"].(bool)
+		out = append(out, s)
+	}
+	return out
+}
+
+// The buyer and address of every bench purchase: the purchase command's.
+var (
+	benchBuyer   = checkout.Buyer{Name: "Bench Buyer", Email: "bench@example.com"}
+	benchAddress = purchaseAddress
+)
+
+// benchPoolSize bounds the variants the purchase flows choose from: enough
+// that concurrent flows rarely hold the same row.
+const benchPoolSize = 200
+
+// purchaseScenario runs the three-call purchase: create_checkout_session,
+// update_checkout_session with the address and the shipping option,
+// complete_checkout with pm_card_visa; every flow a new session of items
+// lines, one unit each of variants drawn from a pool found in stock.
+type purchaseScenario struct {
+	items  int
+	pool   []string // variant ids with stock
+	option string   // the first shipping option for benchAddress
+}
+
+func (s *purchaseScenario) unit() (string, int) { return "flows", 3 }
+
+func (s *purchaseScenario) setup(ctx context.Context, c *benchClient) error {
+	r := newRecorder(nil)
+	cursor := ""
+	for page := 0; page < benchSetupPages && len(s.pool) < benchPoolSize; page++ {
+		args := map[string]any{"limit": 50, "in_stock_only": true}
+		if cursor != "" {
+			args["cursor"] = cursor
+		}
+		res, ok := c.call(ctx, r, "search_products", args)
+		if !ok {
+			return fmt.Errorf("bench: setup: search_products: %s", r.firstError())
+		}
+		for _, p := range summaries(res) {
+			if p.id == "" || !p.inStock || len(s.pool) >= benchPoolSize {
+				continue
+			}
+			res, ok := c.call(ctx, r, "get_product", map[string]any{"product_id": p.id})
+			if !ok {
+				return fmt.Errorf("bench: setup: get_product: %s", r.firstError())
+			}
+			prod, _ := structuredField(res, "product").(map[string]any)
+			variants, _ := prod["variants"].([]any)
+			for _, v := range variants {
+				vm, _ := v.(map[string]any)
+				id, _ := vm["id"].(string)
+				// Enough units that the run does not sell them out.
+				if avail, _ := vm["available"].(float64); avail >= 20 && id != "" {
+					s.pool = append(s.pool, id)
+				}
+			}
+		}
+		cursor, _ = structuredField(res, "next_cursor").(string)
+		if cursor == "" {
+			break
+		}
+	}
+	if len(s.pool) < s.items {
+		return fmt.Errorf("%w: found %d variants with 20 units or more, want at least %d (--items)", errNoWork, len(s.pool), s.items)
+	}
+	// The shipping option: from a session that is then canceled.
+	id, ok := s.create(ctx, c, r, s.pool[:s.items])
+	if !ok {
+		return fmt.Errorf("bench: setup: %s", r.firstError())
+	}
+	defer c.call(context.WithoutCancel(ctx), r, "cancel_checkout_session", map[string]any{"checkout_session_id": id})
+	res, ok := c.call(ctx, r, "update_checkout_session", map[string]any{"checkout_session_id": id, "fulfillment_address": benchAddress})
+	if !ok {
+		return fmt.Errorf("bench: setup: %s", r.firstError())
+	}
+	opts, _ := structuredField(res, "fulfillment_options").([]any)
+	if len(opts) == 0 {
+		return fmt.Errorf("%w: no shipping option for %s, %s", errNoWork, benchAddress.City, benchAddress.Country)
+	}
+	first, _ := opts[0].(map[string]any)
+	s.option, _ = first["id"].(string)
+	return nil
+}
+
+// cart draws s.items distinct variants.
+func (s *purchaseScenario) cart(c *benchClient) []string {
+	ids := make([]string, 0, s.items)
+	for _, i := range c.rng.Perm(len(s.pool))[:s.items] {
+		ids = append(ids, s.pool[i])
+	}
+	return ids
+}
+
+func (s *purchaseScenario) create(ctx context.Context, c *benchClient, r *recorder, variants []string) (string, bool) {
+	items := make([]checkout.Item, len(variants))
+	for i, v := range variants {
+		items[i] = checkout.Item{ID: v, Quantity: 1}
+	}
+	res, ok := c.call(ctx, r, "create_checkout_session", map[string]any{"items": items, "buyer": benchBuyer})
+	if !ok {
+		return "", false
+	}
+	id, _ := structuredField(res, "id").(string)
+	if id == "" {
+		r.fail("unexpected: no session id", "create_checkout_session", resultText(res))
+		return "", false
+	}
+	return id, true
+}
+
+// ready creates a session and makes it ready for payment; a session left
+// unready is canceled so that it holds no stock.
+func (s *purchaseScenario) ready(ctx context.Context, c *benchClient, r *recorder) (string, bool) {
+	id, ok := s.create(ctx, c, r, s.cart(c))
+	if !ok {
+		return "", false
+	}
+	res, ok := c.call(ctx, r, "update_checkout_session", map[string]any{
+		"checkout_session_id": id, "fulfillment_address": benchAddress, "fulfillment_option_id": s.option,
+	})
+	if ok {
+		if st, _ := structuredField(res, "status").(string); st != string(checkout.Ready) {
+			r.fail("unexpected: status "+st, "update_checkout_session", resultText(res))
+			ok = false
+		}
+	}
+	if !ok {
+		c.call(context.WithoutCancel(ctx), newRecorder(nil), "cancel_checkout_session", map[string]any{"checkout_session_id": id})
+		return "", false
+	}
+	return id, true
+}
+
+// pay completes a ready session with pm_card_visa and checks the order.
+func (s *purchaseScenario) pay(ctx context.Context, c *benchClient, r *recorder, id string) bool {
+	res, ok := c.call(ctx, r, "complete_checkout", map[string]any{
+		"checkout_session_id": id, "buyer": nil,
+		"payment_data": map[string]any{"token": "pm_card_visa", "provider": "stripe"},
+	})
+	if !ok {
+		return false
+	}
+	st, _ := structuredField(res, "status").(string)
+	if order, _ := structuredField(res, "order").(map[string]any); st != string(checkout.Completed) || order["id"] == nil {
+		r.fail("unexpected: status "+st+" without an order", "complete_checkout", resultText(res))
+		return false
+	}
+	return true
+}
+
+func (s *purchaseScenario) iterate(ctx context.Context, c *benchClient, r *recorder) bool {
+	start := time.Now()
+	id, ok := s.ready(ctx, c, r)
+	if ok && s.pay(ctx, c, r, id) {
+		r.observe("flow", time.Since(start))
+		r.done()
+	}
+	return true
+}
+
+// completeScenario measures complete_checkout alone: the first stage
+// readies sessions (create and update), the measured one pays them, so that
+// the server's CPU time in the window is complete_checkout's.
+type completeScenario struct{ purchaseScenario }
+
+func (s *completeScenario) unit() (string, int) { return "calls", 1 }
+
+func (s *completeScenario) iterate(ctx context.Context, c *benchClient, r *recorder) bool {
+	if id, ok := s.ready(ctx, c, r); ok {
+		c.ready = append(c.ready, id)
+	}
+	return true
+}
+
+func (s *completeScenario) finish(ctx context.Context, c *benchClient, r *recorder) bool {
+	if len(c.ready) == 0 {
+		return false
+	}
+	id := c.ready[len(c.ready)-1]
+	c.ready = c.ready[:len(c.ready)-1]
+	if s.pay(ctx, c, r, id) {
+		r.done()
+	}
+	return true
+}
+
+// firstError describes one error r holds, for a setup that failed.
+func (r *recorder) firstError() string {
+	for _, e := range r.errs {
+		return fmt.Sprintf("%s: %s: %s", e.Step, e.Kind, e.Example)
+	}
+	return "no answer"
+}

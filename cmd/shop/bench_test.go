@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"shop/catalog"
+)
+
+// TestMain lets the test binary stand in for the shop binary when the bench
+// re-executes itself as the floor's server (`bench --serve-noop`).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "bench" && os.Args[2] == "--serve-noop" {
+		logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+		m := &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Logger: logger}
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		err := m.Run(ctx, os.Args[1:])
+		stop()
+		if err != nil {
+			logger.Error("bench floor", "err", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestBench runs each scenario for a second with two clients against a shop
+// on the demo catalog, with the floor, and checks that the report is sane:
+// work done, no errors, a floor with its CPU time, ratios, and the shop's
+// CPU time and RSS read from /proc (the shop runs in this process).
+func TestBench(t *testing.T) {
+	url := startShopArgs(t, nil, "--db", filepath.Join(t.TempDir(), "shop.db"), "--rate-limit", "-1")
+	o := benchOptions{
+		URL: url + "/mcp", Clients: 2, Duration: time.Second, Warmup: 200 * time.Millisecond,
+		Scenario: scenarioAll, Items: 2, Seed: 1, PID: os.Getpid(),
+	}
+	var progress bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep, err := runBench(ctx, o, floorProcess{}, &progress)
+	if err != nil {
+		t.Fatalf("runBench: %v\n%s", err, progress.String())
+	}
+	if rep.Floor == nil || rep.Floor.Ops == 0 || rep.Floor.ServerCPU == nil || rep.Floor.ServerCPU.PID == os.Getpid() {
+		t.Fatalf("floor %+v: want calls measured in a process of its own", rep.Floor)
+	}
+	if len(rep.Phases) != 3 {
+		t.Fatalf("%d phases, want search, purchase, complete", len(rep.Phases))
+	}
+	wantSteps := map[string][]string{
+		scenarioSearch:   {"search_products"},
+		scenarioPurchase: {"create_checkout_session", "update_checkout_session", "complete_checkout", "flow"},
+		scenarioComplete: {"complete_checkout", "prepare: create_checkout_session", "prepare: update_checkout_session"},
+	}
+	for _, ph := range append([]*PhaseReport{rep.Floor}, rep.Phases...) {
+		if ph.Ops == 0 || ph.OpsPerSec <= 0 || ph.ErrorTotal != 0 || ph.RateLimited != 0 {
+			t.Errorf("%s: %d %s at %.1f/s, errors %d %v", ph.Scenario, ph.Ops, ph.Unit, ph.OpsPerSec, ph.ErrorTotal, errorKinds(ph))
+		}
+		for _, name := range wantSteps[ph.Scenario] {
+			s := ph.step(name)
+			if s == nil || s.Count == 0 || s.P50 <= 0 || s.P50 > s.P90 || s.P90 > s.P99 || s.P99 > s.Max {
+				t.Errorf("%s: step %s: %+v", ph.Scenario, name, s)
+			}
+		}
+		if ph.ServerCPU == nil || ph.ServerCPU.Seconds < 0 || ph.Memory == nil || ph.Memory.StartKiB <= 0 {
+			t.Errorf("%s: server CPU %+v, memory %+v", ph.Scenario, ph.ServerCPU, ph.Memory)
+		}
+		if ph != rep.Floor && (ph.Ratios == nil || ph.Ratios.Throughput <= 0 || ph.Ratios.P99 <= 0) {
+			t.Errorf("%s: ratios %+v", ph.Scenario, ph.Ratios)
+		}
+	}
+	if p := rep.Phases[1]; p.step("flow").Count != int(p.Ops) || p.step("complete_checkout").Count < int(p.Ops) {
+		t.Errorf("purchase: %d flows, steps %+v", p.Ops, p.Steps)
+	}
+	if !strings.Contains(progress.String(), "done:") {
+		t.Errorf("no progress lines:\n%s", progress.String())
+	}
+
+	// Both forms of the report.
+	var text bytes.Buffer
+	rep.print(&text)
+	for _, want := range []string{"floor (no-op go-sdk tool, same run)", "search:", "purchase:", "vs floor: throughput ×", "errors: none"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the report lacks %q:\n%s", want, text.String())
+		}
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back BenchReport
+	if err := json.Unmarshal(b, &back); err != nil || back.Floor == nil || len(back.Phases) != 3 {
+		t.Errorf("JSON report: %v, %s", err, b)
+	}
+}
+
+func errorKinds(ph *PhaseReport) []string {
+	var out []string
+	for _, e := range ph.Errors {
+		out = append(out, e.Step+": "+e.Kind+": "+e.Example)
+	}
+	return out
+}
+
+// TestBenchFlags checks the refusals of the command line.
+func TestBenchFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--duration", "61s"},
+		{"--duration", "0s"},
+		{"--clients", "0"},
+		{"--scenario", "browse"},
+		{"--url", "127.0.0.1:8000"},
+		{"--scenario", "noop", "--no-floor"},
+	} {
+		m := &Main{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }, Logger: slog.New(slog.DiscardHandler)}
+		if err := m.Run(context.Background(), append([]string{"bench"}, args...)); err != errUsage {
+			t.Errorf("%v: %v, want the usage", args, err)
+		}
+	}
+}
+
+// TestGenCatalog checks that the generated catalog imports: valid, and the
+// same for the same seed.
+func TestGenCatalog(t *testing.T) {
+	dir := t.TempDir()
+	var files [2][]byte
+	for i := range files {
+		path := filepath.Join(dir, "catalog.json")
+		m := &Main{Stdout: io.Discard}
+		if err := m.genCatalog(300, 7, path); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[i] = b
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Error("two catalogs of the same seed differ")
+	}
+	f, err := catalog.ReadFile(bytes.NewReader(files[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Products) != 300 {
+		t.Fatalf("%d products, want 300", len(f.Products))
+	}
+	if err := f.Validate("usd"); err != nil {
+		t.Error(err)
+	}
+}
