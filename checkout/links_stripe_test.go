@@ -104,7 +104,6 @@ func total(s *checkout.Session) int64 {
 	return -1
 }
 
-
 // TestPaymentLinkStripe: the page carries the session's own figures and the
 // shop's addresses; paid, it becomes the order, once, however often and
 // however concurrently it is reported.
