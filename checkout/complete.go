@@ -12,6 +12,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/orders"
 	"shop/payments"
 )
 
@@ -75,6 +76,11 @@ type attemptRow struct {
 	Message        string
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+
+	// completed is the session as finish saved it, with its order, when
+	// this attempt's settling completed it: the answer needs no reading back.
+	completed *sessionRow   `gorm:"-"`
+	order     *orders.Order `gorm:"-"`
 }
 
 func (attemptRow) TableName() string { return "payment_attempts" }
@@ -142,19 +148,17 @@ func (c *Checkout) Complete(ctx context.Context, req CompleteRequest) (*Session,
 		if err := mergeBuyer(&st, req.Buyer); err != nil {
 			return nil, err
 		}
-		claimed, err := c.claim(ctx, row, st)
+		att, err := c.claim(ctx, row, st, func(tx *gorm.DB) (*attemptRow, error) {
+			return c.newAttempt(ctx, tx, row, c.charger.Name(), req.Payment.Token, "")
+		})
 		if errors.Is(err, errConflict) {
 			continue // someone else changed or claimed it: answer from the fresh state
 		}
 		if err != nil {
 			return nil, err
 		}
-		if !claimed {
+		if att == nil {
 			return c.session(ctx, row) // prices or stock moved: not ready, nothing charged
-		}
-		att, err := c.newAttempt(ctx, row, req.Payment.Token)
-		if err != nil {
-			return nil, err
 		}
 		c.faultAt("before_charge")
 		res, err := c.charger.Charge(ctx, att.request())
@@ -211,15 +215,19 @@ func mergeBuyer(st *state, b *Buyer) error {
 }
 
 // claim checks prices and stock again and, when nothing moved, marks the
-// session in_progress over the version it was read at. It reports false,
-// with the session saved not ready and why, when something moved.
-func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state) (bool, error) {
+// session in_progress over the version it was read at and writes its
+// payment attempt (attempt), in one transaction, committed before the
+// provider is called: a claimed session always has its attempt, for the
+// reconciler to settle. It answers nil, with the session saved not ready
+// and why, when something moved.
+func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt func(tx *gorm.DB) (*attemptRow, error)) (*attemptRow, error) {
 	var before snapshot
 	if err := json.Unmarshal([]byte(row.Priced), &before); err != nil {
-		return false, fmt.Errorf("session %s priced: %w", row.ID, err)
+		return nil, fmt.Errorf("session %s priced: %w", row.ID, err)
 	}
-	claimed := false
+	var att *attemptRow
 	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		att = nil
 		now := c.now().UTC()
 		if err := c.reprice(ctx, tx, row, st, now); err != nil {
 			return err
@@ -233,15 +241,24 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state) (bool, 
 				addMessages(row, moved...)
 			}
 		}
-		if row.Status == Ready {
+		claimed := row.Status == Ready
+		if claimed {
 			if err := c.catalog.ExtendHolds(ctx, tx, row.ID, now.Add(claimHold)); err != nil {
 				return err
 			}
-			row.Status, claimed = InProgress, true
+			row.Status = InProgress
 		}
-		return c.save(tx, row)
+		if err := c.save(tx, row); err != nil || !claimed {
+			return err
+		}
+		var err error
+		att, err = attempt(tx)
+		return err
 	})
-	return claimed, err
+	if err != nil {
+		return nil, err
+	}
+	return att, nil
 }
 
 // priceChanges compares the figures the buyer saw with the session priced
@@ -277,21 +294,25 @@ func addMessages(row *sessionRow, msgs ...Message) {
 	row.Priced = marshal(snap)
 }
 
-// newAttempt writes a payment attempt, and commits it, before the provider
-// is called: its idempotency key is derived from the session and the
-// attempt's number, so every try of this attempt charges at most once.
-func (c *Checkout) newAttempt(ctx context.Context, row *sessionRow, token string) (*attemptRow, error) {
+// newAttempt writes, in the claim's transaction, a payment attempt of a
+// session: its idempotency key is derived from the session and the
+// attempt's number (unless key is given), so every try of this attempt
+// charges at most once.
+func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow, provider, token, key string) (*attemptRow, error) {
 	var n int64
-	if err := c.db.WithContext(ctx).Model(&attemptRow{}).Where("session_id = ?", row.ID).Count(&n).Error; err != nil {
+	if err := tx.WithContext(ctx).Model(&attemptRow{}).Where("session_id = ?", row.ID).Count(&n).Error; err != nil {
 		return nil, fmt.Errorf("count payment attempts: %w", err)
+	}
+	if key == "" {
+		key = fmt.Sprintf("shop_%s_attempt_%d", row.ID, n+1)
 	}
 	now := c.now().UTC()
 	att := &attemptRow{
 		ID:             fmt.Sprintf("pa_%s_%d", strings.TrimPrefix(row.ID, "cs_"), n+1),
 		SessionID:      row.ID,
 		Attempt:        int(n + 1),
-		IdempotencyKey: fmt.Sprintf("shop_%s_attempt_%d", row.ID, n+1),
-		Provider:       c.charger.Name(),
+		IdempotencyKey: key,
+		Provider:       provider,
 		Mode:           string(c.charger.Mode()),
 		Token:          token,
 		Amount:         row.Total,
@@ -300,7 +321,7 @@ func (c *Checkout) newAttempt(ctx context.Context, row *sessionRow, token string
 		CreatedAt:      now,
 		UpdatedAt:      now,
 	}
-	if err := c.db.WithContext(ctx).Create(att).Error; err != nil {
+	if err := tx.WithContext(ctx).Create(att).Error; err != nil {
 		return nil, fmt.Errorf("write payment attempt: %w", err)
 	}
 	return att, nil

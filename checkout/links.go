@@ -329,18 +329,17 @@ func (c *Checkout) payLink(ctx context.Context, link *linkRow, hp *payments.Host
 			if err != nil {
 				return err
 			}
-			claimed, err := c.claim(ctx, row, st)
+			att, err := c.claim(ctx, row, st, func(tx *gorm.DB) (*attemptRow, error) {
+				// The page's payment: its key is the page's, its token the page's id.
+				return c.newAttempt(ctx, tx, row, link.Provider, hp.ID, link.key())
+			})
 			if errors.Is(err, errConflict) {
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			if claimed {
-				att, err := c.linkAttempt(ctx, row, link, hp)
-				if err != nil {
-					return err
-				}
+			if att != nil {
 				_, err = c.finish(ctx, att, res)
 				if err == nil {
 					c.closeLinks(ctx, row.ID, link.ID)
@@ -359,26 +358,6 @@ func (c *Checkout) payLink(ctx context.Context, link *linkRow, hp *payments.Host
 		return nil
 	}
 	return errNotYet
-}
-
-// linkAttempt writes the payment attempt of a paid page, the session
-// claimed: its key is the page's, its token the page's id.
-func (c *Checkout) linkAttempt(ctx context.Context, row *sessionRow, link *linkRow, hp *payments.HostedPayment) (*attemptRow, error) {
-	var n int64
-	if err := c.db.WithContext(ctx).Model(&attemptRow{}).Where("session_id = ?", row.ID).Count(&n).Error; err != nil {
-		return nil, fmt.Errorf("count payment attempts: %w", err)
-	}
-	now := c.now().UTC()
-	att := &attemptRow{
-		ID:      fmt.Sprintf("pa_%s_%d", strings.TrimPrefix(row.ID, "cs_"), n+1),
-		Attempt: int(n + 1), SessionID: row.ID, IdempotencyKey: link.key(),
-		Provider: link.Provider, Mode: string(c.charger.Mode()), Token: hp.ID,
-		Amount: row.Total, Currency: row.Currency, Status: attemptPending, CreatedAt: now, UpdatedAt: now,
-	}
-	if err := c.db.WithContext(ctx).Create(att).Error; err != nil {
-		return nil, fmt.Errorf("write payment attempt of link %s: %w", link.ID, err)
-	}
-	return att, nil
 }
 
 // setLink moves an open link to status.

@@ -50,6 +50,9 @@ func (c *Checkout) settle(ctx context.Context, att *attemptRow, res *payments.Re
 	if err != nil {
 		return nil, err
 	}
+	if att.completed != nil {
+		return c.sessionWith(ctx, att.completed, att.order)
+	}
 	row, err := c.load(ctx, att.SessionID)
 	if err != nil {
 		return nil, err
@@ -136,7 +139,8 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Re
 				in.FulfillmentOption = &snap.Options[i]
 			}
 		}
-		if _, err := c.orders.Create(ctx, tx, in); err != nil {
+		ord, err := c.orders.Create(ctx, tx, in)
+		if err != nil {
 			return err
 		}
 		if err := c.catalog.Take(ctx, tx, row.ID, lines(st.Items)); err != nil {
@@ -145,8 +149,15 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Re
 		row.Status, row.UpdatedAt = Completed, c.now().UTC()
 		snap.Messages = []Message{}
 		row.Priced = marshal(snap)
-		return c.save(tx, &row)
+		if err := c.save(tx, &row); err != nil {
+			return err
+		}
+		att.completed, att.order = &row, ord
+		return nil
 	})
+	if err != nil {
+		att.completed, att.order = nil, nil
+	}
 	return settled, err
 }
 

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"shop/orders"
 )
 
 // sessionRow is a row of checkout_sessions. The buyer's input (items, buyer,
@@ -88,6 +90,12 @@ func (r *sessionRow) setState(st state) {
 // session is the row as the contract shows it. A session past its expiry
 // that the sweeper has not reached yet is shown expired.
 func (c *Checkout) session(ctx context.Context, r *sessionRow) (*Session, error) {
+	return c.sessionWith(ctx, r, nil)
+}
+
+// sessionWith is session with the order of a completed session when the
+// caller holds it already (it has just written it).
+func (c *Checkout) sessionWith(ctx context.Context, r *sessionRow, order *orders.Order) (*Session, error) {
 	st, err := r.state()
 	if err != nil {
 		return nil, err
@@ -114,9 +122,11 @@ func (c *Checkout) session(ctx context.Context, r *sessionRow) (*Session, error)
 	}
 	switch s.Status {
 	case Completed:
-		order, err := c.orders.BySession(ctx, nil, r.ID)
-		if err != nil {
-			return nil, err
+		if order == nil {
+			var err error
+			if order, err = c.orders.BySession(ctx, nil, r.ID); err != nil {
+				return nil, err
+			}
 		}
 		s.Order = order
 	case Expired:

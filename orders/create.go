@@ -221,18 +221,14 @@ func (o *Orders) rows(in NewOrder) (*orderRow, []lineRow, error) {
 // transactions wait for each other (PostgreSQL) or are serialized by the
 // write lock (SQLite), so no two orders share a number and nobody retries.
 func nextNumber(tx *gorm.DB) (int64, error) {
-	res := tx.Exec("UPDATE counters SET value = value + 1 WHERE name = ?", "order_number")
-	if res.Error != nil {
-		return 0, fmt.Errorf("next order number: %w", res.Error)
-	}
-	if res.RowsAffected != 1 {
-		return 0, errors.New("next order number: the counters row 'order_number' is missing; run the migrations")
-	}
-	var n int64
-	if err := tx.Raw("SELECT value FROM counters WHERE name = ?", "order_number").Scan(&n).Error; err != nil {
+	var n []int64
+	if err := tx.Raw("UPDATE counters SET value = value + 1 WHERE name = ? RETURNING value", "order_number").Scan(&n).Error; err != nil {
 		return 0, fmt.Errorf("next order number: %w", err)
 	}
-	return n, nil
+	if len(n) != 1 {
+		return 0, errors.New("next order number: the counters row 'order_number' is missing; run the migrations")
+	}
+	return n[0], nil
 }
 
 // newOrderID returns "ord_" and 128 random bits in lower-case base32.
