@@ -11,7 +11,8 @@ import (
 // packages. Beside it: the root package shop (errors, tool declarations, the
 // demo merchant) which anyone may import and which imports no other of ours;
 // migrations (embedded SQL); database (opens and migrates; for wiring only);
-// and database/dbtest, which only tests import.
+// and database/dbtest and payments/stripetest (a Stripe emulator), which only
+// tests import.
 var allowed = map[string][]string{
 	"shop/cmd/shop":            {"*"},
 	"shop/server":              {"shop/widgets", "shop/checkout", "shop/orders", "shop/catalog", "shop/payments", "shop/money"},
