@@ -279,7 +279,7 @@ func writeBatch(tx *gorm.DB, batch []ProductRecord, next *int64, now time.Time) 
 			})
 		}
 		for term, w := range indexTerms(p.Title, p.Category, p.Description, options) {
-			terms = append(terms, termRow{Term: term, ProductID: p.ID, Weight: w})
+			terms = append(terms, termRow{Term: term, ProductID: p.ID, ProductSeq: row.Seq, Weight: w})
 		}
 	}
 	err := tx.Clauses(clause.OnConflict{

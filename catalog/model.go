@@ -35,10 +35,14 @@ type variantRow struct {
 func (variantRow) TableName() string { return "variants" }
 
 // termRow is a row of the search index: a term of a product and its weight.
+// ProductSeq is the product's seq, which searches rank and page by: read from
+// the index (term, product_seq, weight) alone, without the products table.
+// ProductID serves deletes when a product is imported again.
 type termRow struct {
-	Term      string `gorm:"primaryKey"`
-	ProductID string `gorm:"primaryKey"`
-	Weight    int
+	Term       string `gorm:"primaryKey"`
+	ProductID  string `gorm:"primaryKey"`
+	ProductSeq int64
+	Weight     int
 }
 
 func (termRow) TableName() string { return "product_terms" }

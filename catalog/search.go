@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -87,58 +88,63 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 		filterArgs = append(filterArgs, cargs...)
 	}
 
+	if len(terms) == 0 {
+		return c.browse(ctx, q, after, fingerprint, filter.String(), filterArgs)
+	}
+	matches, found, err := c.resolve(ctx, terms)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return &Page{Products: []ProductSummary{}}, nil
+	}
+	var m strings.Builder
+	mArgs := matchesSQL(&m, matches)
+
+	// Without filters the products table stays out of the ranking; a single
+	// term's matches are counted apart (an index range count, cheaper than
+	// numbering every row). With filters, or several terms, COUNT(*) OVER ()
+	// counts in the same pass that ranks: it runs before the cursor cuts
+	// rows, so it is the query's total.
+	separateCount := filter.Len() == 0 && len(matches) == 1
 	var sb strings.Builder
 	var args []any
-	if len(terms) == 0 {
-		// Browsing: catalog order, read off the seq index; the total is a
-		// separate count, cheaper than numbering every row.
-		sb.WriteString("SELECT p.seq, p.id, 0 AS score, 0 AS total FROM products p WHERE 1 = 1")
-		sb.WriteString(filter.String())
-		args = append(args, filterArgs...)
-		if after != nil {
-			sb.WriteString(" AND p.seq > ?")
-			args = append(args, after.Seq)
+	if filter.Len() == 0 {
+		sb.WriteString("SELECT r.seq, p.id, r.score, r.total FROM (SELECT * FROM (SELECT m.product_seq AS seq, m.score, ")
+		if separateCount {
+			sb.WriteString("0")
+		} else {
+			sb.WriteString("COUNT(*) OVER ()")
 		}
-		sb.WriteString(" ORDER BY p.seq LIMIT ?")
-		args = append(args, q.Limit+1)
+		sb.WriteString(" AS total FROM (" + m.String() + ") m) ranked")
+		args = append(args, mArgs...)
 	} else {
-		sb.WriteString("WITH matches AS (SELECT product_id, SUM(score) AS score FROM (")
-		for i, t := range terms {
-			if i > 0 {
-				sb.WriteString(" UNION ALL ")
-			}
-			args = append(args, termMatch(&sb, t)...)
-		}
-		sb.WriteString(") per_term GROUP BY product_id HAVING COUNT(*) = ?) ")
-		args = append(args, len(terms))
-		// COUNT(*) OVER () runs before the cursor cuts rows: it is the query's total.
-		sb.WriteString("SELECT * FROM (SELECT p.seq, p.id, m.score, COUNT(*) OVER () AS total FROM products p JOIN matches m ON m.product_id = p.id WHERE 1 = 1")
-		sb.WriteString(filter.String())
+		sb.WriteString("SELECT * FROM (SELECT m.product_seq AS seq, p.id, m.score, COUNT(*) OVER () AS total FROM (" + m.String() +
+			") m JOIN products p ON p.seq = m.product_seq WHERE 1 = 1" + filter.String() + ") ranked")
+		args = append(args, mArgs...)
 		args = append(args, filterArgs...)
-		sb.WriteString(") ranked")
-		if after != nil {
-			sb.WriteString(" WHERE score < ? OR (score = ? AND seq > ?)")
-			args = append(args, after.Score, after.Score, after.Seq)
-		}
-		sb.WriteString(" ORDER BY score DESC, seq ASC LIMIT ?")
-		args = append(args, q.Limit+1)
+	}
+	if after != nil {
+		sb.WriteString(" WHERE score < ? OR (score = ? AND seq > ?)")
+		args = append(args, after.Score, after.Score, after.Seq)
+	}
+	sb.WriteString(" ORDER BY score DESC, seq ASC LIMIT ?")
+	args = append(args, q.Limit+1)
+	if filter.Len() == 0 {
+		// The page's ids, by seq, for its few rows only.
+		sb.WriteString(") r JOIN products p ON p.seq = r.seq ORDER BY r.score DESC, r.seq ASC")
 	}
 
-	type hit struct {
-		Seq   int64
-		ID    string
-		Score int64
-		Total int64
-	}
 	var hits []hit
 	if err := c.db.WithContext(ctx).Raw(sb.String(), args...).Scan(&hits).Error; err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	page := &Page{Products: []ProductSummary{}}
 	switch {
-	case len(terms) == 0:
-		err := c.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM products p WHERE 1 = 1"+filter.String(), filterArgs...).Scan(&page.Total).Error
-		if err != nil {
+	case after == nil && len(hits) <= q.Limit:
+		page.Total = int64(len(hits)) // the first page holds them all
+	case separateCount:
+		if err := c.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM ("+m.String()+") m", mArgs...).Scan(&page.Total).Error; err != nil {
 			return nil, fmt.Errorf("search: count: %w", err)
 		}
 	case len(hits) > 0:
@@ -149,6 +155,48 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 			return nil, err
 		}
 	}
+	return c.fill(ctx, page, hits, q, fingerprint)
+}
+
+// hit is a row of a search: a product, its score and the query's total.
+type hit struct {
+	Seq   int64
+	ID    string
+	Score int64
+	Total int64
+}
+
+// browse lists the products that pass the filters (written on products p),
+// in catalog order, read off the seq index; the total is a separate count,
+// cheaper than numbering every row.
+func (c *Catalog) browse(ctx context.Context, q Query, after *cursor, fingerprint uint64, filter string, filterArgs []any) (*Page, error) {
+	var sb strings.Builder
+	var args []any
+	sb.WriteString("SELECT p.seq, p.id, 0 AS score, 0 AS total FROM products p WHERE 1 = 1")
+	sb.WriteString(filter)
+	args = append(args, filterArgs...)
+	if after != nil {
+		sb.WriteString(" AND p.seq > ?")
+		args = append(args, after.Seq)
+	}
+	sb.WriteString(" ORDER BY p.seq LIMIT ?")
+	args = append(args, q.Limit+1)
+	var hits []hit
+	if err := c.db.WithContext(ctx).Raw(sb.String(), args...).Scan(&hits).Error; err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	page := &Page{Products: []ProductSummary{}}
+	if after == nil && len(hits) <= q.Limit {
+		page.Total = int64(len(hits))
+	} else if err := c.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM products p WHERE 1 = 1"+filter, filterArgs...).Scan(&page.Total).Error; err != nil {
+		return nil, fmt.Errorf("search: count: %w", err)
+	}
+	return c.fill(ctx, page, hits, q, fingerprint)
+}
+
+// fill completes page with its hits (up to q.Limit+1 of them): their
+// summaries and, when there are more, the cursor of the next page.
+func (c *Catalog) fill(ctx context.Context, page *Page, hits []hit, q Query, fingerprint uint64) (*Page, error) {
 	if len(hits) == 0 {
 		return page, nil
 	}
@@ -161,28 +209,113 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 	for i, h := range hits {
 		ids[i] = h.ID
 	}
-	page.Products, err = c.summaries(ctx, ids, q)
-	if err != nil {
+	var err error
+	if page.Products, err = c.summaries(ctx, ids, q); err != nil {
 		return nil, err
 	}
 	return page, nil
 }
 
-// termMatch writes the query that scores the products holding term t, one
-// row per product: an exact match counts double a longer word it begins.
-func termMatch(sb *strings.Builder, t string) []any {
-	if len(t) < minPrefixMatch {
-		sb.WriteString("SELECT product_id, weight * 2 AS score FROM product_terms WHERE term = ?")
-		return []any{t}
+// termMatch is how a query term finds products in product_terms.
+type termMatch struct {
+	// term is the indexed term to match by equality, with factor 2 when it
+	// is the query's word itself and 1 when it is a longer word the query's
+	// word begins; or, when ranged, the prefix of the range to match.
+	term   string
+	factor int
+	ranged bool
+}
+
+// resolve turns the query's terms into matches. A term of three letters or
+// more matches every indexed term it begins; when that range holds a single
+// indexed term (found with two index seeks, MIN and MAX), the term is matched
+// by equality, which needs no grouping per product. found is false when a
+// range is empty: then nothing matches the query.
+func (c *Catalog) resolve(ctx context.Context, terms []string) (matches []termMatch, found bool, err error) {
+	matches = make([]termMatch, len(terms))
+	var sb strings.Builder
+	var args []any
+	var prefixes []int
+	for i, t := range terms {
+		if len(t) < minPrefixMatch {
+			matches[i] = termMatch{term: t, factor: 2}
+			continue
+		}
+		cond, cargs := prefixRange(t)
+		if len(prefixes) > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString("(SELECT MIN(term) FROM product_terms WHERE " + cond + "), (SELECT MAX(term) FROM product_terms WHERE " + cond + ")")
+		args = append(args, cargs...)
+		args = append(args, cargs...)
+		prefixes = append(prefixes, i)
 	}
-	sb.WriteString("SELECT product_id, MAX(CASE WHEN term = ? THEN weight * 2 ELSE weight END) AS score FROM product_terms WHERE term >= ?")
-	args := []any{t, t}
+	if len(prefixes) == 0 {
+		return matches, true, nil
+	}
+	bounds := make([]sql.NullString, 2*len(prefixes))
+	dest := make([]any, len(bounds))
+	for i := range bounds {
+		dest[i] = &bounds[i]
+	}
+	if err := c.db.WithContext(ctx).Raw("SELECT "+sb.String(), args...).Row().Scan(dest...); err != nil {
+		return nil, false, fmt.Errorf("search: terms: %w", err)
+	}
+	for k, i := range prefixes {
+		lo, hi := bounds[2*k], bounds[2*k+1]
+		switch {
+		case !lo.Valid:
+			return nil, false, nil
+		case lo.String != hi.String:
+			matches[i] = termMatch{term: terms[i], ranged: true}
+		case lo.String == terms[i]:
+			matches[i] = termMatch{term: lo.String, factor: 2}
+		default:
+			matches[i] = termMatch{term: lo.String, factor: 1}
+		}
+	}
+	return matches, true, nil
+}
+
+// prefixRange returns the condition on product_terms.term that selects the
+// terms starting with t, with its arguments.
+func prefixRange(t string) (string, []any) {
 	if end := prefixEnd(t); end != "" {
-		sb.WriteString(" AND term < ?")
-		args = append(args, end)
+		return "term >= ? AND term < ?", []any{t, end}
 	}
-	sb.WriteString(" GROUP BY product_id")
-	return args
+	return "term >= ?", []any{t}
+}
+
+// matchesSQL writes the query of the products matching every term, one row
+// per product: its seq (product_seq) and score, the sum over the terms of
+// the weight of the best indexed term each matches, doubled for an exact
+// match.
+func matchesSQL(sb *strings.Builder, matches []termMatch) []any {
+	if len(matches) == 1 {
+		return termSQL(sb, matches[0])
+	}
+	var args []any
+	sb.WriteString("SELECT product_seq, SUM(score) AS score FROM (")
+	for i, m := range matches {
+		if i > 0 {
+			sb.WriteString(" UNION ALL ")
+		}
+		args = append(args, termSQL(sb, m)...)
+	}
+	sb.WriteString(") per_term GROUP BY product_seq HAVING COUNT(*) = ?")
+	return append(args, len(matches))
+}
+
+// termSQL writes the query that scores the products holding a term, one row
+// per product: an exact match counts double a longer word it begins.
+func termSQL(sb *strings.Builder, m termMatch) []any {
+	if !m.ranged {
+		fmt.Fprintf(sb, "SELECT product_seq, weight * %d AS score FROM product_terms WHERE term = ?", m.factor)
+		return []any{m.term}
+	}
+	cond, args := prefixRange(m.term)
+	sb.WriteString("SELECT product_seq, MAX(CASE WHEN term = ? THEN weight * 2 ELSE weight END) AS score FROM product_terms WHERE " + cond + " GROUP BY product_seq")
+	return append([]any{m.term}, args...)
 }
 
 // variantFilter returns the conditions on a variant (aliased alias) that the
@@ -200,9 +333,12 @@ func (q Query) variantFilter(alias string, now time.Time) (string, []any) {
 		args = append(args, *q.MaxPrice)
 	}
 	if q.InStockOnly {
-		sb.WriteString(" AND " + alias + ".stock > COALESCE((SELECT SUM(h.quantity) FROM stock_holds h WHERE h.variant_id = " +
-			alias + ".id AND h.expires_at > ?), 0)")
-		args = append(args, now)
+		// Most variants have no live hold: the list of those that do is
+		// read once (NOT IN an uncorrelated subquery), and only the others
+		// sum their holds.
+		sb.WriteString(" AND " + alias + ".stock > 0 AND (" + alias + ".id NOT IN (SELECT h.variant_id FROM stock_holds h WHERE h.expires_at > ?) OR " +
+			alias + ".stock > COALESCE((SELECT SUM(h.quantity) FROM stock_holds h WHERE h.variant_id = " + alias + ".id AND h.expires_at > ?), 0))")
+		args = append(args, now, now)
 	}
 	return sb.String(), args
 }
