@@ -8,6 +8,8 @@
 ALTER TABLE product_terms ADD COLUMN product_seq BIGINT NOT NULL DEFAULT 0;
 UPDATE product_terms SET product_seq = (SELECT seq FROM products WHERE products.id = product_terms.product_id);
 CREATE INDEX product_terms_seq ON product_terms (term, product_seq, weight);
+-- Fresh statistics, so that the planner uses the new index at once.
+ANALYZE product_terms;
 
 -- +goose Down
 DROP INDEX product_terms_seq;
