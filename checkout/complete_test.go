@@ -30,12 +30,24 @@ type paying struct {
 
 func payingShop(t *testing.T, db *gorm.DB, charger checkout.Charger) *paying {
 	t.Helper()
+	clk := &clock{now: time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)}
+	sandbox := payments.NewSandbox(db, &payments.SandboxOptions{Now: clk.Now})
+	if charger == nil {
+		charger = sandbox
+	}
+	co := newCheckout(t, db, clk, &checkout.Options{Charger: charger})
+	return &paying{co: co, clk: clk, db: db, sandbox: sandbox}
+}
+
+// newCheckout is the demo shop's checkout on db, its catalog seeded, with
+// clk and opts (Now, Orders and ReconcileGrace are set here).
+func newCheckout(t *testing.T, db *gorm.DB, clk *clock, opts *checkout.Options) *checkout.Checkout {
+	t.Helper()
 	ctx := context.Background()
 	policy, err := checkout.LoadPolicyFile(os.DirFS("../testdata/demo"), "policy.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &clock{now: time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)}
 	cat := catalog.New(db, policy.Currency(), &catalog.Options{Now: clk.Now})
 	if _, err := cat.SeedIfEmpty(ctx, os.DirFS("../testdata/demo"), "catalog.json"); err != nil {
 		t.Fatal(err)
@@ -44,15 +56,9 @@ func payingShop(t *testing.T, db *gorm.DB, charger checkout.Charger) *paying {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sandbox := payments.NewSandbox(db, &payments.SandboxOptions{Now: clk.Now})
-	if charger == nil {
-		charger = sandbox
-	}
-	co := checkout.New(db, policy, cat, &checkout.Options{
-		Now: clk.Now, Charger: charger, ReconcileGrace: time.Second,
-		Orders: orders.New(db, &orders.Options{ReceiptKey: key, Now: clk.Now}),
-	})
-	return &paying{co: co, clk: clk, db: db, sandbox: sandbox}
+	opts.Now, opts.ReconcileGrace = clk.Now, time.Second
+	opts.Orders = orders.New(db, &orders.Options{ReceiptKey: key, Now: clk.Now})
+	return checkout.New(db, policy, cat, opts)
 }
 
 // ready creates a session that is ready for payment.

@@ -3,7 +3,6 @@ package checkout_test
 import (
 	"context"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,10 +11,8 @@ import (
 
 	"gorm.io/gorm"
 
-	"shop/catalog"
 	"shop/checkout"
 	"shop/database/dbtest"
-	"shop/orders"
 	"shop/payments"
 	"shop/payments/stripetest"
 )
@@ -31,28 +28,12 @@ type hostedShop struct {
 
 func newHostedShop(t *testing.T, db *gorm.DB) *hostedShop {
 	t.Helper()
-	ctx := context.Background()
-	policy, err := checkout.LoadPolicyFile(os.DirFS("../testdata/demo"), "policy.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Stripe's page expiry is checked against the real clock; the shop's
 	// may move ahead of it.
 	clk := &clock{now: time.Now().UTC()}
-	cat := catalog.New(db, policy.Currency(), &catalog.Options{Now: clk.Now})
-	if _, err := cat.SeedIfEmpty(ctx, os.DirFS("../testdata/demo"), "catalog.json"); err != nil {
-		t.Fatal(err)
-	}
-	key, err := orders.LoadReceiptKey(ctx, db, "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv := stripetest.New(t)
 	st := srv.Stripe(payments.StripeOptions{Retries: -1})
-	co := checkout.New(db, policy, cat, &checkout.Options{
-		Now: clk.Now, Charger: st, Linker: st, ReconcileGrace: time.Second, PublicURL: "https://shop.example",
-		Orders: orders.New(db, &orders.Options{ReceiptKey: key, Now: clk.Now}),
-	})
+	co := newCheckout(t, db, clk, &checkout.Options{Charger: st, Linker: st, PublicURL: "https://shop.example"})
 	return &hostedShop{co: co, clk: clk, db: db, stripe: srv}
 }
 

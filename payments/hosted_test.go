@@ -102,32 +102,9 @@ func hostedSessionForm(r payments.HostedCheckoutRequest, coupon string) url.Valu
 // test is about the requests; TestCreateHostedCheckout and
 // TestHostedCheckoutRetrieve cover the answers.
 func TestHostedCheckoutStripeMock(t *testing.T) {
-	base, patched := startStripeMock(t)
-	rt := &recordingTransport{}
-	s, err := payments.NewStripe(payments.StripeOptions{
-		SecretKey: testKey, APIBase: base, HTTPClient: &http.Client{Transport: rt, Timeout: 10 * time.Second},
-		Retries: -1,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, rt, base, patched := mockedStripe(t)
 	ctx := context.Background()
-	accepted := func(t *testing.T, want int) []exchange {
-		t.Helper()
-		got := rt.take()
-		if len(got) != want {
-			t.Fatalf("%d requests to stripe-mock, want %d", len(got), want)
-		}
-		for _, ex := range got {
-			if ex.Status != http.StatusOK {
-				t.Errorf("stripe-mock answered %s %s with %d: %s", ex.Method, ex.Path, ex.Status, ex.Answer)
-			}
-			if got := ex.Header.Get("Authorization"); got != "Bearer "+testKey {
-				t.Errorf("%s %s: Authorization is not the key", ex.Method, ex.Path)
-			}
-		}
-		return got
-	}
+	accepted := rt.accepted
 	expires := time.Now().Add(2 * time.Hour).Truncate(time.Second)
 	// usd has 2 decimals, jpy none and kwd 3: the amounts are minor units
 	// whatever the exponent, and go to Stripe as they are.

@@ -62,6 +62,41 @@ func (rt *recordingTransport) RoundTrip(req *http.Request) (*http.Response, erro
 	return res, err
 }
 
+// mockedStripe is a provider that sends its requests to stripe-mock, at
+// base, through a recordingTransport; patched as startStripeMock says.
+func mockedStripe(t *testing.T) (*payments.Stripe, *recordingTransport, string, bool) {
+	t.Helper()
+	base, patched := startStripeMock(t)
+	rt := &recordingTransport{}
+	s, err := payments.NewStripe(payments.StripeOptions{
+		SecretKey: testKey, APIBase: base, HTTPClient: &http.Client{Transport: rt, Timeout: 10 * time.Second},
+		Retries: -1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, rt, base, patched
+}
+
+// accepted takes the exchanges recorded since the last take, which must be
+// want requests, each answered 200 and sent with the key.
+func (rt *recordingTransport) accepted(t *testing.T, want int) []exchange {
+	t.Helper()
+	got := rt.take()
+	if len(got) != want {
+		t.Fatalf("%d requests to stripe-mock, want %d", len(got), want)
+	}
+	for _, ex := range got {
+		if ex.Status != http.StatusOK {
+			t.Errorf("stripe-mock answered %s %s with %d: %s", ex.Method, ex.Path, ex.Status, ex.Answer)
+		}
+		if got := ex.Header.Get("Authorization"); got != "Bearer "+testKey {
+			t.Errorf("%s %s: Authorization is not the key", ex.Method, ex.Path)
+		}
+	}
+	return got
+}
+
 func (rt *recordingTransport) take() []exchange {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
@@ -76,29 +111,9 @@ func (rt *recordingTransport) take() []exchange {
 // PaymentIntent in status requires_payment_method), so this test is about
 // the requests, not the outcomes; TestStripeCharge covers those.
 func TestStripeMock(t *testing.T) {
-	base, patched := startStripeMock(t)
-	rt := &recordingTransport{}
-	s, err := payments.NewStripe(payments.StripeOptions{
-		SecretKey: testKey, APIBase: base, HTTPClient: &http.Client{Transport: rt, Timeout: 10 * time.Second},
-		Retries: -1,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, rt, base, patched := mockedStripe(t)
 	ctx := context.Background()
-	accepted := func(t *testing.T, want int) []exchange {
-		t.Helper()
-		got := rt.take()
-		if len(got) != want {
-			t.Fatalf("%d requests to stripe-mock, want %d", len(got), want)
-		}
-		for _, ex := range got {
-			if ex.Status != http.StatusOK {
-				t.Errorf("stripe-mock answered %s %s with %d: %s", ex.Method, ex.Path, ex.Status, ex.Answer)
-			}
-		}
-		return got
-	}
+	accepted := rt.accepted
 	for _, token := range []string{"pm_card_visa", "spt_1RgaZcB7WZ01zgkWN1pyM2rT"} {
 		t.Run(token, func(t *testing.T) {
 			if strings.HasPrefix(token, "spt_") && !patched {

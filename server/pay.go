@@ -247,14 +247,14 @@ func (p *payPages) failed(w http.ResponseWriter, r *http.Request, err error) {
 
 // payView is what the sandbox payment page shows.
 type payView struct {
-	Title, Shop, Token, Action, Cancel, Email, Error, Total, Until string
-	TestMode                                                       bool
-	Lines                                                          []lineView
-	Totals                                                         []totalView
-	Address                                                        *checkout.Address
-	Option                                                         *optionView
-	Links                                                          []linkView
-	Cards                                                          []cardView
+	Title, Caption, Shop, Token, Action, Cancel, Email, Error, Total, Until string
+	TestMode                                                                bool
+	Lines                                                                   []lineView
+	Totals                                                                  []totalView
+	Address                                                                 *checkout.Address
+	Option                                                                  *optionView
+	Links                                                                   []linkView
+	Cards                                                                   []cardView
 }
 
 type cardView struct {
@@ -271,7 +271,7 @@ type payMessage struct {
 func (p *payPages) payView(s *checkout.Session, token, problem, email string) *payView {
 	format := formatter(s.Currency)
 	v := &payView{
-		Title: "Pay " + p.shop, Shop: p.shop, Token: token, Error: problem,
+		Title: "Pay " + p.shop, Caption: "Your order", Shop: p.shop, Token: token, Error: problem,
 		Action:   "/pay/" + url.PathEscape(s.ID),
 		Cancel:   "/pay/" + url.PathEscape(s.ID) + "/cancel?t=" + url.QueryEscape(token),
 		TestMode: s.PaymentMode == checkout.PaymentTest,
@@ -282,19 +282,8 @@ func (p *payPages) payView(s *checkout.Session, token, problem, email string) *p
 	if v.Email == "" && s.Buyer != nil {
 		v.Email = s.Buyer.Email
 	}
-	for _, li := range s.LineItems {
-		lv := lineView{Name: li.Name, Quantity: li.Item.Quantity, Unit: format(li.UnitAmount), Total: format(li.BaseAmount)}
-		if li.Discount != 0 {
-			lv.Discount = format(li.Discount)
-		}
-		v.Lines = append(v.Lines, lv)
-	}
+	v.Lines, v.Totals = itemViews(s.LineItems, s.Totals, format)
 	for _, t := range s.Totals {
-		label := t.DisplayText
-		if label == "" {
-			label = string(t.Type)
-		}
-		v.Totals = append(v.Totals, totalView{Label: label, Amount: format(t.Amount), Grand: t.Type == checkout.TotalTotal})
 		if t.Type == checkout.TotalTotal {
 			v.Total = format(t.Amount)
 		}

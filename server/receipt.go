@@ -80,6 +80,7 @@ func writeHTML(w http.ResponseWriter, logger *slog.Logger, csp string, status in
 // receiptView is what the receipt template shows, with amounts formatted.
 type receiptView struct {
 	Title   string
+	Caption string
 	Number  int64
 	Placed  string
 	Status  string
@@ -124,20 +125,8 @@ func newReceiptView(ord *orders.Order) *receiptView {
 		Address: rec.FulfillmentAddress,
 		Payment: rec.Payment,
 	}
-	for _, li := range rec.LineItems {
-		lv := lineView{Name: li.Name, Quantity: li.Item.Quantity, Unit: format(li.UnitAmount), Total: format(li.BaseAmount)}
-		if li.Discount != 0 {
-			lv.Discount = format(li.Discount)
-		}
-		v.Lines = append(v.Lines, lv)
-	}
-	for _, t := range rec.Totals {
-		label := t.DisplayText
-		if label == "" {
-			label = string(t.Type)
-		}
-		v.Totals = append(v.Totals, totalView{Label: label, Amount: format(t.Amount), Grand: t.Type == orders.TotalTotal})
-	}
+	v.Caption = fmt.Sprintf("Items in order %d", rec.Number)
+	v.Lines, v.Totals = itemViews(rec.LineItems, rec.Totals, format)
 	if opt := rec.FulfillmentOption; opt != nil {
 		v.Option = &optionView{Title: opt.Title, Subtitle: opt.Subtitle, Carrier: opt.Carrier, Price: format(opt.Total),
 			Window: window(opt.EarliestDeliveryTime, opt.LatestDeliveryTime)}
@@ -146,6 +135,27 @@ func newReceiptView(ord *orders.Order) *receiptView {
 		v.Links = append(v.Links, linkView{Label: linkLabel(l.Type), URL: l.URL})
 	}
 	return v
+}
+
+// itemViews are the lines and totals of a session or an order, formatted.
+func itemViews(items []orders.LineItem, totals []orders.Total, format func(int64) string) ([]lineView, []totalView) {
+	lines := make([]lineView, 0, len(items))
+	for _, li := range items {
+		lv := lineView{Name: li.Name, Quantity: li.Item.Quantity, Unit: format(li.UnitAmount), Total: format(li.BaseAmount)}
+		if li.Discount != 0 {
+			lv.Discount = format(li.Discount)
+		}
+		lines = append(lines, lv)
+	}
+	out := make([]totalView, 0, len(totals))
+	for _, t := range totals {
+		label := t.DisplayText
+		if label == "" {
+			label = string(t.Type)
+		}
+		out = append(out, totalView{Label: label, Amount: format(t.Amount), Grand: t.Type == orders.TotalTotal})
+	}
+	return lines, out
 }
 
 // window is a delivery window as people read it: a day, or between two
