@@ -28,7 +28,7 @@ type paying struct {
 	sandbox *payments.Sandbox
 }
 
-func payingShop(t *testing.T, db *gorm.DB, charger checkout.Charger) *paying {
+func payingShop(t testing.TB, db *gorm.DB, charger checkout.Charger) *paying {
 	t.Helper()
 	clk := &clock{now: time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)}
 	sandbox := payments.NewSandbox(db, &payments.SandboxOptions{Now: clk.Now})
@@ -41,7 +41,7 @@ func payingShop(t *testing.T, db *gorm.DB, charger checkout.Charger) *paying {
 
 // newCheckout is the demo shop's checkout on db, its catalog seeded, with
 // clk and opts (Now, Orders and ReconcileGrace are set here).
-func newCheckout(t *testing.T, db *gorm.DB, clk *clock, opts *checkout.Options) *checkout.Checkout {
+func newCheckout(t testing.TB, db *gorm.DB, clk *clock, opts *checkout.Options) *checkout.Checkout {
 	t.Helper()
 	ctx := context.Background()
 	policy, err := checkout.LoadPolicyFile(os.DirFS("../testdata/demo"), "policy.yaml")
@@ -62,7 +62,7 @@ func newCheckout(t *testing.T, db *gorm.DB, clk *clock, opts *checkout.Options) 
 }
 
 // ready creates a session that is ready for payment.
-func (p *paying) ready(t *testing.T) *checkout.Session {
+func (p *paying) ready(t testing.TB) *checkout.Session {
 	t.Helper()
 	s, err := p.co.Create(context.Background(), checkout.Request{
 		Items:   items("enamel-camp-mug-forest-green", 2, "stoneware-coffee-mug-16-oz", 1),
