@@ -96,7 +96,7 @@ func (p *payPages) page(w http.ResponseWriter, r *http.Request, id, token string
 		p.failed(w, r, err)
 		return
 	}
-	p.show(w, r, s, token, "", r.URL.Query().Get("email"))
+	p.show(w, r, s, token, "", "")
 }
 
 // show answers the page for a session as it stands: the form while it can
