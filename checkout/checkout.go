@@ -9,6 +9,7 @@
 package checkout
 
 import (
+	"context"
 	"crypto/rand"
 	"log/slog"
 	"strings"
@@ -49,6 +50,7 @@ type Checkout struct {
 	fault   func(point string)
 	linker  Linker
 	linkKey []byte
+	refunds func(context.Context) (int, error)
 }
 
 // Options configure a Checkout; zero fields take defaults.
@@ -76,6 +78,9 @@ type Options struct {
 	// LinkKey signs the addresses of the sandbox payment page (the
 	// receipt key serves); random when unset.
 	LinkKey []byte
+	// OrderRefunds, when set, settles the staff's refunds left pending (an
+	// answer lost); the reconciler runs it with its own work.
+	OrderRefunds func(context.Context) (int, error)
 	// Fault, for tests only, is called at named points of completion
 	// ("before_charge", "after_charge"); a test makes it end the process.
 	Fault func(point string)
@@ -101,7 +106,7 @@ func New(db *gorm.DB, policy *Policy, cat *catalog.Catalog, opts *Options) *Chec
 			c.logger = opts.Logger
 		}
 		c.orders, c.charger, c.fault = opts.Orders, opts.Charger, opts.Fault
-		c.linker, c.linkKey = opts.Linker, opts.LinkKey
+		c.linker, c.linkKey, c.refunds = opts.Linker, opts.LinkKey, opts.OrderRefunds
 		if opts.ReconcileGrace > 0 {
 			c.grace = opts.ReconcileGrace
 		}

@@ -32,8 +32,11 @@ type refundRow struct {
 	Status         string
 	Reference      string
 	Actor          string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// Restock is the JSON of the units the refund puts back on sale when it
+	// succeeds ("" for none).
+	Restock   string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 func (refundRow) TableName() string { return "refunds" }
@@ -81,7 +84,7 @@ func (a *Admin) refundTool(ctx context.Context, raw json.RawMessage) (*shop.Resu
 		if err := a.redeem(ctx, tx, actor, "refund_order", args, confirm); err != nil {
 			return err
 		}
-		ref, err = a.reserve(ctx, tx, actor, o, plan.Amount.Amount, args.Reason, "refund_order", args)
+		ref, err = a.reserve(ctx, tx, actor, o, plan.Amount.Amount, args.Reason, "refund_order", args, restock)
 		return err
 	})
 	if err != nil {
@@ -138,7 +141,7 @@ func (a *Admin) refundable(o *orderRow) error {
 // reserve records a refund in tx before the provider is called: the
 // order's refunded amount grows by a conditional update that can never
 // pass its total, whatever runs at the same time.
-func (a *Admin) reserve(ctx context.Context, tx *gorm.DB, actor shop.Actor, o *orderRow, amount int64, reason, tool string, args any) (*refundRow, error) {
+func (a *Admin) reserve(ctx context.Context, tx *gorm.DB, actor shop.Actor, o *orderRow, amount int64, reason, tool string, args any, restock []catalog.HoldLine) (*refundRow, error) {
 	res := tx.WithContext(ctx).Model(&orderRow{}).Where("id = ? AND refunded + ? <= total", o.ID, amount).
 		Updates(map[string]any{"refunded": gorm.Expr("refunded + ?", amount), "updated_at": a.now().UTC()})
 	if res.Error != nil {
@@ -151,6 +154,13 @@ func (a *Admin) reserve(ctx context.Context, tx *gorm.DB, actor shop.Actor, o *o
 	id := "re_" + randomID()
 	ref := &refundRow{ID: id, OrderID: o.ID, Amount: amount, Reason: reason, IdempotencyKey: "shop_refund_" + id,
 		Status: refundPending, Actor: actor.String(), CreatedAt: now, UpdatedAt: now}
+	if len(restock) > 0 {
+		b, err := json.Marshal(restock)
+		if err != nil {
+			return nil, fmt.Errorf("record refund of %s: restock: %w", o.ID, err)
+		}
+		ref.Restock = string(b)
+	}
 	if err := tx.Create(ref).Error; err != nil {
 		return nil, fmt.Errorf("record refund of %s: %w", o.ID, err)
 	}
@@ -313,7 +323,7 @@ func (a *Admin) cancelTool(ctx context.Context, raw json.RawMessage) (*shop.Resu
 			return err
 		}
 		if plan.Amount.Amount > 0 {
-			ref, err = a.reserve(ctx, tx, actor, o, plan.Amount.Amount, args.Reason, "cancel_order", args)
+			ref, err = a.reserve(ctx, tx, actor, o, plan.Amount.Amount, args.Reason, "cancel_order", args, nil)
 		}
 		return err
 	})
