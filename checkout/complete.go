@@ -137,7 +137,7 @@ func (c *Checkout) Complete(ctx context.Context, req CompleteRequest) (*Session,
 			return c.processing(s), nil
 		case Ready:
 		case NotReady:
-			return nil, shop.Errorf(shop.Invalid, "$.checkout_session_id", "this session is not ready for payment: %s Fix it with update_checkout_session first.", firstError(s))
+			return nil, notReady(s)
 		default:
 			return nil, c.writable(row)
 		}
@@ -334,13 +334,21 @@ func (c *Checkout) processing(s *Session) *Session {
 	return s
 }
 
-func firstError(s *Session) string {
+// FirstError is the content of a session's first error message: what the
+// buyer must fix before paying.
+func (s *Session) FirstError() string {
 	for _, m := range s.Messages {
 		if m.Type == MessageError {
 			return m.Content
 		}
 	}
 	return "it has no problems listed."
+}
+
+// notReady refuses to take payment for a session that is not ready for it,
+// saying what to fix.
+func notReady(s *Session) error {
+	return shop.Errorf(shop.Invalid, "$.checkout_session_id", "this session is not ready for payment: %s Fix it with update_checkout_session first.", s.FirstError())
 }
 
 // lines are a session's lines as stock to hold or take.

@@ -147,7 +147,7 @@ func (c *Checkout) CreateLink(ctx context.Context, id string) (*PaymentLink, err
 		return nil, err
 	}
 	if s.Status != Ready {
-		return nil, shop.Errorf(shop.Invalid, "$.checkout_session_id", "this session is not ready for payment: %s Fix it with update_checkout_session first.", firstError(s))
+		return nil, notReady(s)
 	}
 	if c.linker == nil {
 		return &PaymentLink{URL: c.payURL(s.ID, ""), ExpiresAt: s.ExpiresAt, Provider: "sandbox"}, nil

@@ -123,7 +123,7 @@ func (p *payPages) show(w http.ResponseWriter, r *http.Request, s *checkout.Sess
 		p.render(w, status, "pay", p.payView(s, token, problem, email))
 		return
 	case checkout.NotReady:
-		p.message(w, http.StatusConflict, "Not ready for payment", "This order is not ready for payment: "+firstProblem(s), "Return to the conversation to finish it, then pay.")
+		p.message(w, http.StatusConflict, "Not ready for payment", "This order is not ready for payment: "+s.FirstError(), "Return to the conversation to finish it, then pay.")
 		return
 	case checkout.Canceled:
 		p.message(w, http.StatusGone, "Checkout canceled", "This checkout was canceled, so there is nothing to pay. Return to the conversation to start again.")
@@ -314,16 +314,6 @@ func (p *payPages) message(w http.ResponseWriter, status int, title string, line
 
 func (p *payPages) render(w http.ResponseWriter, status int, name string, data any) {
 	writeHTML(w, p.logger, payCSP, status, name, data)
-}
-
-// firstProblem is the first error message of a session.
-func firstProblem(s *checkout.Session) string {
-	for _, m := range s.Messages {
-		if m.Type == checkout.MessageError {
-			return m.Content
-		}
-	}
-	return "it has no problems listed."
 }
 
 // declineOf is the decline a session ready again after a payment carries.

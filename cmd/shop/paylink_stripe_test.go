@@ -49,7 +49,7 @@ func TestPaymentLinkStripeWebhook(t *testing.T) {
 	if res.IsError {
 		t.Fatal(text(res))
 	}
-	link := structured[paymentLink](t, res)
+	link := structured[checkout.PaymentLink](t, res)
 	u, _ := url.Parse(link.URL)
 	page := u.Path[strings.LastIndex(u.Path, "/")+1:]
 	if link.Provider != "stripe" || !strings.HasPrefix(page, "cs_test_") {
@@ -101,7 +101,7 @@ func TestPaymentLinkStripeWebhook(t *testing.T) {
 
 	// Paid both ways: a page paid, then complete_checkout, then Stripe's word.
 	cs2 := readySession(t, s)
-	link2 := structured[paymentLink](t, call(t, s, "create_payment_link", map[string]any{"checkout_session_id": cs2.ID}))
+	link2 := structured[checkout.PaymentLink](t, call(t, s, "create_payment_link", map[string]any{"checkout_session_id": cs2.ID}))
 	u2, _ := url.Parse(link2.URL)
 	page2 := u2.Path[strings.LastIndex(u2.Path, "/")+1:]
 	pi := srv.Pay(page2)

@@ -14,13 +14,6 @@ import (
 	"shop/database/dbtest"
 )
 
-// paymentLink is create_payment_link's answer.
-type paymentLink struct {
-	URL       string    `json:"url"`
-	ExpiresAt time.Time `json:"expires_at"`
-	Provider  string    `json:"provider"`
-}
-
 // noRedirects is a client that shows redirects instead of following them.
 var noRedirects = &http.Client{
 	Timeout:       10 * time.Second,
@@ -82,7 +75,7 @@ func TestPaymentLinkSandbox(t *testing.T) {
 			if res.IsError {
 				t.Fatal(text(res))
 			}
-			link := structured[paymentLink](t, res)
+			link := structured[checkout.PaymentLink](t, res)
 			if link.Provider != "sandbox" || !strings.Contains(link.URL, "/pay/"+cs.ID+"?t=") || !strings.Contains(text(res), link.URL) {
 				t.Fatalf("link %+v, text %q", link, text(res))
 			}
@@ -160,7 +153,7 @@ func TestPaymentLinkPage(t *testing.T) {
 	shop := startShop(t, dbtest.DSN(t, database.SQLite), nil)
 	s := connect(t, shop.url)
 	cs := readySession(t, s)
-	link := structured[paymentLink](t, call(t, s, "create_payment_link", map[string]any{"checkout_session_id": cs.ID}))
+	link := structured[checkout.PaymentLink](t, call(t, s, "create_payment_link", map[string]any{"checkout_session_id": cs.ID}))
 	u, _ := url.Parse(link.URL)
 	page := shop.url + u.RequestURI()
 

@@ -13,13 +13,6 @@ import (
 	"shop/checkout"
 )
 
-// pageLink is create_payment_link's answer.
-type pageLink struct {
-	URL       string    `json:"url"`
-	ExpiresAt time.Time `json:"expires_at"`
-	Provider  string    `json:"provider"`
-}
-
 // payOnPage pays as a buyer in a host without a payment sheet: it makes the
 // session's payment link and, on the sandbox's page, pays with the test
 // cards as the page's form does (a decline first under --decline), then
@@ -27,7 +20,7 @@ type pageLink struct {
 // needs a browser: the run checks the link and stops there. It reports
 // whether the run may go on to the order's checks.
 func (p *purchaser) payOnPage(ctx context.Context) bool {
-	var link pageLink
+	var link checkout.PaymentLink
 	if !p.step("create_payment_link", func() (string, error) {
 		if _, err := p.call(ctx, "create_payment_link", map[string]any{"checkout_session_id": p.session.ID}, &link); err != nil {
 			return "", err
