@@ -225,7 +225,7 @@ func (s *Stripe) Charge(ctx context.Context, r Request) (*Result, error) {
 		if code == "" {
 			code = string(se.Code)
 		}
-		res := &Result{Status: Declined, DeclineCode: code, Message: buyerMessage(code, se.Msg)}
+		res := &Result{Status: declinedStatus(code), DeclineCode: code, Message: buyerMessage(code, se.Msg)}
 		if se.PaymentIntent != nil {
 			res.Reference = se.PaymentIntent.ID
 		}
@@ -261,9 +261,21 @@ func intentResult(pi *stripe.PaymentIntent) (*Result, error) {
 				msg = e.Msg
 			}
 		}
-		return &Result{Status: Declined, Reference: pi.ID, DeclineCode: code, Message: buyerMessage(code, msg)}, nil
+		return &Result{Status: declinedStatus(code), Reference: pi.ID, DeclineCode: code, Message: buyerMessage(code, msg)}, nil
 	}
 	return nil, fmt.Errorf("%w: payment intent %s is %s", ErrUnknownOutcome, pi.ID, pi.Status)
+}
+
+// declinedStatus is the status of a payment Stripe refused with code:
+// RequiresAction when the card needs the buyer's authentication (3DS), which
+// Stripe reports as a card error or a last payment error with the code
+// authentication_required when it cannot ask for it itself; Declined
+// otherwise.
+func declinedStatus(code string) Status {
+	if code == "authentication_required" {
+		return RequiresAction
+	}
+	return Declined
 }
 
 // Lookup finds the charge made with an idempotency key, by the metadata

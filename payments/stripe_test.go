@@ -102,6 +102,7 @@ const (
 	piProcessing     = `{"id":"pi_3PsProcessing","object":"payment_intent","amount":2599,"currency":"usd","status":"processing"}`
 	errCardDeclined  = `{"error":{"charge":"ch_3PsDeclined","code":"card_declined","decline_code":"generic_decline","doc_url":"https://stripe.com/docs/error-codes/card-declined","message":"Your card was declined.","payment_intent":{"id":"pi_3PsDeclined","object":"payment_intent","status":"requires_payment_method"},"request_log_url":"https://dashboard.stripe.com/test/logs/req_test?t=1714567890","type":"card_error"}}`
 	errInsufficient  = `{"error":{"charge":"ch_3PsFunds","code":"card_declined","decline_code":"insufficient_funds","doc_url":"https://stripe.com/docs/error-codes/card-declined","message":"Your card has insufficient funds.","payment_intent":{"id":"pi_3PsFunds","object":"payment_intent","status":"requires_payment_method"},"type":"card_error"}}`
+	errAuthRequired  = `{"error":{"charge":"ch_3PsAuth","code":"authentication_required","decline_code":"authentication_required","doc_url":"https://stripe.com/docs/error-codes/authentication-required","message":"Your card was declined. This transaction requires authentication.","payment_intent":{"id":"pi_3PsAuth","object":"payment_intent","status":"requires_payment_method"},"type":"card_error"}}`
 	errKeyInUse      = `{"error":{"code":"idempotency_key_in_use","doc_url":"https://stripe.com/docs/error-codes/idempotency-key-in-use","message":"There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through): shop_cs_test_attempt_1. Please try again later.","type":"invalid_request_error"}}`
 	errIdempotency   = `{"error":{"message":"Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than 'shop_cs_test_attempt_1' if you meant to execute a different request.","type":"idempotency_error"}}`
 	errAPI           = `{"error":{"message":"An unknown error occurred","type":"api_error"}}`
@@ -140,6 +141,9 @@ func TestStripeCharge(t *testing.T) {
 		{name: "insufficient funds", token: "pm_card_chargeDeclinedInsufficientFunds", script: []reply{{status: 402, body: errInsufficient}},
 			want: &payments.Result{Status: payments.Declined, Reference: "pi_3PsFunds", DeclineCode: "insufficient_funds",
 				Message: "Your card has insufficient funds."}, tries: 1},
+		{name: "402 authentication required", token: "pm_card_authenticationRequired", script: []reply{{status: 402, body: errAuthRequired}},
+			want: &payments.Result{Status: payments.RequiresAction, Reference: "pi_3PsAuth", DeclineCode: "authentication_required",
+				Message: "Your bank needs you to confirm this payment."}, tries: 1},
 		{name: "409 key in use, then 200", token: "pm_card_visa", script: []reply{{status: 409, body: errKeyInUse}, {status: 200, body: piSucceeded}},
 			want: &payments.Result{Status: payments.Succeeded, Reference: "pi_3PsSucceeded"}, tries: 2},
 		{name: "500 twice, then 200", token: "pm_card_visa", script: []reply{{status: 500, body: errAPI}, {status: 500, body: errAPI}, {status: 200, body: piSucceeded}},
