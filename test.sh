@@ -111,7 +111,9 @@ done
 echo "shop serve at $shop_url (ready)"
 env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp"
 echo
-env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp" --decline --items 3 --promo WELCOME10
+# New York taxes shipping: the figures must agree with its tax counted once.
+env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp" --decline --items 3 --promo WELCOME10 \
+	--address '{"name":"Purchase Check","line_one":"350 Fifth Ave","city":"New York","state":"NY","country":"US","postal_code":"10118"}'
 echo
 env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp" --link --decline
 echo

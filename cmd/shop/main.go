@@ -8,7 +8,7 @@
 //	shop admin    [--db …] [--config …]     staff tools over stdio (owner role)
 //	shop migrate  [--db …]                  apply migrations, print the schema version
 //	shop catalog import FILE [--db …] [--config …]
-//	shop purchase [--url http://127.0.0.1:8000/mcp] [--items N] [--promo CODE] [--decline] [--json] [--timeout 60s] [--live]
+//	shop purchase [--url http://127.0.0.1:8000/mcp] [--items N] [--promo CODE] [--decline] [--json] [--timeout 60s] [--address JSON] [--live]
 //	                                        a whole test-mode purchase against a running shop
 //
 // Secrets come from the environment (STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET,
@@ -80,6 +80,8 @@ Purchase flags:
   --link          pay on create_payment_link's page (the sandbox's), as in a host without a payment sheet
   --json          print a JSON report instead of a line per step
   --timeout D     time limit of the whole run (default 60s)
+  --address JSON  ship there, e.g. '{"name":"A B","line_one":"1 Main St","city":"Albany","state":"NY","country":"US","postal_code":"12207"}'
+                  (default: an address in San Francisco)
   --live          run against a live-mode shop (it stops at payment: no money moves)
 
 Bench flags:

@@ -40,6 +40,34 @@ var (
 	}
 )
 
+// parsePurchaseAddress reads --address: an Address of CONTRACT.md §4 in
+// JSON, with at least the fields every shop needs. Whether the shop ships
+// there is for the run to find out.
+func parsePurchaseAddress(s string) (checkout.Address, error) {
+	var a checkout.Address
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return a, fmt.Errorf("send an address as JSON, such as %s: %w", mustAddressJSON(purchaseAddress), err)
+	}
+	for _, f := range []struct{ name, value string }{
+		{"name", a.Name}, {"line_one", a.LineOne}, {"city", a.City}, {"country", a.Country}, {"postal_code", a.PostalCode},
+	} {
+		if strings.TrimSpace(f.value) == "" {
+			return a, fmt.Errorf("the address has no %s: send one, as in %s", f.name, mustAddressJSON(purchaseAddress))
+		}
+	}
+	return a, nil
+}
+
+func mustAddressJSON(a checkout.Address) string {
+	b, err := json.Marshal(a)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
 // errPurchaseFailed is a run in which some check did not hold; the report
 // says which.
 var errPurchaseFailed = errors.New("purchase: a check failed (see the report)")
@@ -57,6 +85,8 @@ type purchaseOptions struct {
 	JSON    bool
 	Live    bool
 	Timeout time.Duration
+	// Address is where the run ships to (--address; default purchaseAddress).
+	Address checkout.Address
 	// StripeKey is STRIPE_SECRET_KEY; a sk_test_ key pays with shared
 	// payment tokens made by Stripe's test helpers.
 	StripeKey string
@@ -95,7 +125,8 @@ type PurchaseOrder struct {
 }
 
 func (m *Main) purchase(ctx context.Context, args []string) error {
-	o := purchaseOptions{StripeKey: m.Getenv("STRIPE_SECRET_KEY"), stripeAPI: stripeAPIBase}
+	o := purchaseOptions{StripeKey: m.Getenv("STRIPE_SECRET_KEY"), stripeAPI: stripeAPIBase, Address: purchaseAddress}
+	var address string
 	fs := flag.NewFlagSet("shop purchase", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.URL, "url", DefaultPurchaseURL, "the shop's MCP endpoint")
@@ -106,6 +137,7 @@ func (m *Main) purchase(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.JSON, "json", false, "print a JSON report")
 	fs.BoolVar(&o.Live, "live", false, "run against a live-mode shop")
 	fs.DurationVar(&o.Timeout, "timeout", DefaultPurchaseTimeout, "the whole run's time limit")
+	fs.StringVar(&address, "address", "", "the address to ship to, as the contract's Address JSON")
 	bad := func(format string, a ...any) error {
 		fmt.Fprintf(m.Stderr, "shop purchase: "+format+"\n\n%s", append(a, usage)...)
 		return errUsage
@@ -122,6 +154,13 @@ func (m *Main) purchase(ctx context.Context, args []string) error {
 		return bad("--timeout %s: send a positive duration such as 60s", o.Timeout)
 	case !strings.HasPrefix(o.URL, "http://") && !strings.HasPrefix(o.URL, "https://"):
 		return bad("--url %q: send the shop's MCP endpoint, such as %s", o.URL, DefaultPurchaseURL)
+	}
+	if address != "" {
+		a, err := parsePurchaseAddress(address)
+		if err != nil {
+			return bad("--address: %v", err)
+		}
+		o.Address = a
 	}
 	rep := runPurchase(ctx, o, m.Stdout)
 	if o.JSON {
@@ -159,6 +198,9 @@ type purchaser struct {
 func runPurchase(ctx context.Context, o purchaseOptions, out io.Writer) *PurchaseReport {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
+	if o.Address == (checkout.Address{}) {
+		o.Address = purchaseAddress
+	}
 	start := time.Now()
 	p := &purchaser{
 		o: o, rep: &PurchaseReport{URL: o.URL, Steps: []PurchaseStep{}},

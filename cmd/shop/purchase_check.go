@@ -259,7 +259,11 @@ func lineIdentities(where string, lines []checkout.LineItem) error {
 }
 
 // totalsIdentities checks the totals identities of CONTRACT.md §4; option
-// is the chosen fulfillment option, nil when none is chosen.
+// is the chosen fulfillment option, nil when none is chosen. Where shipping
+// is taxed, the contract's identities read literally count its tax twice
+// (fulfillment = the option's total, and tax = Σ line tax + option tax); the
+// shop counts it once, in tax, with fulfillment = the option's subtotal
+// (equal to its total where shipping is not taxed), and so does this check.
 func totalsIdentities(lines []checkout.LineItem, totals []checkout.Total, option *checkout.FulfillmentOption) error {
 	seen := map[checkout.TotalType]bool{}
 	for _, t := range totals {
@@ -277,12 +281,12 @@ func totalsIdentities(lines []checkout.LineItem, totals []checkout.Total, option
 	for _, l := range lines {
 		base, discount, tax = base+l.BaseAmount, discount+l.Discount, tax+l.Tax
 	}
-	var optTotal int64
+	var shipping int64
 	if option != nil {
 		if option.Total != option.Subtotal+option.Tax {
 			return fmt.Errorf("fulfillment option %s: total %d ≠ subtotal %d + tax %d", option.ID, option.Total, option.Subtotal, option.Tax)
 		}
-		optTotal, tax = option.Total, tax+option.Tax
+		shipping, tax = option.Subtotal, tax+option.Tax
 	}
 	get := func(t checkout.TotalType) int64 { return totalOf(totals, t) }
 	for _, c := range []struct {
@@ -293,7 +297,7 @@ func totalsIdentities(lines []checkout.LineItem, totals []checkout.Total, option
 		{checkout.TotalItemsBase, base, "Σ base_amount"},
 		{checkout.TotalItemsDiscount, discount, "Σ line discount"},
 		{checkout.TotalSubtotal, get(checkout.TotalItemsBase) - get(checkout.TotalItemsDiscount), "items_base_amount − items_discount"},
-		{checkout.TotalFulfillment, optTotal, "the chosen option's total"},
+		{checkout.TotalFulfillment, shipping, "the chosen option's subtotal"},
 		{checkout.TotalTax, tax, "Σ line tax + option tax"},
 		{checkout.TotalTotal, get(checkout.TotalSubtotal) - get(checkout.TotalDiscount) + get(checkout.TotalFulfillment) + get(checkout.TotalTax), "subtotal − discount + fulfillment + tax"},
 	} {

@@ -110,6 +110,20 @@ func TestPurchaseCommand(t *testing.T) {
 		}
 	})
 
+	// New York taxes shipping (the demo policy): the run's figures still agree,
+	// shipping's tax counted once.
+	t.Run("TaxedShipping", func(t *testing.T) {
+		ny := `{"name":"Purchase Check","line_one":"350 Fifth Ave","city":"New York","state":"NY","country":"US","postal_code":"10118"}`
+		out, err := runCmd(t, nil, "purchase", "--url", endpoint, "--address", ny, "--items", "2")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		checkLines(t, out, every...)
+		if !strings.Contains(out, "New York, NY") {
+			t.Errorf("the address step does not name New York:\n%s", out)
+		}
+	})
+
 	t.Run("JSON", func(t *testing.T) {
 		out, err := runCmd(t, nil, "purchase", "--url", endpoint, "--json")
 		if err != nil {
@@ -165,7 +179,8 @@ func TestPurchaseCommand(t *testing.T) {
 	})
 
 	t.Run("ErrUsage", func(t *testing.T) {
-		for _, args := range [][]string{{"--items", "0"}, {"--items", "21"}, {"--url", "127.0.0.1:8000"}, {"--timeout", "-1s"}, {"extra"}} {
+		for _, args := range [][]string{{"--items", "0"}, {"--items", "21"}, {"--url", "127.0.0.1:8000"}, {"--timeout", "-1s"}, {"extra"},
+			{"--address", "New York"}, {"--address", `{"city":"Albany"}`}, {"--address", `{"name":"A","line_one":"1 Main St","city":"Albany","country":"US","postal_code":"12207","planet":"Earth"}`}} {
 			if _, err := runCmd(t, nil, append([]string{"purchase"}, args...)...); !errors.Is(err, errUsage) {
 				t.Errorf("%v: %v, want the usage", args, err)
 			}

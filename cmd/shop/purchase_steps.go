@@ -130,12 +130,12 @@ func (p *purchaser) update(ctx context.Context, args map[string]any) error {
 }
 
 func (p *purchaser) address(ctx context.Context) (string, error) {
-	if err := p.update(ctx, map[string]any{"fulfillment_address": purchaseAddress}); err != nil {
+	if err := p.update(ctx, map[string]any{"fulfillment_address": p.o.Address}); err != nil {
 		return "", err
 	}
 	s := p.session
 	if len(s.FulfillmentOptions) == 0 {
-		return "", fmt.Errorf("no shipping option for %s, %s %s; messages %s", purchaseAddress.City, purchaseAddress.State, purchaseAddress.Country, messagesText(s.Messages))
+		return "", fmt.Errorf("no shipping option for %s, %s %s; messages %s", p.o.Address.City, p.o.Address.State, p.o.Address.Country, messagesText(s.Messages))
 	}
 	var titles []string
 	for _, o := range s.FulfillmentOptions {
@@ -144,7 +144,7 @@ func (p *purchaser) address(ctx context.Context) (string, error) {
 		}
 		titles = append(titles, fmt.Sprintf("%s %s", o.ID, p.cur.Format(o.Total)))
 	}
-	return fmt.Sprintf("%s, %s: %s; options %s", purchaseAddress.City, purchaseAddress.State, s.Status, strings.Join(titles, ", ")), nil
+	return fmt.Sprintf("%s, %s: %s; options %s", p.o.Address.City, p.o.Address.State, s.Status, strings.Join(titles, ", ")), nil
 }
 
 // shipping chooses the first option, as a buyer who takes the first offer.
