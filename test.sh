@@ -126,7 +126,16 @@ step "go test -race ./..."
 go test -race -count=1 -timeout 20m ./...
 
 step "browser tests (without -race: chromedp's own goroutines race)"
-go test -count=1 -timeout 10m -run '^TestWidgets$' ./cmd/shop
+# -v for each widget's first-render time and size; the whole output only on failure.
+out=$(mktemp)
+if go test -v -count=1 -timeout 10m -run '^TestWidgets$' ./cmd/shop >"$out" 2>&1; then
+	grep -E '^\s+\S+\.go:[0-9]+: first render: |--- (PASS|SKIP)|^(ok|PASS)\b' "$out" || true
+	rm -f "$out"
+else
+	cat "$out"
+	rm -f "$out"
+	exit 1
+fi
 
 echo
 echo "All checks passed."

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -191,6 +193,10 @@ type loadOptions struct {
 	Cards     []string          `json:"cards,omitempty"`
 	Styles    map[string]string `json:"styles,omitempty"`
 	EvilImage string            `json:"evilImage,omitempty"`
+	// Currencies replace the currency of each product's prices in turn.
+	Currencies []string `json:"currencies,omitempty"`
+	// HoldResult sends the tool input and holds the result until release.
+	HoldResult bool `json:"holdResult,omitempty"`
 }
 
 // metrics are what the test host measured of a load.
@@ -206,13 +212,47 @@ func (p *page) load(o loadOptions) metrics {
 	b, _ := json.Marshal(o)
 	var m metrics
 	p.host(fmt.Sprintf("hostAPI.load(%s)", b), &m)
-	p.attach()
+	p.attach(`document.body && document.body.dataset.state === "ready"`)
 	return m
 }
 
+// loadPending loads a widget whose tool result the host holds (the tool is
+// still running) and attaches p.widget to it; release sends the result.
+func (p *page) loadPending(o loadOptions) {
+	p.t.Helper()
+	o.HoldResult = true
+	b, _ := json.Marshal(o)
+	p.host(fmt.Sprintf("hostAPI.load(%s)", b), nil)
+	p.attach(`!!document.body && document.body.dataset.state !== "ready" && !!document.querySelector('[role="status"]')`)
+}
+
+// release sends the held tool result and answers how long the widget took to show it.
+func (p *page) release() metrics {
+	p.t.Helper()
+	var m metrics
+	p.host("hostAPI.release()", &m)
+	return m
+}
+
+// logRender logs a widget's first render and size, which test.sh prints.
+func logRender(t *testing.T, widget, how string, m metrics) {
+	t.Helper()
+	html, err := os.ReadFile(filepath.Join("../../widgets/dist", widget+".html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&gz, gzip.DefaultCompression)
+	_, _ = w.Write(html)
+	_ = w.Close()
+	t.Logf("first render: %s widget, %s: %.0f ms after the HTML was set (resources/read %.0f ms); %d bytes, %d gzipped by Go",
+		widget, how, m.FirstRenderMs, m.ReadMs, len(html), gz.Len())
+}
+
 // attach finds the widget's iframe, which Chromium runs as a target of its
-// own (a sandboxed, opaque-origin document), and attaches p.widget to it.
-func (p *page) attach() {
+// own (a sandboxed, opaque-origin document), and attaches p.widget to it
+// once ready (a JavaScript expression) holds in its document.
+func (p *page) attach(ready string) {
 	p.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -236,8 +276,8 @@ func (p *page) attach() {
 		if frame != nil {
 			ctx, cancel := chromedp.NewContext(p.ctx, chromedp.WithTargetID(frame.TargetID))
 			p.t.Cleanup(cancel)
-			var ready string
-			if err := evaluate(ctx, `document.body ? document.body.dataset.state || "" : ""`, &ready); err == nil && ready == "ready" {
+			var ok bool
+			if err := evaluate(ctx, ready, &ok); err == nil && ok {
 				p.widget = ctx
 				return
 			}

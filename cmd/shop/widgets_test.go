@@ -1,13 +1,20 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shop/checkout"
 	"shop/database"
@@ -29,6 +36,8 @@ func TestWidgets(t *testing.T) {
 		run  func(*testing.T, *page)
 	}{
 		{"Products", testProducts},
+		{"ToolInput", testToolInput},
+		{"Exponents", testExponents},
 		{"Checkout", testCheckout},
 		{"Declined", testDeclined},
 		{"NoPaymentSheet", testNoPaymentSheet},
@@ -75,8 +84,9 @@ func (p *page) session(id string) checkout.Session {
 func testProducts(t *testing.T, p *page) {
 	ids := p.search("mug", 3)
 	m := p.load(loadOptions{URI: widgets.ProductsURI, Tool: "render_products", Args: map[string]any{"product_ids": ids}, OpenAI: true})
-	t.Logf("products widget: first render %.0f ms after the HTML was set (resources/read %.0f ms, %d characters)", m.FirstRenderMs, m.ReadMs, m.Bytes)
+	logRender(t, "products", "with window.openai.toolOutput", m)
 	p.shot("cards")
+	p.named("the cards")
 
 	var cards int
 	p.eval(`document.querySelectorAll("article.card").length`, &cards)
@@ -98,6 +108,7 @@ func testProducts(t *testing.T, p *page) {
 	p.in(chromedp.Click(chromedp.CSS(first + ` button.primary`)))
 	p.waitFor("the added status", `document.querySelector(".status").innerText.startsWith("Added 2")`)
 	p.shot("added")
+	p.named("the cards after an add")
 
 	calls := p.events("tools/call")
 	if len(calls) != 1 || calls[0].Name != "create_checkout_session" || !strings.Contains(string(calls[0].Arguments), `"quantity":2`) || !strings.Contains(string(calls[0].Arguments), variant) {
@@ -139,6 +150,125 @@ func testProducts(t *testing.T, p *page) {
 	}
 }
 
+// testToolInput: while the render tool runs, the host sends its input and
+// the widget says what it is looking up; then the result replaces it. Also
+// the products widget's first render through the MCP Apps bridge alone.
+func testToolInput(t *testing.T, p *page) {
+	ids := p.search("mug", 3)
+	products := loadOptions{URI: widgets.ProductsURI, Tool: "render_products", Args: map[string]any{"product_ids": ids}}
+	logRender(t, "products", "through the MCP Apps bridge alone", p.load(products))
+
+	p.loadPending(products)
+	p.waitFor("the lookup", `document.querySelector('[role="status"]').innerText === "Looking up 3 products…"`)
+	p.shot("products-pending")
+	m := p.release()
+	p.waitFor("the cards", `document.querySelectorAll("article.card").length === 3 && !document.querySelector("p[role=status].muted")`)
+	t.Logf("products widget showed the held result %.0f ms after it was sent", m.FirstRenderMs)
+
+	// In ChatGPT window.openai.toolInput is there before the result.
+	var s checkout.Session
+	p.call("create_checkout_session", map[string]any{"items": []map[string]any{{"id": "enamel-camp-mug-forest-green", "quantity": 1}}}, &s)
+	p.loadPending(loadOptions{URI: widgets.CheckoutURI, Tool: "render_checkout", Args: map[string]any{"checkout_session_id": s.ID}, OpenAI: true})
+	p.waitFor("the cart's loading status", `document.querySelector('[role="status"]').innerText === "Loading your cart…"`)
+	p.shot("checkout-pending")
+	p.release()
+	p.waitFor("the checkout", `document.querySelector('[data-view="checkout"]')`)
+}
+
+// testExponents: amounts are formatted with the shop's ISO 4217 exponents
+// (money), whatever Intl thinks: 0 digits for jpy, 3 for kwd, 2 for huf
+// (where Intl says 0). The test host relabels the products' prices.
+func testExponents(t *testing.T, p *page) {
+	ids := p.search("mug", 3)
+	var res struct {
+		Products []struct {
+			ID       string `json:"id"`
+			Variants []struct {
+				Price     struct{ Amount int64 } `json:"price"`
+				Available int64                  `json:"available"`
+			} `json:"variants"`
+		} `json:"products"`
+	}
+	p.call("render_products", map[string]any{"product_ids": ids}, &res)
+	currencies := []string{"jpy", "kwd", "huf"}
+	p.load(loadOptions{URI: widgets.ProductsURI, Tool: "render_products", Args: map[string]any{"product_ids": ids}, OpenAI: true, Currencies: currencies})
+	p.shot("currencies")
+	for i, pr := range res.Products {
+		var a int64 = -1
+		for _, v := range pr.Variants {
+			if v.Available > 0 {
+				a = v.Price.Amount
+				break
+			}
+		}
+		if a < 0 {
+			t.Fatalf("product %s has no variant in stock", pr.ID)
+		}
+		var want, code string
+		switch currencies[i] {
+		case "jpy":
+			want, code = group(a), "¥"
+		case "kwd":
+			want, code = fmt.Sprintf("%s.%03d", group(a/1000), a%1000), "KWD"
+		case "huf":
+			want, code = fmt.Sprintf("%s.%02d", group(a/100), a%100), "HUF"
+		}
+		got := p.text(fmt.Sprintf(`article[data-product=%q] .price`, pr.ID))
+		if !strings.Contains(got, want) || !strings.Contains(got, code) || currencies[i] == "jpy" && strings.Contains(got, ".") {
+			t.Errorf("%d minor units of %s show as %q, want %s with %s", a, currencies[i], got, want, code)
+		}
+	}
+}
+
+// group writes n with en-US thousands separators.
+func group(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// attr is an attribute of the first element matching sel ("" if none).
+func (p *page) attr(sel, name string) string {
+	p.t.Helper()
+	var s string
+	p.eval(fmt.Sprintf(`(document.querySelector(%q) || {getAttribute: () => ""}).getAttribute(%q) || ""`, sel, name), &s)
+	return s
+}
+
+// nameless lists the widget's controls without an accessible name: none of
+// aria-label, aria-labelledby naming text, a label, their own text (or an
+// image's alt inside) or a title.
+const nameless = `(() => {
+	const t = (s) => (s || "").replace(/\s+/g, " ").trim();
+	const named = (el) =>
+		t(el.getAttribute("aria-label")) ||
+		(el.getAttribute("aria-labelledby") || "").split(/\s+/).some((id) => { const r = id && document.getElementById(id); return r && t(r.textContent); }) ||
+		[...(el.labels || [])].some((l) => t(l.textContent)) ||
+		(el.matches("button, a, [role=button], summary") && (t(el.textContent) || [...el.querySelectorAll("img[alt]")].some((i) => t(i.alt)))) ||
+		(el.matches("input[type=submit], input[type=button], input[type=reset]") && t(el.value)) ||
+		t(el.getAttribute("title"));
+	return [...document.querySelectorAll("button, input:not([type=hidden]), select, textarea, a[href], [role=button], summary, [tabindex]:not([tabindex='-1'])")]
+		.filter((el) => !named(el))
+		.map((el) => el.outerHTML.slice(0, 160));
+})()`
+
+// named fails the test for every control of the widget's view without an accessible name.
+func (p *page) named(view string) {
+	p.t.Helper()
+	var bad []string
+	p.eval(nameless, &bad)
+	var n int
+	p.eval(`document.querySelectorAll("button, input, select, textarea, a[href]").length`, &n)
+	if n == 0 {
+		p.t.Errorf("%s: no controls at all", view)
+	}
+	for _, b := range bad {
+		p.t.Errorf("%s: a control without an accessible name: %s", view, b)
+	}
+}
+
 // readySession creates a session ready for payment, without the widget.
 func (p *page) readySession() checkout.Session {
 	p.t.Helper()
@@ -170,10 +300,37 @@ func testCheckout(t *testing.T, p *page) {
 	var s checkout.Session
 	p.call("create_checkout_session", map[string]any{"items": []map[string]any{{"id": "enamel-camp-mug-forest-green", "quantity": 2}}}, &s)
 	m := p.loadCheckout(s.ID, loadOptions{OpenAI: true})
-	t.Logf("checkout widget: first render %.0f ms after the HTML was set (resources/read %.0f ms, %d characters)", m.FirstRenderMs, m.ReadMs, m.Bytes)
+	logRender(t, "checkout", "with window.openai.toolOutput", m)
 	p.shot("empty")
+	p.named("the checkout without an address")
 	if !p.disabled("#pay") {
 		t.Error("Pay is enabled for a session without an address")
+	}
+
+	// The line's image, and its quantity stepper: + and − change the
+	// session and the totals.
+	const line = `li.line[data-item="enamel-camp-mug-forest-green"]`
+	p.waitFor("the line's image", `(() => { const i = document.querySelector('`+line+` img'); return i && i.complete && i.naturalWidth > 0; })()`)
+	if img, want := p.attr(line+" img", "src"), s.LineItems[0].Images; len(want) == 0 || img != want[0] {
+		t.Errorf("the line's image is %q, want the first of %q", img, want)
+	}
+	for _, step := range []struct {
+		button string
+		want   int64
+	}{{"Increase", 3}, {"Decrease", 2}} {
+		p.in(chromedp.Click(chromedp.CSS(line + fmt.Sprintf(` button[aria-label^=%q]`, step.button))))
+		p.waitFor(fmt.Sprintf("%d on the line", step.want), fmt.Sprintf(`document.querySelector('%s input').value === "%d" && !document.querySelector('%s button[aria-label^="Increase"]').disabled`, line, step.want, line))
+		got := p.session(s.ID)
+		if len(got.LineItems) != 1 || got.LineItems[0].Item.Quantity != step.want {
+			t.Fatalf("after %s the session's lines are %+v, want %d", step.button, got.LineItems, step.want)
+		}
+		sub := totalOf(got.Totals, checkout.TotalSubtotal)
+		if shown, want := p.text(`[data-total="subtotal"]`), fmt.Sprintf("$%d.%02d", sub/100, sub%100); shown != want {
+			t.Errorf("after %s the subtotal shows %q, want %s", step.button, shown, want)
+		}
+		if shown, want := p.text(line+" .price"), fmt.Sprintf("$%d.%02d", got.LineItems[0].Total/100, got.LineItems[0].Total%100); shown != want {
+			t.Errorf("after %s the line shows %q, want %s", step.button, shown, want)
+		}
 	}
 
 	// An address with a postal code of the wrong shape: the error shows at the field.
@@ -184,6 +341,7 @@ func testCheckout(t *testing.T, p *page) {
 	p.in(chromedp.Click(chromedp.CSS("#save-address")))
 	p.waitFor("the postal code's error", `document.querySelector("#addr-postal_code-error") && document.querySelector("#addr-postal_code").getAttribute("aria-invalid") === "true"`)
 	p.shot("address-error")
+	p.named("the address with an error")
 	if !p.disabled("#pay") {
 		t.Error("Pay is enabled with an invalid postal code")
 	}
@@ -211,6 +369,23 @@ func testCheckout(t *testing.T, p *page) {
 		t.Errorf("discount shows %q", d)
 	}
 	p.shot("ready")
+	p.named("the ready checkout")
+
+	// Each change told the model what the buyer did (ui/update-model-context).
+	p.waitHost("the promotion's model context", `hostAPI.events.some(e => e.kind === "model-context" && e.text.includes("entered the promotion code WELCOME10"))`)
+	for _, want := range []string{"changed the quantities", "saved the shipping address", "chose shipping: ", "entered the promotion code WELCOME10"} {
+		var told bool
+		for _, e := range p.events("model-context") {
+			var sc struct {
+				ID string `json:"checkout_session_id"`
+			}
+			_ = json.Unmarshal(e.Structured, &sc)
+			told = told || strings.Contains(e.Text, want) && strings.Contains(e.Text, s.ID) && sc.ID == s.ID
+		}
+		if !told {
+			t.Errorf("the model was not told %q: %+v", want, p.events("model-context"))
+		}
+	}
 
 	// A legal link opens through the host.
 	p.in(chromedp.Click(chromedp.CSS(`[data-link="terms_of_use"]`)))
@@ -230,6 +405,7 @@ func testCheckout(t *testing.T, p *page) {
 	p.in(chromedp.Click(chromedp.CSS("#pay")))
 	p.waitFor("the receipt", `document.querySelector('[data-view="receipt"]')`)
 	p.shot("receipt")
+	p.named("the receipt")
 	done := p.session(s.ID)
 	if done.Order == nil {
 		t.Fatalf("session %s has no order", done.Status)
@@ -270,7 +446,7 @@ func testDeclined(t *testing.T, p *page) {
 func testNoPaymentSheet(t *testing.T, p *page) {
 	s := p.readySession()
 	m := p.loadCheckout(s.ID, loadOptions{OpenAI: false})
-	t.Logf("checkout widget through the MCP Apps bridge alone: first render %.0f ms after the HTML was set", m.FirstRenderMs)
+	logRender(t, "checkout", "through the MCP Apps bridge alone", m)
 	p.shot("no-sheet")
 	if p.disabled("#pay") {
 		t.Fatal("Pay is disabled for a ready session without a payment sheet")
@@ -279,6 +455,7 @@ func testNoPaymentSheet(t *testing.T, p *page) {
 	p.waitEvent("open-link")
 	p.waitFor("the waiting state", `document.querySelector("#pay-waiting")`)
 	p.shot("waiting")
+	p.named("the wait for the payment page")
 	if links := p.events("open-link"); len(links) != 1 || !strings.Contains(links[0].URL, "/pay/"+s.ID) {
 		t.Errorf("open-link %+v, want the payment page of %s", links, s.ID)
 	}
@@ -358,6 +535,38 @@ func testNarrow(t *testing.T, p *page) {
 	if len(wide) > 0 {
 		t.Errorf("checkout at 320 px overflows: %v", wide)
 	}
+
+	// An address with an error shows the error at its field.
+	bad := map[string]any{}
+	for k, v := range address {
+		bad[k] = v
+	}
+	bad["postal_code"] = "9410"
+	var wrong checkout.Session
+	p.call("create_checkout_session", map[string]any{
+		"items": []map[string]any{{"id": "enamel-camp-mug-forest-green", "quantity": 1}}, "fulfillment_address": bad, "buyer": buyer,
+	}, &wrong)
+	p.loadCheckout(wrong.ID, loadOptions{OpenAI: true, Width: 320})
+	p.waitFor("the postal code's error", `document.querySelector("#addr-postal_code-error")`)
+	p.shot("error-320")
+	p.eval(overflow, &wide)
+	if len(wide) > 0 {
+		t.Errorf("checkout with an address error at 320 px overflows: %v", wide)
+	}
+
+	// The receipt.
+	var paid checkout.Session
+	p.call("complete_checkout", map[string]any{"checkout_session_id": s.ID, "payment_data": map[string]any{"token": "pm_card_visa", "provider": "stripe"}}, &paid)
+	if paid.Order == nil {
+		t.Fatalf("complete_checkout: session %s without an order: %+v", paid.Status, paid.Messages)
+	}
+	p.loadCheckout(s.ID, loadOptions{OpenAI: true, Width: 320})
+	p.waitFor("the receipt", `document.querySelector('[data-view="receipt"]')`)
+	p.shot("receipt-320")
+	p.eval(overflow, &wide)
+	if len(wide) > 0 {
+		t.Errorf("the receipt at 320 px overflows: %v", wide)
+	}
 }
 
 // testCSPViolation is the negative test of the CSP check every other test
@@ -371,5 +580,57 @@ func testCSPViolation(t *testing.T, p *page) {
 	err := p.violations()
 	if err == nil || !strings.Contains(err.Error(), evil) || !strings.Contains(err.Error(), "img-src") {
 		t.Errorf("violations() = %v, want the blocked %s", err, evil)
+	}
+}
+
+// TestWidgetToolsAccessible: every tool the widgets call through tools/call
+// (host.call in widgets/web/src) is marked widget-accessible in tools/list
+// as CONTRACT.md §3 says (_meta["openai/widgetAccessible"] = true), and no
+// MCP Apps visibility (_meta.ui.visibility) hides it from the app.
+func TestWidgetToolsAccessible(t *testing.T) {
+	called := map[string]bool{"create_checkout_session": true, "update_checkout_session": true}
+	re := regexp.MustCompile(`host\.call\(\s*"([a-z_]+)"`)
+	err := filepath.WalkDir("../../widgets/web/src", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".ts") && !strings.HasSuffix(path, ".tsx") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+			called[m[1]] = true
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"get_checkout_session", "create_payment_link"} {
+		if !called[name] {
+			t.Errorf("found no host.call(%q) in widgets/web/src: does the pattern still find the widgets' calls?", name)
+		}
+	}
+
+	shop := startShop(t, dbtest.DSN(t, database.SQLite), nil)
+	res, err := connect(t, shop.url).ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := map[string]*mcp.Tool{}
+	for _, tool := range res.Tools {
+		tools[tool.Name] = tool
+	}
+	for name := range called {
+		tool := tools[name]
+		if tool == nil {
+			t.Errorf("the widgets call %s, which tools/list does not list", name)
+			continue
+		}
+		if tool.Meta["openai/widgetAccessible"] != true {
+			t.Errorf("%s: _meta[\"openai/widgetAccessible\"] is %v, want true", name, tool.Meta["openai/widgetAccessible"])
+		}
+		if ui, ok := tool.Meta["ui"].(map[string]any); ok {
+			if vis, ok := ui["visibility"].([]any); ok && !slices.Contains(vis, any("app")) {
+				t.Errorf("%s: _meta.ui.visibility %v hides it from the widgets", name, vis)
+			}
+		}
 	}
 }

@@ -41,6 +41,9 @@ let host: Host;
 // latest is the last session a tool result brought; it may arrive before the first render.
 let latest: Session | null = null;
 let setLatest: (s: Session | null) => void = () => {};
+// asked: the render's tool input has come (its result is pending).
+let asked = false;
+let setAsked: (b: boolean) => void = () => {};
 let rerender: () => void = () => {};
 
 function formOf(s: Session | null, kept: Obj): Form {
@@ -70,7 +73,9 @@ function Checkout() {
   const [refused, setRefused] = useState<Record<string, string>>({});
   const [notes, setNotes] = useState<Partial<Record<Section, { text: string; error: boolean }>>>({});
   const [waiting, setWaiting] = useState<Waiting | null>(null);
+  const [pending, setPending] = useState(asked);
   const [, tick] = useState(0);
+  setAsked = setPending;
   setLatest = (x) => {
     setS(x);
     if (x?.order) setOrder(x.order);
@@ -162,7 +167,7 @@ function Checkout() {
   }
 
   if (order) return <Receipt order={order} fmt={{ currency: s?.currency ?? order.currency, locale: host.locale }} onOpen={(u) => void host.openLink(u)} />;
-  if (!s) return <p class="muted" role="status">Loading the checkout…</p>;
+  if (!s) return <p class="muted" role="status">{pending ? "Loading your cart…" : "Loading the checkout…"}</p>;
   const fmt = { currency: s.currency, locale: host.locale };
   if (waiting) {
     const w = waiting;
@@ -198,10 +203,17 @@ function Checkout() {
       setS(next);
       setRefused({});
       if (done && !next.messages.some((m) => m.type === "error" && sectionOf(m.param) === sec)) note(sec, done);
+      const what: Record<Section, string> = {
+        lines: "changed the quantities",
+        address: "saved the shipping address",
+        shipping: "chose shipping: " + (next.options.find((o) => o.id === next.optionID)?.title ?? str(args.fulfillment_option_id)),
+        promo: "entered the promotion code " + str(args.promo_code),
+        pay: "changed the checkout",
+      };
       await host.tellModel(
-        `The buyer changed the checkout (${sec}). Session ${next.id} is ${next.status.replace(/_/g, " ")}; ` +
+        `The buyer ${what[sec]}. Checkout session ${next.id} is ${next.status.replace(/_/g, " ")}; ` +
           `total ${money(next.totals.find((t) => t.type === "total")?.amount ?? 0, next.currency, "en-US")}.`,
-        { checkout_session_id: next.id, status: next.status },
+        { checkout_session_id: next.id, status: next.status, changed: sec },
       );
     } catch (e) {
       const err = toolError(e);
@@ -421,6 +433,10 @@ function Pay({ s, busy, other, onPaid, onSession, onExternal }: {
 }
 
 host = new Host("shop-checkout", {
+  input: () => {
+    asked = true;
+    setAsked(true);
+  },
   result: (sc) => {
     const s = readSession(sc);
     if (s) {

@@ -41,7 +41,18 @@ let host: Host;
 // latest is the last tool result; it may arrive before the first render.
 let latest: Product[] | null = null;
 let setProducts: (p: Product[] | null) => void = () => {};
+// lookup says what the pending render looks up (from its tool input).
+let lookup = "";
+let setLookup: (s: string) => void = () => {};
 let rerender: () => void = () => {};
+
+/** lookingUp is what a render with these arguments looks up: "Searching for “mug”…". */
+function lookingUp(args: Obj): string {
+  const q = str(args.query, 100).trim();
+  if (q) return `Searching for “${q}”…`;
+  const n = Array.isArray(args.product_ids) ? args.product_ids.length : 0;
+  return n ? `Looking up ${n} product${n === 1 ? "" : "s"}…` : "";
+}
 
 function variantLabel(p: Product): string {
   const names = p.variants[0]?.options.map(([k]) => k) ?? [];
@@ -119,11 +130,13 @@ function Card({ p, choice, busy, onChoose, onAdd }: {
 
 function Products() {
   const [items, setItems] = useState<Product[] | null>(latest);
+  const [looking, setLooking] = useState(lookup);
   const [state, setState] = useState<State>(() => readState(host.state()));
   const [busy, setBusy] = useState("");
   const [status, setStatus] = useState({ text: "", error: false });
   const [, tick] = useState(0);
   setProducts = setItems;
+  setLookup = setLooking;
   rerender = () => tick((n) => n + 1);
 
   useEffect(() => {
@@ -178,7 +191,7 @@ function Products() {
     }
   }
 
-  if (items === null) return <p class="muted" role="status">Loading products…</p>;
+  if (items === null) return <p class="muted" role="status">{looking || "Loading products…"}</p>;
   if (items.length === 0) return <p role="status">No products to show.</p>;
   return (
     <main class="stack">
@@ -209,6 +222,10 @@ function Products() {
 }
 
 host = new Host("shop-products", {
+  input: (args) => {
+    lookup = lookingUp(args);
+    setLookup(lookup);
+  },
   result: (sc) => {
     latest = readProducts(sc);
     setProducts(latest);

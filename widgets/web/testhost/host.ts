@@ -5,7 +5,8 @@
 //
 // It reads a widget's HTML with resources/read, loads it into a sandboxed
 // iframe under the CSP of the resource's _meta.ui.csp, sends the tool input
-// and result, answers the widget's tools/call through the shop, records
+// and result (or holds the result, as while the tool runs, until the test
+// releases it), answers the widget's tools/call through the shop, records
 // open-link, update-model-context and messages, and injects a window.openai
 // whose requestCheckout calls complete_checkout with a Stripe test card, as
 // ChatGPT's payment sheet does (or, with noSheet, none: a host without
@@ -37,6 +38,13 @@ interface LoadOptions {
   styles?: Record<string, string>;
   /** evilImage: an image URL added to the tool result, which the CSP must block. */
   evilImage?: string;
+  /** currencies: the currency of each product's prices in turn, replacing the shop's (amount formatting). */
+  currencies?: string[];
+  /**
+   * holdResult sends the tool input but holds the result, as a host does while
+   * the tool runs, until hostAPI.release(); load resolves once the input is sent.
+   */
+  holdResult?: boolean;
 }
 
 interface Event {
@@ -49,6 +57,8 @@ const widgetState = new Map<string, unknown>();
 let client: Client | null = null;
 let bridge: AppBridge | null = null;
 let cards: string[] = [];
+const noneHeld = () => Promise.reject(new Error("no tool result is held"));
+let release: () => Promise<Record<string, number>> = noneHeld;
 
 async function mcp(): Promise<Client> {
   if (!client) {
@@ -138,6 +148,7 @@ async function requestCheckout(frame: Window, id: number, session: { id?: string
 async function load(o: LoadOptions): Promise<Record<string, number>> {
   const c = await mcp();
   cards = [...(o.cards ?? [])];
+  release = noneHeld;
   const t0 = performance.now();
   const read = await c.readResource({ uri: o.uri });
   const content = read.contents[0] as { text?: string; mimeType?: string; _meta?: unknown };
@@ -153,8 +164,17 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
       for (const v of p.variants ?? []) v.image_url = o.evilImage;
     }
   }
+  if (o.currencies?.length) {
+    type Price = { currency?: string };
+    const sc = result.structuredContent as { products?: { price_range?: { min?: Price; max?: Price }; variants?: { price?: Price }[] }[] };
+    (sc.products ?? []).forEach((p, i) => {
+      const c = o.currencies![i % o.currencies!.length];
+      for (const x of [p.price_range?.min, p.price_range?.max, ...(p.variants ?? []).map((v) => v.price)]) if (x) x.currency = c;
+    });
+  }
+  const hold = !!o.holdResult;
   const csp = cspOf(content._meta);
-  const head = `<meta http-equiv="Content-Security-Policy" content="${csp}">` + shim(o, widgetState.get(o.uri), o.openai ? result.structuredContent : undefined);
+  const head = `<meta http-equiv="Content-Security-Policy" content="${csp}">` + shim(o, widgetState.get(o.uri), o.openai && !hold ? result.structuredContent : undefined);
 
   await bridge?.close().catch(() => {});
   const box = document.getElementById("frame")!;
@@ -200,18 +220,24 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
   b.onsizechange = ({ height }) => {
     if (height) iframe.style.height = Math.min(Math.ceil(height) + 2, 4000) + "px";
   };
-  let rendered: (ms: number) => void;
+  // rendered resolves with the time the widget first showed its data.
+  let rendered: (at: number) => void;
   const renderedP = new Promise<number>((r) => (rendered = r));
+  let inputSent: () => void;
+  const inputSentP = new Promise<void>((r) => (inputSent = r));
   window.onmessage = (e) => {
     const d = e.data;
     if (e.source !== frame || !d?.__testhost) return;
     if (d.kind === "csp") events.push({ kind: "csp", blockedURI: d.blockedURI, directive: d.directive });
-    if (d.kind === "rendered") rendered(performance.now() - t1);
+    if (d.kind === "rendered") rendered(performance.now());
     if (d.kind === "widget-state") widgetState.set(o.uri, d.state);
     if (d.kind === "checkout") void requestCheckout(frame, d.id, d.session);
   };
   b.oninitialized = () => {
-    void b.sendToolInput({ arguments: o.args }).then(() => b.sendToolResult(result as never));
+    void b.sendToolInput({ arguments: o.args }).then(() => {
+      inputSent();
+      if (!hold) return b.sendToolResult(result as never);
+    });
   };
   await b.connect(new PostMessageTransport(frame, frame));
   // connect forwards tools/call to the client; record each call on the way.
@@ -221,8 +247,18 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
   };
   const t1 = performance.now();
   iframe.srcdoc = inject(content.text, head);
-  const timeout = new Promise<never>((_, rej) => setTimeout(() => rej(new Error("the widget did not render in 15s")), 15000));
-  const firstRenderMs = await Promise.race([renderedP, timeout]);
+  const timeout = (what: string) => new Promise<never>((_, rej) => setTimeout(() => rej(new Error(`the widget did not ${what} in 15s`)), 15000));
+  if (hold) {
+    await Promise.race([inputSentP, timeout("take the tool input")]);
+    release = async () => {
+      release = noneHeld;
+      const t = performance.now();
+      await b.sendToolResult(result as never);
+      return { firstRenderMs: (await Promise.race([renderedP, timeout("render")])) - t };
+    };
+    return { readMs, firstRenderMs: 0, bytes: content.text.length };
+  }
+  const firstRenderMs = (await Promise.race([renderedP, timeout("render")])) - t1;
   return { readMs, firstRenderMs, bytes: content.text.length };
 }
 
@@ -237,6 +273,8 @@ async function call(name: string, args: Record<string, unknown>): Promise<unknow
   call,
   events,
   setCards: (c: string[]) => (cards = [...c]),
+  /** release sends the tool result a load with holdResult held; it resolves once the widget shows it. */
+  release: () => release(),
   /** widget returns the widget's iframe element, for the test to query inside. */
   widget: () => document.querySelector("#frame iframe"),
 };

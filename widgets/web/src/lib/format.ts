@@ -1,38 +1,66 @@
 // Amounts and dates in the host's locale. Amounts arrive as integers in the
-// currency's minor unit (CONTRACT.md §2); the currency's exponent (2 for usd,
-// 0 for jpy, 3 for kwd) comes from Intl, which knows ISO 4217.
+// currency's minor unit (CONTRACT.md §2), counted with the shop's ISO 4217
+// exponents (money/money.go), not with Intl's: Intl takes its digits from
+// CLDR, which says 0 for huf and idr where ISO 4217 (and so the shop) says 2.
 
-const formatters = new Map<string, Intl.NumberFormat>();
+/**
+ * exponents is money/money.go's isoExponents: the ISO 4217 exponent of every
+ * currency the shop supports. widgets/format_test.go fails when they differ.
+ */
+const exponents: Record<string, number> = {
+  aed: 2, aud: 2, bhd: 3, brl: 2, cad: 2, chf: 2, clp: 0, cny: 2, czk: 2, dkk: 2,
+  eur: 2, gbp: 2, hkd: 2, huf: 2, idr: 2, ils: 2, inr: 2, isk: 0, jod: 3, jpy: 0,
+  krw: 0, kwd: 3, mxn: 2, myr: 2, nok: 2, nzd: 2, omr: 3, php: 2, pln: 2, ron: 2,
+  rsd: 2, sar: 2, sek: 2, sgd: 2, thb: 2, tnd: 3, try: 2, twd: 2, usd: 2, vnd: 0,
+  zar: 2,
+};
 
-function currencyFormat(locale: string, currency: string): Intl.NumberFormat {
+/** defaultExponent is the exponent of a currency the table does not name. */
+const defaultExponent = 2;
+
+/** exponent is the number of minor-unit digits of currency (2 for usd, 0 for jpy, 3 for kwd). */
+export function exponent(currency: string): number {
+  const c = currency.toLowerCase();
+  return Object.hasOwn(exponents, c) ? exponents[c] : defaultExponent;
+}
+
+const formatters = new Map<string, (major: number) => string>();
+
+/** currencyFormat formats major units of currency with exactly its exponent's digits. */
+function currencyFormat(locale: string, currency: string): (major: number) => string {
   const key = locale + "|" + currency;
   let f = formatters.get(key);
   if (!f) {
+    const e = exponent(currency);
+    const code = currency.toUpperCase();
+    const digits = { minimumFractionDigits: e, maximumFractionDigits: e };
+    const make = (loc: string) => new Intl.NumberFormat(loc, { style: "currency", currency: code, ...digits });
+    let nf: Intl.NumberFormat | undefined;
     try {
-      f = new Intl.NumberFormat(locale, { style: "currency", currency: currency.toUpperCase() });
+      nf = make(locale);
     } catch {
-      f = new Intl.NumberFormat("en", { style: "currency", currency: "USD" });
+      try {
+        nf = make("en");
+      } catch {
+        /* not a currency code Intl takes */
+      }
+    }
+    if (nf) {
+      const n = nf;
+      f = (x) => n.format(x);
+    } else {
+      const plain = new Intl.NumberFormat("en", digits);
+      f = (x) => plain.format(x) + " " + code;
     }
     formatters.set(key, f);
   }
   return f;
 }
 
-/** exponent is the number of minor-unit digits of currency (2 for usd). */
-export function exponent(currency: string): number {
-  try {
-    return new Intl.NumberFormat("en", { style: "currency", currency: currency.toUpperCase() }).resolvedOptions()
-      .maximumFractionDigits ?? 2;
-  } catch {
-    return 2;
-  }
-}
-
 /** money formats an amount in minor units: money(1250, "usd", "en-US") is "$12.50". */
 export function money(amount: number, currency: string, locale: string): string {
   if (!currency) return String(amount);
-  const e = exponent(currency);
-  return currencyFormat(locale, currency).format(amount / 10 ** e);
+  return currencyFormat(locale, currency)(amount / 10 ** exponent(currency));
 }
 
 /** negative formats a discount: "−$2.50" (or "$0.00" when there is none). */

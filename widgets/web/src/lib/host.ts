@@ -1,7 +1,7 @@
 // The widget's side of the host: the MCP Apps bridge (ext-apps' App class)
-// for tool results, tools/call, open-link, model context, messages, theme,
-// locale and size; and ChatGPT's window.openai extensions, each used only
-// after feature detection.
+// for tool input and results, tools/call, open-link, model context,
+// messages, theme, locale and size; and ChatGPT's window.openai extensions,
+// each used only after feature detection.
 
 import {
   App,
@@ -16,6 +16,7 @@ import { obj, str, type Obj } from "./data";
 interface OpenAI {
   theme?: unknown;
   locale?: unknown;
+  toolInput?: unknown;
   toolOutput?: unknown;
   widgetState?: unknown;
   setWidgetState?: (state: unknown) => unknown;
@@ -47,6 +48,8 @@ export function toolError(e: unknown): ToolError {
 }
 
 export interface Handlers {
+  /** input receives the render tool's arguments (untrusted) while its result is pending. */
+  input?(args: Obj): void;
   /** result receives a tool result's structuredContent (untrusted). */
   result(structured: unknown): void;
   /** changed is called when the theme, the locale or the display changed. */
@@ -62,6 +65,7 @@ export class Host {
 
   constructor(name: string, private handlers: Handlers) {
     this.app = new App({ name, version: "1" }, {}, { autoResize: true });
+    this.app.ontoolinput = (p) => handlers.input?.(obj(p.arguments));
     this.app.ontoolresult = (r) => {
       if (r.structuredContent !== undefined) handlers.result(r.structuredContent);
     };
@@ -69,6 +73,7 @@ export class Host {
     const oa = openai();
     this.fromOpenAI(oa);
     if (oa?.toolOutput) handlers.result(oa.toolOutput);
+    else if (oa?.toolInput) handlers.input?.(obj(oa.toolInput));
     // ChatGPT announces changes of its globals with this event.
     window.addEventListener("openai:set_globals", (e) => {
       const globals = obj((e as CustomEvent).detail).globals;
