@@ -17,6 +17,12 @@ type Resource struct {
 	// Meta is the resource's _meta, sent on both its resources/list entry and
 	// its resources/read content; may be nil.
 	Meta map[string]any
+	// MetaFor, when set, gives the _meta at each resources/list and
+	// resources/read instead of Meta, for a _meta that follows data which
+	// may change while the shop runs (the widgets' CSP names the catalog's
+	// image hosts). It must answer quickly and never fail: on trouble it
+	// logs and falls back to what it can say.
+	MetaFor func(ctx context.Context) map[string]any
 	// Read returns the resource's text. A returned *Error reaches the caller
 	// as it is; any other error is logged and answered generically.
 	Read func(ctx context.Context) (string, error)

@@ -1,13 +1,18 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
+	"reflect"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -67,18 +72,391 @@ var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 func ValidID(s string) bool { return len(s) <= MaxIDLen && idPattern.MatchString(s) }
 
 // ReadFile decodes a catalog file. Unknown fields are errors, to catch typos.
+// Like Validate's, its errors name the record and the field and say what to
+// send: `products[3] (id "mug-1").variants[0].price: send an integer number
+// of minor units (1250 for 12.50), got a string`.
+//
+// The file is decoded one product at a time, so the index of a product at
+// fault is known. encoding/json names the field of an error but not the
+// element of an array, so a product that fails is decoded again, level by
+// level, to find it; a file without errors is decoded once.
 func ReadFile(r io.Reader) (*File, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	var f File
-	if err := dec.Decode(&f); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			return nil, fmt.Errorf("%s: expected %s, got a JSON %s (at byte %d)", typeErr.Field, typeErr.Type, typeErr.Value, typeErr.Offset)
-		}
-		return nil, fmt.Errorf("not a catalog file: %w", err)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read the catalog file: %w", err)
 	}
-	return &f, nil
+	d := &fileDecoder{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
+	return d.file()
+}
+
+// fileExample is the shape of a catalog file, for messages.
+const fileExample = `{"currency": "usd", "products": [...]}`
+
+// sendWhat says what to send for a field of the import format, by its name
+// ("product", "variant" and "option" for an element of products, variants
+// and options).
+var sendWhat = map[string]string{
+	"currency":    `the currency code as a string, such as "usd"`,
+	"products":    "an array of products",
+	"product":     `a product as a JSON object {"id": …, "title": …, "category": …, "description": …, "images": […], "variants": […]}`,
+	"id":          "the id as a string",
+	"title":       "the title as a string",
+	"category":    "the category as a string",
+	"description": "the description as a string",
+	"images":      `an array of image URLs, such as ["/static/products/mug.svg"]`,
+	"image":       "the image URL as a string",
+	"variants":    "an array of variants",
+	"variant":     `a variant as a JSON object {"id": …, "title": …, "options": {…}, "price": …, "stock": …}`,
+	"options":     `an object of option names and values, such as {"Size": "M", "Colour": "Navy"}`,
+	"option":      "the option's value as a string",
+	"price":       "an integer number of minor units (1250 for 12.50)",
+	"stock":       "a whole number of units on hand",
+}
+
+// fileDecoder decodes a catalog file held in data.
+type fileDecoder struct {
+	data []byte
+	dec  *json.Decoder
+}
+
+func (d *fileDecoder) file() (*File, error) {
+	tok, err := d.dec.Token()
+	switch {
+	case err == io.EOF:
+		return nil, fmt.Errorf("not a catalog file: it is empty; send a JSON object such as %s", fileExample)
+	case err != nil:
+		return nil, d.syntaxError("", err)
+	case tok != json.Delim('{'):
+		return nil, fmt.Errorf("not a catalog file: send a JSON object such as %s, got %s", fileExample, tokenKind(tok))
+	}
+	f := &File{}
+	seen := map[string]bool{}
+	for d.dec.More() {
+		tok, err := d.dec.Token()
+		if err != nil {
+			return nil, d.syntaxError("", err)
+		}
+		key, _ := tok.(string)       // an object's keys are strings
+		name := strings.ToLower(key) // as encoding/json matches them
+		if seen[name] {
+			return nil, fmt.Errorf("%s: given twice; send it once", strings.TrimPrefix(pathName(key), "."))
+		}
+		seen[name] = true
+		switch name {
+		case "currency":
+			if err := d.dec.Decode(&f.Currency); err != nil {
+				if isSyntaxError(err) {
+					return nil, d.syntaxError("currency", err)
+				}
+				return nil, fmt.Errorf("currency: %s", sendGot("currency", err))
+			}
+		case "products":
+			if err := d.products(f); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, errors.New(strings.TrimPrefix(unknownField(key, reflect.TypeFor[File](), "a catalog file"), "."))
+		}
+	}
+	if _, err := d.dec.Token(); err != nil { // the closing }
+		return nil, d.syntaxError("", err)
+	}
+	end := d.dec.InputOffset()
+	if _, err := d.dec.Token(); err != io.EOF {
+		end += int64(len(d.data[end:]) - len(bytes.TrimLeft(d.data[end:], " \t\r\n")))
+		return nil, fmt.Errorf("more data after the catalog object (%s); send one JSON object such as %s", d.position(end), fileExample)
+	}
+	return f, nil
+}
+
+// products decodes the products array into f, strictly, one product at a time.
+func (d *fileDecoder) products(f *File) error {
+	tok, err := d.dec.Token()
+	switch {
+	case err != nil:
+		return d.syntaxError("products", err)
+	case tok == nil:
+		return nil // null: no products, which Validate reports
+	case tok != json.Delim('['):
+		return fmt.Errorf("products: send %s, got %s", sendWhat["products"], tokenKind(tok))
+	}
+	d.dec.DisallowUnknownFields()
+	for i := 0; d.dec.More(); i++ {
+		start := d.dec.InputOffset()
+		f.Products = append(f.Products, ProductRecord{})
+		if err := d.dec.Decode(&f.Products[i]); err != nil {
+			if isSyntaxError(err) {
+				return d.syntaxError(fmt.Sprintf("products[%d]", i), err)
+			}
+			// The decoder has read past the product: its text is the input
+			// from start on, after the comma before it.
+			raw := bytes.TrimLeft(d.data[start:d.dec.InputOffset()], " \t\r\n,")
+			return errors.New(recordAt(i, leadingID(raw)) + explainProduct(raw, err))
+		}
+	}
+	if _, err := d.dec.Token(); err != nil { // the closing ]
+		return d.syntaxError(fmt.Sprintf("products, after products[%d]", len(f.Products)-1), err)
+	}
+	return nil
+}
+
+func isSyntaxError(err error) bool {
+	var se *json.SyntaxError
+	return errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// syntaxError reports malformed JSON met while decoding at (a path, or ""
+// at the top level), with its line and column in the file.
+func (d *fileDecoder) syntaxError(at string, err error) error {
+	if at != "" {
+		at += ": "
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%sthe file ends in the middle of the JSON (%s): it looks cut short; send the whole file", at, d.position(int64(len(d.data))))
+	}
+	// The decoder's offsets count from the value it was reading; checking
+	// the whole file again finds the error's place in the file (its offset
+	// counts the character at fault).
+	var se *json.SyntaxError
+	if !errors.As(json.Unmarshal(d.data, new(json.RawMessage)), &se) {
+		return fmt.Errorf("%snot valid JSON: %w", at, err)
+	}
+	return fmt.Errorf("%snot valid JSON at %s: %s", at, d.position(se.Offset-1), se.Error())
+}
+
+// position describes the byte offset off in the file as a line and column.
+func (d *fileDecoder) position(off int64) string {
+	before := d.data[:max(0, min(off, int64(len(d.data))))]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
+	return fmt.Sprintf("line %d, column %d", line, col)
+}
+
+// recordAt names products[i], with its id when known, as errors begin.
+func recordAt(i int, id string) string {
+	at := fmt.Sprintf("products[%d]", i)
+	if id != "" {
+		if len(id) > MaxIDLen {
+			id = strings.ToValidUTF8(id[:MaxIDLen], "") + "…"
+		}
+		at += fmt.Sprintf(" (id %q)", id)
+	}
+	return at
+}
+
+// leadingID returns the id of the product raw, or "" when it has none that
+// is a string.
+func leadingID(raw []byte) string {
+	var id string
+	_ = json.Unmarshal(member(raw, "id"), &id)
+	return id
+}
+
+// explainProduct says where in the product raw the decoding error err lies
+// and what to send there, as a path from the product: ".variants[0].price:
+// send …, got a string".
+func explainProduct(raw []byte, err error) string {
+	var te *json.UnmarshalTypeError
+	switch name, unknown := unknownFieldName(err); {
+	case unknown && hasMember(raw, name):
+		return unknownField(name, reflect.TypeFor[ProductRecord](), "a product")
+	case unknown: // deeper: in a variant
+		return explainArray[VariantRecord](member(raw, "variants"), "variants", "variant", explainVariant, err)
+	case !errors.As(err, &te):
+		return ": " + err.Error()
+	case te.Field == "":
+		return ": " + sendGot("product", err)
+	case te.Field == "images":
+		return explainArray[string](member(raw, "images"), "images", "image", nil, err)
+	case te.Field == "variants" || strings.HasPrefix(te.Field, "variants."):
+		return explainArray[VariantRecord](member(raw, "variants"), "variants", "variant", explainVariant, err)
+	}
+	return "." + te.Field + ": " + sendGot(te.Field, err)
+}
+
+// explainVariant is explainProduct for a variant.
+func explainVariant(raw []byte, err error) string {
+	var te *json.UnmarshalTypeError
+	switch name, unknown := unknownFieldName(err); {
+	case unknown:
+		return unknownField(name, reflect.TypeFor[VariantRecord](), "a variant")
+	case !errors.As(err, &te):
+		return ": " + err.Error()
+	case te.Field == "":
+		return ": " + sendGot("variant", err)
+	case te.Field == "options":
+		var options map[string]json.RawMessage
+		if err := json.Unmarshal(member(raw, "options"), &options); err != nil {
+			return ".options: " + sendGot("options", err)
+		}
+		for _, name := range slices.Sorted(maps.Keys(options)) {
+			if err := json.Unmarshal(options[name], new(string)); err != nil {
+				return fmt.Sprintf(".options[%q]: %s", name, sendGot("option", err))
+			}
+		}
+	}
+	return "." + te.Field + ": " + sendGot(te.Field, err)
+}
+
+// explainArray finds the element of the JSON array arr, the value of field,
+// that does not decode strictly into a T, and explains its error with
+// explain (nil for an array of plain values, each named element). err is the
+// error the decoder met in field, for when no element fails alone.
+func explainArray[T any](arr []byte, field, element string, explain func([]byte, error) string, err error) string {
+	var elems []json.RawMessage
+	if err := json.Unmarshal(arr, &elems); err != nil {
+		return "." + field + ": " + sendGot(field, err)
+	}
+	for k, e := range elems {
+		dec := json.NewDecoder(bytes.NewReader(e))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(new(T)); err != nil {
+			at := fmt.Sprintf(".%s[%d]", field, k)
+			if explain == nil {
+				return at + ": " + sendGot(element, err)
+			}
+			return at + explain(e, err)
+		}
+	}
+	// No element fails alone (the field is given twice, say): the
+	// decoder's own error, with the path it has.
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return "." + te.Field + ": " + sendGot(te.Field, err)
+	}
+	return "." + field + ": " + err.Error()
+}
+
+// member returns the value in the JSON object raw that encoding/json decodes
+// into the field name (the key matched regardless of case), or nil.
+func member(raw []byte, name string) []byte {
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &m)
+	if v, ok := m[name]; ok {
+		return v
+	}
+	for k, v := range m {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return nil
+}
+
+// hasMember reports whether the JSON object raw has the key name.
+func hasMember(raw []byte, name string) bool {
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &m)
+	_, ok := m[name]
+	return ok
+}
+
+// unknownFieldName returns the name in an unknown-field error of
+// encoding/json, which has no type of its own.
+func unknownFieldName(err error) (string, bool) {
+	const prefix = "json: unknown field "
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return "", false
+	}
+	name, uerr := strconv.Unquote(msg[len(prefix):])
+	return name, uerr == nil
+}
+
+// unknownField says, as a step of a path (".prise: …"), that name is no field
+// of the struct t (what, for people), suggesting the field it may be a
+// misspelling of.
+func unknownField(name string, t reflect.Type, what string) string {
+	var known []string
+	for i := range t.NumField() {
+		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		known = append(known, tag)
+	}
+	msg := pathName(name) + ": unknown field"
+	best, bestDist := "", 3 // suggest only near misses
+	for _, k := range known {
+		if d := editDistance(strings.ToLower(name), k); d < bestDist && d < len(name) {
+			best, bestDist = k, d
+		}
+	}
+	if best != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return msg + fmt.Sprintf("; %s holds only %s and %s", what, strings.Join(known[:len(known)-1], ", "), known[len(known)-1])
+}
+
+// pathName is a key as a step of a path: ".price", or `["two words"]`.
+func pathName(key string) string {
+	if key != "" && strings.IndexFunc(key, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_')
+	}) < 0 {
+		return "." + key
+	}
+	return fmt.Sprintf("[%q]", key)
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// sendGot says what to send for field (the last step of a path) and what
+// came instead, from a type error of encoding/json.
+func sendGot(field string, err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	field = field[strings.LastIndexByte(field, '.')+1:]
+	what, ok := sendWhat[field]
+	if !ok {
+		what = "a " + te.Type.String()
+	}
+	got := te.Value
+	switch {
+	case got == "string", got == "number":
+		got = "a " + got
+	case strings.HasPrefix(got, "number "):
+		got = strings.TrimPrefix(got, "number ")
+	case got == "bool":
+		got = "true or false"
+	case got == "array", got == "object":
+		got = "an " + got
+	}
+	return "send " + what + ", got " + got
+}
+
+// tokenKind describes a JSON token for messages.
+func tokenKind(tok json.Token) string {
+	switch v := tok.(type) {
+	case json.Delim:
+		if v == '[' {
+			return "an array"
+		}
+		return "an object"
+	case string:
+		return "a string"
+	case float64, json.Number:
+		return "a number"
+	case bool:
+		return "true or false"
+	}
+	return "null"
 }
 
 // Validate checks a catalog file against the shop's currency. It returns every
@@ -99,10 +477,7 @@ func (f *File) Validate(currency string) error {
 	products := map[string]int{}
 	variants := map[string]string{}
 	for i, p := range f.Products {
-		at := fmt.Sprintf("products[%d]", i)
-		if p.ID != "" {
-			at += fmt.Sprintf(" (id %q)", p.ID)
-		}
+		at := recordAt(i, p.ID)
 		switch {
 		case p.ID == "":
 			report("%s.id: missing", at)
@@ -213,6 +588,9 @@ func (c *Catalog) Import(ctx context.Context, f *File, opts *ImportOptions) erro
 		for start := 0; start < len(f.Products); start += importBatch {
 			batch := f.Products[start:min(start+importBatch, len(f.Products))]
 			if err := writeBatch(tx, batch, &next, now); err != nil {
+				return fmt.Errorf("import: products[%d…%d]: %w", start, start+len(batch)-1, err)
+			}
+			if err := writeImageOrigins(tx, batch); err != nil {
 				return fmt.Errorf("import: products[%d…%d]: %w", start, start+len(batch)-1, err)
 			}
 			if opts.Progress != nil {

@@ -58,10 +58,43 @@ func NewMCP(opts MCPOptions) *mcp.Server {
 	for _, t := range opts.Tools {
 		srv.AddTool(mcpTool(t), handler(t, opts, logger))
 	}
+	live := map[string]func(context.Context) map[string]any{}
 	for _, r := range opts.Resources {
 		srv.AddResource(mcpResource(r), resourceHandler(r, logger))
+		if r.MetaFor != nil {
+			live[r.URI] = r.MetaFor
+		}
+	}
+	if len(live) > 0 {
+		srv.AddReceivingMiddleware(listMeta(live))
 	}
 	return srv
+}
+
+// listMeta gives the resources/list entries of resources with a MetaFor the
+// _meta it answers for this request. The entries are copied, never changed
+// in place: the server keeps the registered ones.
+func listMeta(live map[string]func(context.Context) map[string]any) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			list, ok := res.(*mcp.ListResourcesResult)
+			if err != nil || method != "resources/list" || !ok {
+				return res, err
+			}
+			out := *list
+			out.Resources = make([]*mcp.Resource, len(list.Resources))
+			for i, r := range list.Resources {
+				if metaFor, ok := live[r.URI]; ok {
+					c := *r
+					c.Meta = metaFor(ctx)
+					r = &c
+				}
+				out.Resources[i] = r
+			}
+			return &out, nil
+		}
+	}
 }
 
 func mcpTool(t shop.Tool) *mcp.Tool {
@@ -147,8 +180,9 @@ func errorResult(ctx context.Context, logger *slog.Logger, tool string, err erro
 	}
 }
 
-// mcpResource is the resources/list entry of r; its _meta is r.Meta, as on
-// the content resources/read answers, so hosts that read either find it.
+// mcpResource is the resources/list entry of r; its _meta is r.Meta (or
+// r.MetaFor's, see listMeta), as on the content resources/read answers, so
+// hosts that read either find it.
 func mcpResource(r shop.Resource) *mcp.Resource {
 	return &mcp.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, Meta: r.Meta}
 }
@@ -171,8 +205,12 @@ func resourceHandler(r shop.Resource, logger *slog.Logger) mcp.ResourceHandler {
 			return nil, &shop.Error{Code: shop.Unavailable, Message: internalMessage}
 		}
 		logger.InfoContext(ctx, "resource read", attrs...)
+		meta := r.Meta
+		if r.MetaFor != nil {
+			meta = r.MetaFor(ctx)
+		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
-			URI: r.URI, MIMEType: r.MIMEType, Text: text, Meta: r.Meta,
+			URI: r.URI, MIMEType: r.MIMEType, Text: text, Meta: meta,
 		}}}, nil
 	}
 }

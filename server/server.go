@@ -21,7 +21,7 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Limits of the HTTP server.
+// Limits of the HTTP server; the timeouts are the defaults of Timeouts.
 const (
 	MaxBodyBytes      = 1 << 20 // a tool call's arguments are bounded far below this
 	readHeaderTimeout = 10 * time.Second
@@ -30,6 +30,37 @@ const (
 	idleTimeout       = 2 * time.Minute
 	shutdownTimeout   = 20 * time.Second
 )
+
+// Timeouts bound how long Serve waits on a client (the fields of
+// http.Server of the same names); a zero field takes its default.
+type Timeouts struct {
+	// ReadHeader bounds reading a request's headers (default 10s): a
+	// client that sends them slower is cut off.
+	ReadHeader time.Duration
+	// Read bounds reading a whole request, body included (default 30s).
+	Read time.Duration
+	// Write bounds writing the response (default 60s).
+	Write time.Duration
+	// Idle bounds how long a kept-alive connection may wait for its next
+	// request (default 2m).
+	Idle time.Duration
+}
+
+// orDefaults returns t with its zero fields set to their defaults.
+func (t Timeouts) orDefaults() Timeouts {
+	or := func(d, def time.Duration) time.Duration {
+		if d <= 0 {
+			return def
+		}
+		return d
+	}
+	return Timeouts{
+		ReadHeader: or(t.ReadHeader, readHeaderTimeout),
+		Read:       or(t.Read, readTimeout),
+		Write:      or(t.Write, writeTimeout),
+		Idle:       or(t.Idle, idleTimeout),
+	}
+}
 
 // Options configure the HTTP server; nil fields take defaults.
 type Options struct {
@@ -66,6 +97,9 @@ type Options struct {
 	// of AdminTokens (nobody when there are none).
 	AdminMCP    *mcp.Server
 	AdminTokens []AdminToken
+	// Timeouts bound how long Serve waits on clients; zero fields take the
+	// defaults.
+	Timeouts Timeouts
 }
 
 // Server is the shop's HTTP server.
@@ -81,6 +115,7 @@ func New(opts Options) (*Server, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
+	s.opts.Timeouts = opts.Timeouts.orDefaults()
 	if opts.RateLimit == 0 {
 		s.opts.RateLimit, s.opts.RateBurst = 20, 40
 	}
@@ -151,15 +186,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Serve serves on ln until ctx is done, then shuts down gracefully, letting
 // requests in flight finish.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	hs := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
+	hs := s.httpServer(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -177,6 +204,21 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// httpServer is the net/http server that Serve runs, its requests' contexts
+// derived from ctx without its cancellation.
+func (s *Server) httpServer(ctx context.Context) *http.Server {
+	t := s.opts.Timeouts
+	return &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: t.ReadHeader,
+		ReadTimeout:       t.Read,
+		WriteTimeout:      t.Write,
+		IdleTimeout:       t.Idle,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {

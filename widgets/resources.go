@@ -3,6 +3,8 @@ package widgets
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"shop"
 )
@@ -20,7 +22,10 @@ func (w *Widgets) resource(uri, name, title, description string) shop.Resource {
 	file := "dist/" + name + ".html"
 	return shop.Resource{
 		URI: uri, Name: name, Title: title, Description: description, MIMEType: MIMEType,
-		Meta: w.resourceMeta(description),
+		Meta: w.resourceMeta([]string{w.origin}, description),
+		MetaFor: func(ctx context.Context) map[string]any {
+			return w.resourceMeta(w.ResourceDomains(ctx), description)
+		},
 		Read: func(context.Context) (string, error) {
 			b, err := dist.ReadFile(file)
 			if err != nil {
@@ -33,24 +38,63 @@ func (w *Widgets) resource(uri, name, title, description string) shop.Resource {
 
 // resourceMeta is a template's _meta in both conventions: MCP Apps' ui
 // (CSP and border) and the OpenAI Apps SDK's openai/widget* keys. The CSP
-// names exactly the origins the widget loads from: the shop's own, for
-// images. The widget reaches the shop through the host (tools/call), never
-// with fetch, so it connects nowhere.
-func (w *Widgets) resourceMeta(description string) map[string]any {
-	resources := []string{w.origin}
+// names exactly the origins the widget loads from, domains: the shop's own
+// and the catalog's image hosts (ResourceDomains, read at each list and
+// read through the resource's MetaFor, so an import by any process or
+// replica shows at once; Meta, with the shop's origin alone, is what a
+// server without MetaFor would send). The widget reaches the shop through
+// the host (tools/call), never with fetch, so it connects nowhere.
+func (w *Widgets) resourceMeta(domains []string, description string) map[string]any {
 	return map[string]any{
 		"ui": map[string]any{
 			"prefersBorder": true,
 			"csp": map[string]any{
 				"connectDomains":  []string{},
-				"resourceDomains": resources,
+				"resourceDomains": domains,
 			},
 		},
 		"openai/widgetPrefersBorder": true,
 		"openai/widgetDescription":   description,
 		"openai/widgetCSP": map[string]any{
 			"connect_domains":  []string{},
-			"resource_domains": resources,
+			"resource_domains": domains,
 		},
 	}
+}
+
+// MaxImageOrigins bounds the image hosts a template's CSP names beside the
+// shop's own origin; beyond it the rest are left out and a warning logged.
+const MaxImageOrigins = 20
+
+// warnEvery spaces the warnings about image hosts left out of the CSP.
+const warnEvery = 10 * time.Minute
+
+// ResourceDomains are the origins the widgets load from, as the catalog
+// stands now: the shop's own first, then the distinct origins of the
+// catalog's absolute image URLs, sorted, at most MaxImageOrigins of them.
+// When the catalog cannot be read it logs why and answers the shop's origin
+// alone, so the widget still shows, without the other hosts' images.
+func (w *Widgets) ResourceDomains(ctx context.Context) []string {
+	domains := []string{w.origin}
+	if w.catalog == nil {
+		return domains
+	}
+	origins, more, err := w.catalog.ImageOrigins(ctx, MaxImageOrigins)
+	if err != nil {
+		w.logger.ErrorContext(ctx, "widget CSP: cannot read the catalog's image hosts; naming the shop's origin alone", "err", err)
+		return domains
+	}
+	for _, o := range origins {
+		if !strings.EqualFold(o, w.origin) {
+			domains = append(domains, o)
+		}
+	}
+	if more {
+		now := time.Now().Unix()
+		if last := w.warned.Load(); now-last >= int64(warnEvery/time.Second) && w.warned.CompareAndSwap(last, now) {
+			w.logger.WarnContext(ctx, "widget CSP: the catalog's images come from more hosts than the CSP names; images from the others will not show in the widgets",
+				"max", MaxImageOrigins, "named", domains[1:])
+		}
+	}
+	return domains
 }

@@ -12,7 +12,9 @@ package widgets
 
 import (
 	"embed"
+	"log/slog"
 	"net/url"
+	"sync/atomic"
 
 	"shop/catalog"
 	"shop/checkout"
@@ -41,23 +43,32 @@ type Widgets struct {
 	checkout *checkout.Checkout
 	catalog  *catalog.Catalog
 	origin   string
+	logger   *slog.Logger
+	warned   atomic.Int64 // when the CSP last dropped image origins (unix seconds)
 }
 
 // Options configure the widgets; nil means defaults.
 type Options struct {
 	// PublicURL is the shop's base URL; its origin is the one the widgets
-	// load images from, and the only one their CSP names. Default
-	// catalog.DefaultPublicURL.
+	// load the shop's own images (/static/) from, the first their CSP names;
+	// the catalog's image hosts follow. Default catalog.DefaultPublicURL.
 	PublicURL string
+	// Logger receives the CSP's warnings: image hosts beyond
+	// MaxImageOrigins, or a failure to read them (the CSP then names the
+	// shop's origin alone); nil discards them.
+	Logger *slog.Logger
 }
 
 // New returns the widgets of a shop.
 func New(co *checkout.Checkout, cat *catalog.Catalog, opts *Options) *Widgets {
-	public := catalog.DefaultPublicURL
+	public, logger := catalog.DefaultPublicURL, slog.New(slog.DiscardHandler)
 	if opts != nil && opts.PublicURL != "" {
 		public = opts.PublicURL
 	}
-	return &Widgets{checkout: co, catalog: cat, origin: origin(public)}
+	if opts != nil && opts.Logger != nil {
+		logger = opts.Logger
+	}
+	return &Widgets{checkout: co, catalog: cat, origin: origin(public), logger: logger}
 }
 
 // origin is the scheme and host of a URL ("https://shop.example.com").
@@ -69,5 +80,6 @@ func origin(raw string) string {
 	return u.Scheme + "://" + u.Host
 }
 
-// Origin is the origin the widgets load images from.
+// Origin is the shop's own origin, which the widgets load its /static/
+// images from.
 func (w *Widgets) Origin() string { return w.origin }

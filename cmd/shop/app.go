@@ -69,6 +69,13 @@ func (m *Main) open(ctx context.Context, cfg *Config, seed bool) (*app, error) {
 		a.close()
 		return nil, err
 	}
+	// Products imported before migration 00009 get their image hosts (the widgets' CSP) now.
+	if n, err := a.catalog.ResolveImageOrigins(ctx); err != nil {
+		a.close()
+		return nil, err
+	} else if n > 0 {
+		m.Logger.Info("computed the image hosts of products imported before they were kept", "products", n)
+	}
 	if seed {
 		start := time.Now()
 		seeded, err := a.catalog.SeedIfEmpty(ctx, shop.Demo, "catalog.json")
@@ -149,7 +156,7 @@ func (a *app) close() {
 
 // buyerMCP is the MCP server of the buyers' tools.
 func (a *app) buyerMCP(m *Main) *mcp.Server {
-	w := widgets.New(a.checkout, a.catalog, &widgets.Options{PublicURL: a.cfg.PublicURL})
+	w := widgets.New(a.checkout, a.catalog, &widgets.Options{PublicURL: a.cfg.PublicURL, Logger: m.Logger})
 	return server.NewMCP(server.MCPOptions{
 		Name:    "shop",
 		Title:   a.policy.Name,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"shop"
 	"shop/catalog"
 	"shop/migrations"
 )
@@ -77,6 +79,75 @@ func TestProcess(t *testing.T) {
 		}
 	})
 
+	t.Run("ServeAndSIGINT", func(t *testing.T) {
+		// Ctrl-C in a terminal: the same graceful shutdown as SIGTERM.
+		p := runShop(t, bin, db, nil)
+		resp, err := http.Get("http://" + p.addr + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("/healthz: %s", resp.Status)
+		}
+		if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-p.done:
+			if err != nil {
+				t.Errorf("exit after SIGINT: %v; want status 0", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no exit 30s after SIGINT")
+		}
+	})
+
+	t.Run("ErrBadPolicyNamesKey", func(t *testing.T) {
+		demo, err := fs.ReadFile(shop.Demo, "policy.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases := []struct {
+			name   string
+			edit   func(policy string) string
+			wantIn string // in the output: the key, and what is wrong
+		}{
+			{"MissingLink", func(p string) string { return dropLine(t, p, "privacy_policy:") },
+				"bad.yaml: links.privacy_policy: missing"},
+			{"MissingCurrency", func(p string) string { return dropLine(t, p, "currency:") },
+				"bad.yaml: currency: missing"},
+			{"MalformedPrice", func(p string) string { return replaceOnce(t, p, "price: 500 ", `price: "4.99" `) },
+				`bad.yaml: shipping.zones[0].rates[0].price: must be a whole number of minor units`},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				dir := t.TempDir()
+				policy := filepath.Join(dir, "bad.yaml")
+				if err := os.WriteFile(policy, []byte(tc.edit(string(demo))), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "shop.db"), "--config", policy)
+				cmd.Env = append(os.Environ(), "STRIPE_SECRET_KEY=", "SHOP_TEST_FAULT=")
+				out, err := cmd.CombinedOutput()
+				if ctx.Err() != nil {
+					t.Fatalf("still running after 30s with a bad policy:\n%s", out)
+				}
+				if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 {
+					t.Fatalf("exit %v with a bad policy, want a non-zero status:\n%s", err, out)
+				}
+				if !strings.Contains(string(out), tc.wantIn) {
+					t.Errorf("output lacks %q:\n%s", tc.wantIn, out)
+				}
+				if strings.Contains(string(out), "listen=") {
+					t.Errorf("the shop listened with a bad policy:\n%s", out)
+				}
+			})
+		}
+	})
+
 	t.Run("Migrate", func(t *testing.T) {
 		out, err := exec.Command(bin, "migrate", "--db", filepath.Join(dir, "other.db")).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), fmt.Sprintf("schema version %d", latestMigration(t))) {
@@ -106,6 +177,17 @@ func TestProcess(t *testing.T) {
 			t.Fatalf("a bad file was imported:\n%s", out)
 		}
 		want := `products[0] (id "gen-0").variants[0].price: must be from 0`
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+
+		// An error of decoding, as much as of validation.
+		writeCatalog(t, file, 3, `"price": "12.50"`)
+		out, err = exec.Command(bin, "catalog", "import", file, "--db", db).CombinedOutput()
+		if err == nil {
+			t.Fatalf("a bad file was imported:\n%s", out)
+		}
+		want = `bad.json: products[0] (id "gen-0").variants[0].price: send an integer number of minor units (1250 for 12.50), got a string`
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -184,6 +266,29 @@ func writeCatalog(t *testing.T, path string, n int, priceField string) {
 	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// dropLine returns text without the first line that starts, after its
+// indentation, with key.
+func dropLine(t *testing.T, text, key string) string {
+	t.Helper()
+	lines := strings.SplitAfter(text, "\n")
+	for i, line := range lines {
+		if strings.HasPrefix(strings.TrimSpace(line), key) {
+			return strings.Join(append(lines[:i:i], lines[i+1:]...), "")
+		}
+	}
+	t.Fatalf("no line %q", key)
+	return ""
+}
+
+// replaceOnce replaces the first old in text with new, which must be there.
+func replaceOnce(t *testing.T, text, old, new string) string {
+	t.Helper()
+	if !strings.Contains(text, old) {
+		t.Fatalf("no %q", old)
+	}
+	return strings.Replace(text, old, new, 1)
 }
 
 // latestMigration is the version of the newest migration file.
