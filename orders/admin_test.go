@@ -42,9 +42,20 @@ func (s *staffShop) advance(d time.Duration) {
 	s.now = s.now.Add(d)
 }
 
-// newStaffShop opens the demo shop on db; refunds go to refunder, or to the
-// sandbox when it is nil.
+// newStaffShop opens the demo shop on db, paid in the sandbox; refunds go
+// to refunder, or to the sandbox when none is given.
 func newStaffShop(t *testing.T, db *gorm.DB, refunder ...orders.Refunder) *staffShop {
+	t.Helper()
+	var r orders.Refunder
+	if len(refunder) > 0 {
+		r = refunder[0]
+	}
+	return newStaffShopWith(t, db, nil, r)
+}
+
+// newStaffShopWith opens the demo shop on db, charging through charger and
+// refunding through refunder; either is the sandbox when nil.
+func newStaffShopWith(t *testing.T, db *gorm.DB, charger checkout.Charger, refunder orders.Refunder) *staffShop {
 	t.Helper()
 	ctx := context.Background()
 	s := &staffShop{db: db, now: time.Now().UTC()}
@@ -57,18 +68,30 @@ func newStaffShop(t *testing.T, db *gorm.DB, refunder ...orders.Refunder) *staff
 		t.Fatal(err)
 	}
 	sandbox := payments.NewSandbox(db, &payments.SandboxOptions{Now: s.clock})
-	o := orders.New(db, &orders.Options{Now: s.clock})
-	s.co = checkout.New(db, policy, cat, &checkout.Options{Now: s.clock, Charger: sandbox, Orders: o})
-	var r orders.Refunder = sandbox
-	if len(refunder) > 0 {
-		r = refunder[0]
+	if charger == nil {
+		charger = sandbox
 	}
-	s.admin = orders.NewAdmin(o, cat, r)
+	if refunder == nil {
+		refunder = sandbox
+	}
+	o := orders.New(db, &orders.Options{Now: s.clock})
+	s.co = checkout.New(db, policy, cat, &checkout.Options{Now: s.clock, Charger: charger, Orders: o})
+	s.admin = orders.NewAdmin(o, cat, refunder)
 	return s
 }
 
 // order places a paid order of n mugs and returns it.
 func (s *staffShop) order(t *testing.T, n int) *orders.Order {
+	t.Helper()
+	done, err := s.pay(t, n, "pm_card_visa")
+	if err != nil || done.Order == nil {
+		t.Fatalf("order: %v %+v", err, done)
+	}
+	return done.Order
+}
+
+// pay checks out n mugs and pays with token.
+func (s *staffShop) pay(t *testing.T, n int, token string) (*checkout.Session, error) {
 	t.Helper()
 	ctx := context.Background()
 	cs, err := s.co.Create(ctx, checkout.Request{
@@ -79,11 +102,22 @@ func (s *staffShop) order(t *testing.T, n int) *orders.Order {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done, err := s.co.Complete(ctx, checkout.CompleteRequest{SessionID: cs.ID, Payment: checkout.PaymentData{Token: "pm_card_visa", Provider: "stripe"}})
-	if err != nil || done.Order == nil {
-		t.Fatalf("order: %v %+v", err, done)
+	return s.co.Complete(ctx, checkout.CompleteRequest{SessionID: cs.ID, Payment: checkout.PaymentData{Token: token, Provider: "stripe"}})
+}
+
+// paid is what an order charged.
+func paid(ord *orders.Order) int64 { return ord.Receipt.Totals[len(ord.Receipt.Totals)-1].Amount }
+
+// status is an order's status as get_order shows it.
+func (s *staffShop) status(t *testing.T, orderID string) string {
+	t.Helper()
+	got, err := s.call(t, viewer, "get_order", map[string]any{"order_id": orderID})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return done.Order
+	order, _ := got["order"].(map[string]any)
+	st, _ := order["status"].(string)
+	return st
 }
 
 var (
@@ -138,7 +172,11 @@ func stockOf(t *testing.T, db *gorm.DB, variant string) int64 {
 }
 
 func TestRoles(t *testing.T) {
-	s := newStaffShop(t, dbtest.Open(t, "sqlite"))
+	dbtest.Each(t, testRoles)
+}
+
+func testRoles(t *testing.T, db *gorm.DB) {
+	s := newStaffShop(t, db)
 	ord := s.order(t, 1)
 	need := map[string]shop.Role{
 		"list_orders": shop.Viewer, "get_order": shop.Viewer, "sales_report": shop.Viewer, "list_audit_events": shop.Viewer,
@@ -181,7 +219,11 @@ func TestRoles(t *testing.T) {
 }
 
 func TestTwoStep(t *testing.T) {
-	s := newStaffShop(t, dbtest.Open(t, "sqlite"))
+	dbtest.Each(t, testTwoStep)
+}
+
+func testTwoStep(t *testing.T, db *gorm.DB) {
+	s := newStaffShop(t, db)
 	ord := s.order(t, 2)
 	args := map[string]any{"order_id": ord.ID, "amount": 100, "reason": "scratched"}
 	prev, err := s.call(t, owner, "refund_order", args)
@@ -271,12 +313,8 @@ func TestRefunds(t *testing.T) {
 		if got := stockOf(t, db, "enamel-camp-mug-cream"); got != before+1 {
 			t.Errorf("stock %d after restocking 1 of %d", got, before)
 		}
-		got, err := s.call(t, viewer, "get_order", map[string]any{"order_id": ord.ID})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b, _ := json.Marshal(got); !strings.Contains(string(b), `"refunded"`) {
-			t.Errorf("get_order does not show the refunded status: %s", b)
+		if st := s.status(t, ord.ID); st != orders.StatusRefunded {
+			t.Errorf("get_order shows the order %q after refunds summing to its total, want %q", st, orders.StatusRefunded)
 		}
 		var charged, refunded int64
 		db.Raw("SELECT amount FROM sandbox_charges").Scan(&charged)
@@ -338,7 +376,11 @@ func TestConcurrentRefunds(t *testing.T) {
 }
 
 func TestCancelAndFulfil(t *testing.T) {
-	s := newStaffShop(t, dbtest.Open(t, "sqlite"))
+	dbtest.Each(t, testCancelAndFulfil)
+}
+
+func testCancelAndFulfil(t *testing.T, db *gorm.DB) {
+	s := newStaffShop(t, db)
 	before := stockOf(t, s.db, "enamel-camp-mug-cream")
 	canceled := s.order(t, 3)
 	if got := stockOf(t, s.db, "enamel-camp-mug-cream"); got != before-3 {
@@ -372,8 +414,9 @@ func TestCancelAndFulfil(t *testing.T) {
 	if _, err := s.call(t, owner, "cancel_order", map[string]any{"order_id": shipped.ID, "reason": "too late"}); code(err) != shop.Invalid || !strings.Contains(err.Error(), "shipped") {
 		t.Errorf("canceling a shipped order: %v", err)
 	}
-	if _, err := s.call(t, support, "fulfill_order", map[string]any{"order_id": canceled.ID, "delivered": true}); code(err) != shop.Invalid {
-		t.Errorf("delivering a canceled order: %v", err)
+	if _, err := s.call(t, support, "fulfill_order", map[string]any{"order_id": canceled.ID, "delivered": true}); code(err) != shop.Invalid ||
+		!strings.Contains(err.Error(), "is canceled") {
+		t.Errorf("delivering a canceled order: %v; want invalid, naming its state", err)
 	}
 	if out, err := s.call(t, support, "fulfill_order", map[string]any{"order_id": shipped.ID, "delivered": true}); err != nil || out["status"] != orders.StatusDelivered {
 		t.Fatalf("delivered: %v %v", err, out)
@@ -395,7 +438,11 @@ func TestCancelAndFulfil(t *testing.T) {
 }
 
 func TestAdjustInventory(t *testing.T) {
-	s := newStaffShop(t, dbtest.Open(t, "sqlite"))
+	dbtest.Each(t, testAdjustInventory)
+}
+
+func testAdjustInventory(t *testing.T, db *gorm.DB) {
+	s := newStaffShop(t, db)
 	if _, err := s.twoStep(t, owner, "adjust_inventory", map[string]any{"variant_id": "enamel-camp-mug-cream", "set": 7, "reason": "count"}); err != nil {
 		t.Fatal(err)
 	}

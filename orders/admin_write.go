@@ -57,9 +57,10 @@ func (a *Admin) writeTools() []shop.Tool {
 		},
 		{
 			Name: "refund_order", Title: "Refund an order",
-			Description: "Role owner. Two steps: without confirm it changes nothing and previews the refund (amount, what is left) with a confirm token; " +
+			Description: "Role owner. Two steps: without confirm it changes nothing and previews the refund (amount, what is left) with a confirm token " +
+				"bound to these arguments and to what the preview shows; " +
 				"the same call with that token refunds through the payment provider. amount defaults to everything not yet refunded and never exceeds it; " +
-				"restock puts chosen lines back on sale. Errors: not_found $.order_id; invalid $.amount, $.restock, $.confirm (used, expired, other arguments or actor).",
+				"restock puts chosen lines back on sale. Errors: not_found $.order_id; invalid $.amount, $.restock, $.confirm (used, expired, other arguments or actor, or the order changed since the preview so that the refund would differ).",
 			InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -421,11 +422,6 @@ func (a *Admin) adjustTool(ctx context.Context, raw json.RawMessage) (*shop.Resu
 	// rolled back.
 	errPreview := errors.New("preview")
 	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if confirm != "" {
-			if err := a.redeem(ctx, tx, actor, "adjust_inventory", args, confirm); err != nil {
-				return err
-			}
-		}
 		before, after, err := a.catalog.AdjustStock(ctx, tx, args.VariantID, change)
 		if err != nil {
 			return err
@@ -434,11 +430,17 @@ func (a *Admin) adjustTool(ctx context.Context, raw json.RawMessage) (*shop.Resu
 		if confirm == "" {
 			return errPreview
 		}
+		// The token is bound to the stock before and after that the
+		// preview showed; checked here, in the transaction of the change.
+		stale := fmt.Sprintf("the stock of %s changed since the preview: it is %d now, and this call would take it to %d", args.VariantID, before, after)
+		if err := a.redeem(ctx, tx, actor, "adjust_inventory", args, res, confirm, stale); err != nil {
+			return err
+		}
 		return a.orders.Audit(ctx, tx, Event{Actor: actor.String(), Action: "adjust_inventory", Arguments: args,
 			Before: map[string]any{"variant_id": args.VariantID, "stock": before}, After: map[string]any{"variant_id": args.VariantID, "stock": after}})
 	})
 	if errors.Is(err, errPreview) {
-		return a.preview(ctx, actor, "adjust_inventory", args, res,
+		return a.preview(ctx, actor, "adjust_inventory", args, res, res,
 			fmt.Sprintf("Preview: the stock of %s would go from %d to %d.", res.VariantID, res.Before, res.After))
 	}
 	if err != nil {

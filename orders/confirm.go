@@ -21,7 +21,9 @@ import (
 const ConfirmTTL = 10 * time.Minute
 
 // confirmRow is a row of confirm_tokens: the hash of a token, the actor and
-// tool it was issued to, and the hash of the exact arguments it confirms.
+// tool it was issued to, and what it confirms: the hash of the exact
+// arguments and the hash of the plan the preview showed, as
+// "<arguments>:<plan>" in the one args_hash column.
 type confirmRow struct {
 	TokenHash string `gorm:"primaryKey"`
 	Actor     string
@@ -32,6 +34,32 @@ type confirmRow struct {
 }
 
 func (confirmRow) TableName() string { return "confirm_tokens" }
+
+// bound is what a confirm token is bound to: the call's arguments and the
+// plan its preview showed, each hashed.
+type bound struct{ args, plan string }
+
+func (b bound) String() string { return b.args + ":" + b.plan }
+
+func parseBound(s string) bound {
+	args, plan, _ := strings.Cut(s, ":")
+	return bound{args, plan}
+}
+
+// binding hashes a call's arguments (args, its Confirm field emptied) and
+// the plan its preview shows (plan: what would be done and the state it
+// was computed from, such as the amount a default refund takes).
+func binding(tool string, args, plan any) (bound, error) {
+	a, err := argsHash(tool, args)
+	if err != nil {
+		return bound{}, err
+	}
+	p, err := argsHash(tool+" plan", plan)
+	if err != nil {
+		return bound{}, err
+	}
+	return bound{a, p}, nil
+}
 
 // twoStep are the arguments every two-step action takes: why, and the
 // confirm token of its preview (none for the preview itself).
@@ -89,16 +117,19 @@ func tokenHash(token string) string {
 }
 
 // preview issues a single-use confirm token for exactly this tool, these
-// arguments and this actor, and returns what the caller sees.
-func (a *Admin) preview(ctx context.Context, actor shop.Actor, tool string, args any, what any, summary string) (*shop.Result, error) {
-	h, err := argsHash(tool, args)
+// arguments, this plan and this actor, and returns what the caller sees.
+// plan is what the action would do as the shop computed it from the state
+// it read (amounts, units, stock before and after): the confirmation
+// recomputes it and is refused when it differs.
+func (a *Admin) preview(ctx context.Context, actor shop.Actor, tool string, args, plan any, what any, summary string) (*shop.Result, error) {
+	bnd, err := binding(tool, args, plan)
 	if err != nil {
 		return nil, fmt.Errorf("%s: hash arguments: %w", tool, err)
 	}
 	var b [20]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	token := "cfm_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
-	row := confirmRow{TokenHash: tokenHash(token), Actor: actor.String(), Tool: tool, ArgsHash: h, ExpiresAt: a.now().UTC().Add(ConfirmTTL)}
+	row := confirmRow{TokenHash: tokenHash(token), Actor: actor.String(), Tool: tool, ArgsHash: bnd.String(), ExpiresAt: a.now().UTC().Add(ConfirmTTL)}
 	if err := a.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return nil, fmt.Errorf("%s: issue confirm token: %w", tool, err)
 	}
@@ -109,8 +140,10 @@ func (a *Admin) preview(ctx context.Context, actor shop.Actor, tool string, args
 
 // redeem spends a confirm token in tx, the transaction of the action it
 // confirms, or says why it cannot: unknown, for another tool, actor or
-// arguments, used, or expired.
-func (a *Admin) redeem(ctx context.Context, tx *gorm.DB, actor shop.Actor, tool string, args any, token string) error {
+// arguments, used, expired, or issued for another plan than plan, the one
+// computed now (what was previewed has changed meanwhile: stale describes
+// how, for the caller).
+func (a *Admin) redeem(ctx context.Context, tx *gorm.DB, actor shop.Actor, tool string, args, plan any, token, stale string) error {
 	bad := func(format string, v ...any) error {
 		return shop.Errorf(shop.Invalid, "$.confirm", format+"; call %s without confirm for a new preview", append(v, tool)...)
 	}
@@ -122,22 +155,25 @@ func (a *Admin) redeem(ctx context.Context, tx *gorm.DB, actor shop.Actor, tool 
 	if err != nil {
 		return fmt.Errorf("%s: read confirm token: %w", tool, err)
 	}
-	h, err := argsHash(tool, args)
+	b, err := binding(tool, args, plan)
 	if err != nil {
 		return fmt.Errorf("%s: hash arguments: %w", tool, err)
 	}
+	issued := parseBound(row.ArgsHash)
 	now := a.now().UTC()
 	switch {
 	case row.Tool != tool:
 		return bad("this confirm token is for %s, not %s", row.Tool, tool)
 	case row.Actor != actor.String():
 		return bad("this confirm token was issued to another staff member")
-	case row.ArgsHash != h:
+	case issued.args != b.args:
 		return bad("this confirm token was issued for other arguments; send exactly the arguments of the preview")
 	case row.UsedAt != nil:
 		return bad("this confirm token was already used")
 	case !now.Before(row.ExpiresAt):
 		return bad("this confirm token expired %s ago", now.Sub(row.ExpiresAt).Round(time.Second))
+	case issued.plan != b.plan:
+		return bad("%s; nothing was done", stale)
 	}
 	res := tx.WithContext(ctx).Model(&confirmRow{}).Where("token_hash = ? AND used_at IS NULL", row.TokenHash).Update("used_at", now)
 	if res.Error != nil {

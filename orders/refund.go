@@ -75,13 +75,19 @@ func (a *Admin) refundTool(ctx context.Context, raw json.RawMessage) (*shop.Resu
 	if err != nil {
 		return nil, err
 	}
+	// The token is bound to what the preview showed would happen: the
+	// amount (what was left, when the call names none), the units put back
+	// and the order's status.
+	bind := refundBinding{Status: o.Status, Amount: plan.Amount.Amount, Restock: restock}
 	if confirm == "" {
-		return a.preview(ctx, actor, "refund_order", args, plan,
+		return a.preview(ctx, actor, "refund_order", args, bind, plan,
 			fmt.Sprintf("Preview: refund %s of order %d; %s would be left.", plan.Amount.Display, plan.Number, plan.LeftAfter.Display))
 	}
+	stale := fmt.Sprintf("order %d changed since the preview: it is %s now, and this call would refund %s, leaving %s",
+		o.Number, o.Status, plan.Amount.Display, plan.LeftAfter.Display)
 	var ref *refundRow
 	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := a.redeem(ctx, tx, actor, "refund_order", args, confirm); err != nil {
+		if err := a.redeem(ctx, tx, actor, "refund_order", args, bind, confirm, stale); err != nil {
 			return err
 		}
 		ref, err = a.reserve(ctx, tx, actor, o, plan.Amount.Amount, args.Reason, "refund_order", args, restock)
@@ -91,6 +97,14 @@ func (a *Admin) refundTool(ctx context.Context, raw json.RawMessage) (*shop.Resu
 		return nil, err
 	}
 	return a.pay(ctx, actor, o, ref, restock, plan)
+}
+
+// refundBinding is what a refund's confirm token is bound to beside its
+// arguments: what it does and the order's status it was planned in.
+type refundBinding struct {
+	Status  string             `json:"status"`
+	Amount  int64              `json:"amount"`
+	Restock []catalog.HoldLine `json:"restock"`
 }
 
 // planRefund checks a refund against the order as read, and returns it with
@@ -265,6 +279,14 @@ type cancelArgs struct {
 	twoStep
 }
 
+// cancelBinding is what a cancellation's confirm token is bound to beside
+// its arguments.
+type cancelBinding struct {
+	Status  string    `json:"status"`
+	Refund  int64     `json:"refund"`
+	Restock []lineQty `json:"restock"`
+}
+
 func (a *Admin) cancelTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
 	var args cancelArgs
 	actor, confirm, err := begin(ctx, raw, &args)
@@ -296,19 +318,22 @@ func (a *Admin) cancelTool(ctx context.Context, raw json.RawMessage) (*shop.Resu
 		}
 	}
 	what := map[string]any{"order_id": o.ID, "number": o.Number, "status_after": StatusCanceled, "refund": plan.Amount, "restock": back}
-	if confirm == "" {
-		text := fmt.Sprintf("Preview: cancel order %d", o.Number)
-		if plan.Amount.Amount > 0 {
-			text += ", refunding " + plan.Amount.Display
-		}
-		if len(back) > 0 {
-			text += fmt.Sprintf(", restocking %d line(s)", len(back))
-		}
-		return a.preview(ctx, actor, "cancel_order", args, what, text+".")
+	// The token is bound to the refund and the units the preview showed.
+	bind := cancelBinding{Status: o.Status, Refund: plan.Amount.Amount, Restock: back}
+	text := fmt.Sprintf("cancel order %d", o.Number)
+	if plan.Amount.Amount > 0 {
+		text += ", refunding " + plan.Amount.Display
 	}
+	if len(back) > 0 {
+		text += fmt.Sprintf(", restocking %d line(s)", len(back))
+	}
+	if confirm == "" {
+		return a.preview(ctx, actor, "cancel_order", args, bind, what, "Preview: "+text+".")
+	}
+	stale := fmt.Sprintf("order %d changed since the preview (a refund or a restock ran meanwhile): this call would now %s", o.Number, text)
 	var ref *refundRow
 	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := a.redeem(ctx, tx, actor, "cancel_order", args, confirm); err != nil {
+		if err := a.redeem(ctx, tx, actor, "cancel_order", args, bind, confirm, stale); err != nil {
 			return err
 		}
 		before := stateOf(o, lines)

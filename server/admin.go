@@ -26,25 +26,38 @@ const minAdminTokenLen = 24
 
 // ParseAdminTokens reads SHOP_ADMIN_TOKENS: comma-separated role:token pairs
 // ("owner:…,viewer:…"). Each actor is labelled with the first 8 hex digits
-// of its token's hash, which the audit log shows.
+// of its token's hash, which the audit log shows. It keeps only the hashes:
+// callers should parse the variable once, at start, and keep no copy of it.
+// A token may not be empty, shorter than 24 characters, hold spaces, or be
+// given twice (one token, one staff member, one role).
 func ParseAdminTokens(s string) ([]AdminToken, error) {
 	var out []AdminToken
+	seen := map[[sha256.Size]byte]int{} // a token's hash → its entry
 	for i, pair := range strings.Split(s, ",") {
 		pair = strings.TrimSpace(pair)
 		if pair == "" {
 			continue
 		}
 		role, token, ok := strings.Cut(pair, ":")
+		token = strings.TrimSpace(token)
 		r := shop.Role(strings.ToLower(strings.TrimSpace(role)))
 		switch {
 		case !ok:
 			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d is not role:token", i+1)
 		case r != shop.Viewer && r != shop.Support && r != shop.Owner:
 			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d: role %q; send viewer, support or owner", i+1, role)
+		case token == "":
+			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d: the token is empty; use at least %d random characters (openssl rand -hex 24)", i+1, minAdminTokenLen)
 		case len(token) < minAdminTokenLen:
 			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d: the token is too short; use at least %d random characters (openssl rand -hex 24)", i+1, minAdminTokenLen)
+		case strings.IndexFunc(token, func(c rune) bool { return c <= ' ' || c == 0x7f }) >= 0:
+			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d: the token has spaces or control characters, which no Authorization header can carry; use letters and digits (openssl rand -hex 24)", i+1)
 		}
 		h := sha256.Sum256([]byte(token))
+		if first, dup := seen[h]; dup {
+			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d has the same token as entry %d; give each staff member a token of their own", i+1, first)
+		}
+		seen[h] = i + 1
 		out = append(out, AdminToken{Actor: shop.Actor{Role: r, Label: hex.EncodeToString(h[:4])}, hash: h})
 	}
 	return out, nil

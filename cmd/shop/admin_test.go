@@ -68,6 +68,20 @@ func TestAdmin(t *testing.T) {
 					t.Errorf("%s, WWW-Authenticate %q", resp.Status, resp.Header.Get("WWW-Authenticate"))
 				}
 			})
+			t.Run("ErrWrongToken", func(t *testing.T) {
+				for _, auth := range []string{"Bearer " + ownerToken + "x", "Basic " + ownerToken, ownerToken} {
+					req, _ := http.NewRequest("POST", shop.url+"/admin/mcp", strings.NewReader(`{}`))
+					req.Header.Set("Authorization", auth)
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+					if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") == "" {
+						t.Errorf("Authorization %.6s…: %s, WWW-Authenticate %q", auth, resp.Status, resp.Header.Get("WWW-Authenticate"))
+					}
+				}
+			})
 			t.Run("BuyersSeeNoAdminTool", func(t *testing.T) {
 				res, err := buyer.ListTools(context.Background(), nil)
 				if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"shop/checkout"
+	"shop/server"
 )
 
 // Config is everything the shop reads from flags and the environment; no
@@ -43,8 +44,10 @@ type Config struct {
 	// StripeAPIBase is Stripe's address (STRIPE_API_BASE; default
 	// https://api.stripe.com): stripe-mock's or an emulator's in tests.
 	StripeAPIBase string
-	AdminTokens   string
-	ReceiptKey    string
+	// AdminTokens are SHOP_ADMIN_TOKENS parsed into their hashes (serve
+	// only); the variable's text itself is kept nowhere.
+	AdminTokens []server.AdminToken
+	ReceiptKey  string
 }
 
 // Defaults of the command line.
@@ -95,7 +98,6 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	cfg.StripeSecretKey = m.Getenv("STRIPE_SECRET_KEY")
 	cfg.StripeWebhookSecret = m.Getenv("STRIPE_WEBHOOK_SECRET")
 	cfg.StripeAPIBase = m.Getenv("STRIPE_API_BASE")
-	cfg.AdminTokens = m.Getenv("SHOP_ADMIN_TOKENS")
 	cfg.ReceiptKey = m.Getenv("SHOP_RECEIPT_KEY")
 	cfg.Fault = m.Getenv("SHOP_TEST_FAULT")
 	cfg.Pprof = m.Getenv("SHOP_PPROF")
@@ -103,6 +105,13 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 		if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 			return nil, fmt.Errorf("--addr %q: send host:port, such as 127.0.0.1:8000 or :8000", cfg.Addr)
 		}
+		// Only serve has /admin/mcp. The tokens are hashed here, once, and
+		// the variable's text goes out of scope with this call.
+		tokens, err := server.ParseAdminTokens(m.Getenv("SHOP_ADMIN_TOKENS"))
+		if err != nil {
+			return nil, err
+		}
+		cfg.AdminTokens = tokens
 	}
 	if cfg.RateLimit == 0 {
 		return nil, errors.New("--rate-limit 0 would refuse every request: send a positive number, or a negative one for no limit")

@@ -49,11 +49,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	adminTokens, err := server.ParseAdminTokens(cfg.AdminTokens)
-	if err != nil {
-		return err
-	}
-	if len(adminTokens) == 0 {
+	if len(cfg.AdminTokens) == 0 {
 		m.Logger.Warn("SHOP_ADMIN_TOKENS is unset: /admin/mcp refuses everyone; `shop admin` serves the staff tools locally")
 	}
 	srv, err := server.New(server.Options{
@@ -69,7 +65,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		Webhook:        server.StripeWebhook(cfg.StripeWebhookSecret, a.checkout, m.Logger),
 		Pay:            server.PayPages(a.checkout, server.PayOptions{Shop: a.policy.Name, Logger: m.Logger}),
 		AdminMCP:       a.adminMCP(m, nil),
-		AdminTokens:    adminTokens,
+		AdminTokens:    cfg.AdminTokens,
 	})
 	if err != nil {
 		return err

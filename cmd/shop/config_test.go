@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+
+	"shop"
+)
+
+// TestConfigAdminTokens: SHOP_ADMIN_TOKENS is read once, at config time,
+// into hashes; the Config keeps no copy of the variable or of a token.
+func TestConfigAdminTokens(t *testing.T) {
+	env := map[string]string{"SHOP_ADMIN_TOKENS": "owner:" + ownerToken + ",viewer:" + viewerToken}
+	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return env[k] }, Logger: slog.New(slog.DiscardHandler)}
+	cfg, err := m.parseFlags("serve", []string{"--addr", "127.0.0.1:0"}, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.AdminTokens) != 2 || cfg.AdminTokens[0].Actor.Role != shop.Owner || cfg.AdminTokens[1].Actor.Role != shop.Viewer {
+		t.Fatalf("admin tokens %+v", cfg.AdminTokens)
+	}
+	// Every string the Config holds, however deep, and its printed forms.
+	var texts []string
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.String:
+			texts = append(texts, v.String())
+		case reflect.Slice, reflect.Array:
+			if v.Type().Elem().Kind() == reflect.Uint8 && v.Kind() == reflect.Slice {
+				texts = append(texts, string(v.Bytes()))
+				return
+			}
+			for i := range v.Len() {
+				walk(v.Index(i))
+			}
+		case reflect.Struct:
+			for i := range v.NumField() {
+				walk(v.Field(i))
+			}
+		case reflect.Pointer, reflect.Interface:
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+		}
+	}
+	walk(reflect.ValueOf(cfg).Elem())
+	texts = append(texts, fmt.Sprintf("%+v", cfg), fmt.Sprintf("%#v", cfg))
+	for _, s := range texts {
+		for _, secret := range []string{ownerToken, viewerToken, ownerToken[:12]} {
+			if strings.Contains(s, secret) {
+				t.Errorf("the config keeps a token in %q", s)
+			}
+		}
+	}
+
+	// Subcommands without /admin/mcp neither read nor check it.
+	env["SHOP_ADMIN_TOKENS"] = "root:" + ownerToken
+	if cfg, err := m.parseFlags("migrate", nil, false, nil); err != nil || cfg.AdminTokens != nil {
+		t.Errorf("migrate with bad admin tokens: %v, %v", cfg, err)
+	}
+}
+
+// TestConfigAdminTokensRefused: serve refuses a bad SHOP_ADMIN_TOKENS
+// before it listens, with ParseAdminTokens' message.
+func TestConfigAdminTokensRefused(t *testing.T) {
+	for _, tc := range []struct{ env, want string }{
+		{"root:" + ownerToken, `SHOP_ADMIN_TOKENS: entry 1: role "root"; send viewer, support or owner`},
+		{"owner:short", "SHOP_ADMIN_TOKENS: entry 1: the token is too short; use at least 24 random characters"},
+		{"owner:" + ownerToken + ",owner:", "SHOP_ADMIN_TOKENS: entry 2: the token is empty"},
+		{"owner:" + ownerToken + ",viewer:" + ownerToken, "SHOP_ADMIN_TOKENS: entry 2 has the same token as entry 1"},
+		{ownerToken, "SHOP_ADMIN_TOKENS: entry 1 is not role:token"},
+	} {
+		started := false
+		m := &Main{
+			Stdout: io.Discard, Stderr: io.Discard, Logger: slog.New(slog.DiscardHandler),
+			Getenv:  func(k string) string { return map[string]string{"SHOP_ADMIN_TOKENS": tc.env}[k] },
+			Started: func(string) { started = true },
+		}
+		err := m.Run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--db", t.TempDir() + "/shop.db"})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || started {
+			t.Errorf("SHOP_ADMIN_TOKENS=%s: %v (started %t); want %q", tc.env, err, started, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), ownerToken) {
+			t.Errorf("the error shows the token: %v", err)
+		}
+	}
+}
