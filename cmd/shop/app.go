@@ -105,6 +105,7 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 	} else {
 		a.charger, err = payments.NewStripe(payments.StripeOptions{
 			SecretKey: cfg.StripeSecretKey, Mode: payments.Mode(a.policy.PaymentMode), Logger: m.Logger, APIBase: cfg.StripeAPIBase,
+			SPTParam: cfg.StripeSPTParam, SPTVersion: cfg.StripeSPTVersion,
 		})
 		if err != nil {
 			return err

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
 	"strings"
 	"time"
 
 	"shop/checkout"
+	"shop/payments"
 	"shop/server"
 )
 
@@ -44,6 +46,12 @@ type Config struct {
 	// StripeAPIBase is Stripe's address (STRIPE_API_BASE; default
 	// https://api.stripe.com): stripe-mock's or an emulator's in tests.
 	StripeAPIBase string
+	// StripeSPTParam and StripeSPTVersion are the form parameter that
+	// carries a shared payment token and the Stripe-Version sent with it
+	// (STRIPE_SPT_PARAM, STRIPE_SPT_VERSION; defaults
+	// payments.DefaultSPTParam and payments.DefaultSPTVersion): Stripe's
+	// preview API moves, and a merchant follows it without a new build.
+	StripeSPTParam, StripeSPTVersion string
 	// AdminTokens are SHOP_ADMIN_TOKENS parsed into their hashes (serve
 	// only); the variable's text itself is kept nowhere.
 	AdminTokens []server.AdminToken
@@ -54,6 +62,14 @@ type Config struct {
 const (
 	DefaultAddr = "127.0.0.1:8000"
 	DefaultDB   = "shop.db"
+)
+
+// The shapes of STRIPE_SPT_PARAM (a form key, such as
+// payment_method_data[shared_payment_granted_token]) and STRIPE_SPT_VERSION
+// (a dated Stripe API version, such as 2026-04-22.preview).
+var (
+	sptParamPattern   = regexp.MustCompile(`^[a-z_]{1,64}(\[[a-z_]{1,64}\]){0,4}$`)
+	sptVersionPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}(\.[a-z]{1,32})?$`)
 )
 
 // parseFlags reads a subcommand's flags and the environment into a Config.
@@ -98,6 +114,14 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	cfg.StripeSecretKey = m.Getenv("STRIPE_SECRET_KEY")
 	cfg.StripeWebhookSecret = m.Getenv("STRIPE_WEBHOOK_SECRET")
 	cfg.StripeAPIBase = m.Getenv("STRIPE_API_BASE")
+	cfg.StripeSPTParam = m.Getenv("STRIPE_SPT_PARAM")
+	if cfg.StripeSPTParam != "" && !sptParamPattern.MatchString(cfg.StripeSPTParam) {
+		return nil, fmt.Errorf("STRIPE_SPT_PARAM %q: send a Stripe form parameter such as %s", cfg.StripeSPTParam, payments.DefaultSPTParam)
+	}
+	cfg.StripeSPTVersion = m.Getenv("STRIPE_SPT_VERSION")
+	if cfg.StripeSPTVersion != "" && !sptVersionPattern.MatchString(cfg.StripeSPTVersion) {
+		return nil, fmt.Errorf("STRIPE_SPT_VERSION %q: send a Stripe API version such as %s", cfg.StripeSPTVersion, payments.DefaultSPTVersion)
+	}
 	cfg.ReceiptKey = m.Getenv("SHOP_RECEIPT_KEY")
 	cfg.Fault = m.Getenv("SHOP_TEST_FAULT")
 	cfg.Pprof = m.Getenv("SHOP_PPROF")

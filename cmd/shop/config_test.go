@@ -91,3 +91,39 @@ func TestConfigAdminTokensRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigSharedPaymentTokens: STRIPE_SPT_PARAM and STRIPE_SPT_VERSION
+// reach the config when they have the shape of a Stripe form parameter and
+// API version, and stop the command with the variable named otherwise.
+func TestConfigSharedPaymentTokens(t *testing.T) {
+	tests := []struct {
+		name, param, version string
+		wantErr              string
+	}{
+		{name: "defaults"},
+		{name: "both", param: "payment_method_data[shared_payment_token]", version: "2026-09-30.preview"},
+		{name: "dated version", version: "2026-09-30"},
+		{name: "ErrParamShape", param: "payment_method_data[shared payment token]", wantErr: "STRIPE_SPT_PARAM"},
+		{name: "ErrParamUnclosed", param: "payment_method_data[token", wantErr: "STRIPE_SPT_PARAM"},
+		{name: "ErrVersionShape", version: "latest", wantErr: "STRIPE_SPT_VERSION"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"STRIPE_SPT_PARAM": tc.param, "STRIPE_SPT_VERSION": tc.version}
+			m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return env[k] }, Logger: slog.New(slog.DiscardHandler)}
+			cfg, err := m.parseFlags("serve", []string{"--addr", "127.0.0.1:0"}, true, nil)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "send") {
+					t.Fatalf("err %v, want one naming %s and what to send", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.StripeSPTParam != tc.param || cfg.StripeSPTVersion != tc.version {
+				t.Errorf("config %q %q, want %q %q", cfg.StripeSPTParam, cfg.StripeSPTVersion, tc.param, tc.version)
+			}
+		})
+	}
+}

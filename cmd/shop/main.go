@@ -97,6 +97,7 @@ Environment:
   STRIPE_SECRET_KEY      sk_test_… for Stripe test mode; unset: sandbox payments
   SHOP_ADMIN_TOKENS      role:token pairs for /admin/mcp (owner:…,viewer:…)
   STRIPE_WEBHOOK_SECRET, SHOP_RECEIPT_KEY, STRIPE_API_BASE
+  STRIPE_SPT_PARAM, STRIPE_SPT_VERSION   where Stripe takes shared payment tokens (its preview API)
   SHOP_PPROF             a loopback host:port serving Go's profiles (serve)
   GOGC, GOMEMLIMIT       the garbage collector (serve default: GOGC=400, 512 MiB soft limit)
   (purchase: with STRIPE_SECRET_KEY=sk_test_…, it pays with Stripe test shared payment tokens)
