@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,8 +75,14 @@ type attemptRow struct {
 	Reference      string
 	DeclineCode    string
 	Message        string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// OrderID is the id of the order a success makes: the session's, sent
+	// to the provider with the charge.
+	OrderID string
+	// PromoCode is the promotion whose use this attempt took in its claim,
+	// kept by its order or given back when it ends without one.
+	PromoCode string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 
 	// completed is the session as finish saved it, with its order, when
 	// this attempt's settling completed it: the answer needs no reading back.
@@ -89,8 +96,18 @@ func (a *attemptRow) request() payments.Request {
 	return payments.Request{
 		Amount: a.Amount, Currency: a.Currency, Token: a.Token, IdempotencyKey: a.IdempotencyKey,
 		Description: "Checkout " + a.SessionID,
-		Metadata:    map[string]string{"checkout_session_id": a.SessionID, "payment_attempt_id": a.ID, "idempotency_key": a.IdempotencyKey},
+		Metadata:    a.metadata(),
 	}
+}
+
+// metadata is what the provider keeps with the charge: the session, the
+// order it makes (when the attempt knows it), the attempt and its key.
+func (a *attemptRow) metadata() map[string]string {
+	m := map[string]string{"checkout_session_id": a.SessionID, "payment_attempt_id": a.ID, "idempotency_key": a.IdempotencyKey}
+	if a.OrderID != "" {
+		m["order_id"] = a.OrderID
+	}
+	return m
 }
 
 // claimHold is how long a session being paid keeps its stock, whatever its
@@ -103,8 +120,12 @@ const claimHold = 24 * time.Hour
 //  1. claim: the session goes from ready_for_payment to in_progress by a
 //     conditional update on its version, after prices and stock are checked
 //     again (a change answers price_changed or out_of_stock, not ready, and
+//     charges nothing), and a use of its promotion is taken (a promotion
+//     used up meanwhile answers invalid $.promo_code, not ready, and
 //     charges nothing);
-//  2. a payment attempt is written with its idempotency key;
+//  2. a payment attempt is written with its idempotency key and the id of
+//     the order a success makes (the session's, chosen with it), both sent
+//     to the provider;
 //  3. the provider is charged with that key;
 //  4. one transaction writes the order and its lines, takes the stock,
 //     settles the attempt and completes the session.
@@ -191,7 +212,9 @@ func (c *Checkout) checkPayment(p PaymentData) error {
 	return nil
 }
 
-// mergeBuyer completes the session's buyer with the one complete_checkout sent.
+// mergeBuyer completes the session's buyer with the one complete_checkout
+// sent: what it leaves out (the email, the phone, the name as name or as
+// first_name/last_name) stays as the session had it.
 func mergeBuyer(st *state, b *Buyer) error {
 	if b != nil {
 		merged := *b
@@ -201,6 +224,9 @@ func mergeBuyer(st *state, b *Buyer) error {
 			}
 			if merged.PhoneNumber == "" {
 				merged.PhoneNumber = st.Buyer.PhoneNumber
+			}
+			if strings.TrimSpace(merged.Name+merged.FirstName+merged.LastName) == "" {
+				merged.Name, merged.FirstName, merged.LastName = st.Buyer.Name, st.Buyer.FirstName, st.Buyer.LastName
 			}
 		}
 		if err := checkBuyer(&merged); err != nil {
@@ -218,22 +244,48 @@ func mergeBuyer(st *state, b *Buyer) error {
 // session in_progress over the version it was read at and writes its
 // payment attempt (attempt), in one transaction, committed before the
 // provider is called: a claimed session always has its attempt, for the
-// reconciler to settle. It answers nil, with the session saved not ready
-// and why, when something moved.
+// reconciler to settle. The session's promotion, when it applies, has a use
+// taken in the same transaction (see promo.go), and the session its order
+// id. claim answers nil, with the session saved not ready and why, when
+// something moved, the promotion's usage limit included.
 func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt func(tx *gorm.DB) (*attemptRow, error)) (*attemptRow, error) {
 	var before snapshot
 	if err := json.Unmarshal([]byte(row.Priced), &before); err != nil {
 		return nil, fmt.Errorf("session %s priced: %w", row.ID, err)
 	}
+	promo, _ := c.policy.Promotion(st.PromoCode)
+	if st.PromoCode == "" {
+		promo = nil
+	}
 	var att *attemptRow
 	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		att = nil
 		now := c.now().UTC()
+		if promo != nil {
+			if err := c.lockPromo(ctx, tx, promo.Code); err != nil {
+				return err
+			}
+		}
 		if err := c.reprice(ctx, tx, row, st, now); err != nil {
 			return err
 		}
+		var after snapshot
+		_ = json.Unmarshal([]byte(row.Priced), &after) // just written by reprice
 		if row.Status == Ready {
-			if moved := priceChanges(before, row); len(moved) > 0 {
+			moved := priceChanges(before, row)
+			if before.Promo != "" && after.Promo == "" {
+				usedUp, err := c.promoUsedUp(ctx, tx, promo)
+				if err != nil {
+					return err
+				}
+				if usedUp {
+					// The promotion ran out since the buyer saw the
+					// figures: that is what moved the total.
+					moved = slices.DeleteFunc(moved, func(m Message) bool { return m.Param == "$.totals" })
+					moved = append([]Message{usedUpMessage(before.Promo)}, moved...)
+				}
+			}
+			if len(moved) > 0 {
 				if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
 					return err
 				}
@@ -243,6 +295,20 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt
 		}
 		claimed := row.Status == Ready
 		if claimed {
+			if after.Promo != "" && promo != nil {
+				ok, err := c.takePromo(ctx, tx, promo)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					// Not expected under the lock; start again on fresh
+					// figures, which leave the promotion out.
+					return errConflict
+				}
+			}
+			if row.OrderID == "" {
+				row.OrderID = orders.NewID() // a session made before order ids were chosen with it
+			}
 			if err := c.catalog.ExtendHolds(ctx, tx, row.ID, now.Add(claimHold)); err != nil {
 				return err
 			}
@@ -297,8 +363,14 @@ func addMessages(row *sessionRow, msgs ...Message) {
 // newAttempt writes, in the claim's transaction, a payment attempt of a
 // session: its idempotency key is derived from the session and the
 // attempt's number (unless key is given), so every try of this attempt
-// charges at most once.
+// charges at most once. It carries the session's order id, the same for
+// every attempt of the session, and the promotion whose use the claim took
+// (the one the session is priced with).
 func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow, provider, token, key string) (*attemptRow, error) {
+	var snap snapshot
+	if err := json.Unmarshal([]byte(row.Priced), &snap); err != nil {
+		return nil, fmt.Errorf("session %s priced: %w", row.ID, err)
+	}
 	var n int64
 	if err := tx.WithContext(ctx).Model(&attemptRow{}).Where("session_id = ?", row.ID).Count(&n).Error; err != nil {
 		return nil, fmt.Errorf("count payment attempts: %w", err)
@@ -317,6 +389,8 @@ func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow,
 		Token:          token,
 		Amount:         row.Total,
 		Currency:       row.Currency,
+		OrderID:        row.OrderID,
+		PromoCode:      snap.Promo,
 		Status:         attemptPending,
 		CreatedAt:      now,
 		UpdatedAt:      now,

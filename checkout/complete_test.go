@@ -30,12 +30,19 @@ type paying struct {
 
 func payingShop(t testing.TB, db *gorm.DB, charger checkout.Charger) *paying {
 	t.Helper()
+	return payingShopWith(t, db, charger, nil)
+}
+
+// payingShopWith is payingShop with the demo policy changed by edit (when
+// not nil).
+func payingShopWith(t testing.TB, db *gorm.DB, charger checkout.Charger, edit func(*checkout.Policy)) *paying {
+	t.Helper()
 	clk := &clock{now: time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)}
 	sandbox := payments.NewSandbox(db, &payments.SandboxOptions{Now: clk.Now})
 	if charger == nil {
 		charger = sandbox
 	}
-	co := newCheckout(t, db, clk, &checkout.Options{Charger: charger})
+	co := newCheckoutWith(t, db, clk, &checkout.Options{Charger: charger}, edit)
 	return &paying{co: co, clk: clk, db: db, sandbox: sandbox}
 }
 
@@ -43,10 +50,20 @@ func payingShop(t testing.TB, db *gorm.DB, charger checkout.Charger) *paying {
 // clk and opts (Now, Orders and ReconcileGrace are set here).
 func newCheckout(t testing.TB, db *gorm.DB, clk *clock, opts *checkout.Options) *checkout.Checkout {
 	t.Helper()
+	return newCheckoutWith(t, db, clk, opts, nil)
+}
+
+// newCheckoutWith is newCheckout with the demo policy changed by edit (when
+// not nil).
+func newCheckoutWith(t testing.TB, db *gorm.DB, clk *clock, opts *checkout.Options, edit func(*checkout.Policy)) *checkout.Checkout {
+	t.Helper()
 	ctx := context.Background()
 	policy, err := checkout.LoadPolicyFile(os.DirFS("../testdata/demo"), "policy.yaml")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(policy)
 	}
 	cat := catalog.New(db, policy.Currency(), &catalog.Options{Now: clk.Now})
 	if _, err := cat.SeedIfEmpty(ctx, os.DirFS("../testdata/demo"), "catalog.json"); err != nil {
@@ -176,8 +193,11 @@ func TestCompleteDeclines(t *testing.T) {
 }
 
 func TestCompleteRefusals(t *testing.T) {
+	dbtest.Each(t, testCompleteRefusals)
+}
+
+func testCompleteRefusals(t *testing.T, db *gorm.DB) {
 	ctx := context.Background()
-	db := dbtest.Open(t, "sqlite")
 	p := payingShop(t, db, nil)
 	// This session expires: the others are made later, and live on.
 	expired := p.ready(t)

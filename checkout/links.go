@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/orders"
 	"shop/payments"
 )
 
@@ -118,6 +119,7 @@ func (c *Checkout) Sandboxed() bool { return c.linker == nil }
 // unavailable when the provider cannot make the page now.
 func (c *Checkout) CreateLink(ctx context.Context, id string) (*PaymentLink, error) {
 	var until time.Time
+	var orderID string
 	s, err := c.change(ctx, id, func(tx *gorm.DB, row *sessionRow) error {
 		if err := c.writable(row); err != nil {
 			return err
@@ -136,6 +138,10 @@ func (c *Checkout) CreateLink(ctx context.Context, id string) (*PaymentLink, err
 		if row.Status != Ready {
 			return nil // saved as it stands; refused below with its first problem
 		}
+		if row.OrderID == "" {
+			row.OrderID = orders.NewID() // a session made before order ids were chosen with it
+		}
+		orderID = row.OrderID
 		until = now.Add(linkTTL).Truncate(time.Second)
 		if hold := until.Add(linkHoldTail); row.ExpiresAt.Before(hold) {
 			row.ExpiresAt = hold
@@ -152,11 +158,12 @@ func (c *Checkout) CreateLink(ctx context.Context, id string) (*PaymentLink, err
 	if c.linker == nil {
 		return &PaymentLink{URL: c.payURL(s.ID, ""), ExpiresAt: s.ExpiresAt, Provider: "sandbox"}, nil
 	}
-	return c.hostedLink(ctx, s, until)
+	return c.hostedLink(ctx, s, orderID, until)
 }
 
-// hostedLink records a payment page for s and has the provider make it.
-func (c *Checkout) hostedLink(ctx context.Context, s *Session, until time.Time) (*PaymentLink, error) {
+// hostedLink records a payment page for s, whose order will have id
+// orderID, and has the provider make it.
+func (c *Checkout) hostedLink(ctx context.Context, s *Session, orderID string, until time.Time) (*PaymentLink, error) {
 	var total int64
 	for _, t := range s.Totals {
 		if t.Type == TotalTotal {
@@ -172,7 +179,7 @@ func (c *Checkout) hostedLink(ctx context.Context, s *Session, until time.Time) 
 		return nil, fmt.Errorf("record payment link: %w", err)
 	}
 	req := hostedRequest(s, total, now)
-	req.Metadata = map[string]string{"checkout_session_id": s.ID, "payment_link_id": link.ID}
+	req.Metadata = map[string]string{"checkout_session_id": s.ID, "order_id": orderID, "payment_link_id": link.ID}
 	req.SuccessURL = c.payURL(s.ID, "/return") + "&checkout={CHECKOUT_SESSION_ID}"
 	req.CancelURL = c.payURL(s.ID, "/cancel")
 	req.ExpiresAt, req.IdempotencyKey = until, link.key()

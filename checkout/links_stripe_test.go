@@ -157,6 +157,12 @@ func TestPaymentLinkStripe(t *testing.T) {
 		if r := done.Order.Receipt; r.Payment.Reference != pi || r.Payment.Provider != "stripe" || r.Totals[len(r.Totals)-1].Amount != total(s) {
 			t.Errorf("receipt payment %+v, total %d; want %s and %d", r.Payment, r.Totals[len(r.Totals)-1].Amount, pi, total(s))
 		}
+		// The page and its PaymentIntent named the order it became.
+		for _, k := range []string{"metadata[order_id]", "payment_intent_data[metadata][order_id]"} {
+			if got := create.Get(k); got != done.Order.ID {
+				t.Errorf("checkout session %s = %q, want the order's id %q", k, got, done.Order.ID)
+			}
+		}
 		if n := h.count(t, "SELECT COUNT(*) FROM orders"); n != 1 {
 			t.Errorf("%d orders", n)
 		}
@@ -300,3 +306,22 @@ func TestPaymentLinkOutcomes(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestStripeChargeOrderID: complete_checkout's PaymentIntent carries the
+// session's id and the id of the order it becomes, in its metadata.
+func TestStripeChargeOrderID(t *testing.T) {
+	ctx := context.Background()
+	h := newHostedShop(t, dbtest.Open(t, "sqlite"))
+	s := h.ready(t)
+	done, err := h.co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay("pm_card_visa")})
+	if err != nil || done.Order == nil {
+		t.Fatalf("complete: %v %+v", err, done)
+	}
+	intents := h.stripe.PaymentIntents()
+	if len(intents) != 1 {
+		t.Fatalf("%d payment intents, want 1", len(intents))
+	}
+	if md := intents[0].Metadata; md["order_id"] != done.Order.ID || md["checkout_session_id"] != s.ID || md["idempotency_key"] == "" {
+		t.Errorf("payment intent metadata %v; want order_id %s, checkout_session_id %s", md, done.Order.ID, s.ID)
+	}
+}

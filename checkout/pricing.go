@@ -25,29 +25,38 @@ type cartLine struct {
 
 // pricingInput is everything price needs; it does no I/O.
 type pricingInput struct {
-	Policy    *Policy    // the merchant policy: currency, shipping, tax
-	Lines     []cartLine // the cart, at most 50 lines
-	Address   *Address   // nil, or an address already validated as complete and shippable (Policy.Zone finds its country)
-	OptionID  string     // the option the buyer chose, "" for none
-	Promo     *Promotion // the promotion the buyer entered (known code), nil for none
-	PromoUses int64      // orders that already used Promo (for its usage limit)
-	Now       time.Time  // the time promotions and delivery estimates are judged at
+	Policy   *Policy    // the merchant policy: currency, shipping, tax
+	Lines    []cartLine // the cart, at most 50 lines
+	Address  *Address   // nil, or an address already validated as complete and shippable (Policy.Zone finds its country)
+	OptionID string     // the option the buyer chose, "" for none
+	// OptionKept is true when OptionID was one of the options before and
+	// the caller did not send it again: when it is not one of the options
+	// now (the address moved to another zone), the cheapest replaces it
+	// with an info message. Otherwise an OptionID that is not one of the
+	// options is an error and none is chosen.
+	OptionKept bool
+	Promo      *Promotion // the promotion the buyer entered (known code), nil for none
+	PromoUses  int64      // uses of Promo already taken: orders it applied to and payments in flight (for its usage limit)
+	Now        time.Time  // the time promotions and delivery estimates are judged at
 }
 
 // priced is the result.
 type priced struct {
 	LineItems []LineItem          // one per cart line, in cart order (never nil)
 	Options   []FulfillmentOption // [] (never nil) without an address
-	OptionID  string              // the chosen option: in.OptionID when it is one of Options; else the cheapest option (ties: policy order) when there is an address; else ""
+	OptionID  string              // the chosen option: in.OptionID when it is one of Options; "" when it is not and it was not kept (see Errors); else the cheapest option (ties: policy order) when there is an address; else ""
 	Totals    []Total             // in this order: items_base_amount, items_discount, subtotal, discount, fulfillment, tax, total (all seven always present)
 	Messages  []Message           // info messages only (never nil)
+	Errors    []Message           // error messages: an OptionID sent that is not one of Options (nil when none)
+	Promo     string              // the code of the promotion applied, "" when none applies
 	Total     int64               // == the "total" entry
 }
 
 // price prices a cart under the merchant policy: the line items, the
 // shipping options for the address, the chosen option, the totals and info
-// messages about the promotion and the shipping choice. It is pure: the same
-// input always gives the same result.
+// messages about the promotion and the shipping choice, and an error
+// message for a shipping option asked for that is not offered. It is pure:
+// the same input always gives the same result.
 //
 // Amounts are integers in minor units. Every rate is applied once per line
 // (or once per option) with [money.Percent], rounding half away from zero, and
@@ -135,6 +144,7 @@ func price(in pricingInput) priced {
 	}
 	shares := allocate(discount, subtotals)
 	if promo != nil {
+		out.Promo = promo.Code
 		out.Messages = append(out.Messages, infoMessage("", "", appliedText(cur, promo, discount)))
 	}
 
@@ -189,12 +199,17 @@ func price(in pricingInput) priced {
 	}
 
 	var chosen *FulfillmentOption
-	if i, msg, ok := chooseOption(cur, out.Options, in.OptionID); ok {
+	i, msg, ok := chooseOption(cur, out.Options, in.OptionID, in.OptionKept)
+	if ok {
 		chosen = &out.Options[i]
 		out.OptionID = chosen.ID
-		if msg != nil {
-			out.Messages = append(out.Messages, *msg)
-		}
+	}
+	switch {
+	case msg == nil:
+	case msg.Type == MessageError:
+		out.Errors = append(out.Errors, *msg)
+	default:
+		out.Messages = append(out.Messages, *msg)
 	}
 	var fulfillment int64
 	if chosen != nil {
@@ -230,12 +245,17 @@ func promoProblem(cur money.Currency, promo *Promotion, base, uses int64, now ti
 	case !promo.EndsAt.IsZero() && !now.Before(promo.EndsAt):
 		return fmt.Sprintf("%s ended on %s.", promo.Code, dateText(promo.EndsAt))
 	case promo.UsageLimit != nil && uses >= int64(*promo.UsageLimit):
-		return fmt.Sprintf("%s has been used as many times as it can be.", promo.Code)
+		return usedUpText(promo.Code)
 	case base < promo.MinSubtotal:
 		return fmt.Sprintf("%s needs items worth %s; add %s more to use it.",
 			promo.Code, cur.Format(promo.MinSubtotal), cur.Format(promo.MinSubtotal-base))
 	}
 	return ""
+}
+
+// usedUpText says that a promotion reached its usage limit.
+func usedUpText(code string) string {
+	return fmt.Sprintf("%s has been used up: it has been used as many times as it can be.", code)
 }
 
 // appliedText says what an applied promotion did; discount is the order
@@ -288,10 +308,14 @@ func addBusinessDays(t time.Time, n int) time.Time {
 }
 
 // chooseOption returns the index of the chosen option and, when price chose
-// for the buyer, an info message about it. The option with id wanted is
-// kept; otherwise the cheapest by Total is chosen (ties: the first). ok is
-// false when there are no options.
-func chooseOption(cur money.Currency, options []FulfillmentOption, wanted string) (i int, msg *Message, ok bool) {
+// for the buyer or refused the buyer's choice, a message about it. The
+// option with id wanted is kept. A wanted id that is not one of the options
+// is an error message (invalid $.fulfillment_option_id, naming the ids
+// offered), with ok false, unless kept says it was chosen before and only
+// vanished (the address moved to another zone): the cheapest by Total is
+// then chosen with an info message, as it is when nothing is wanted (ties:
+// the first). ok is false when there are no options.
+func chooseOption(cur money.Currency, options []FulfillmentOption, wanted string, kept bool) (i int, msg *Message, ok bool) {
 	if len(options) == 0 {
 		return 0, nil, false
 	}
@@ -308,9 +332,14 @@ func chooseOption(cur money.Currency, options []FulfillmentOption, wanted string
 		for j, o := range options {
 			ids[j] = fmt.Sprintf("%q", o.ID)
 		}
+		if !kept {
+			m := errorMessage(string(shop.Invalid), "$.fulfillment_option_id",
+				fmt.Sprintf("There is no shipping option %q for this address; choose one of %s.", wanted, strings.Join(ids, ", ")))
+			return 0, &m, false
+		}
 		m := infoMessage(string(shop.Invalid), "$.fulfillment_option_id",
-			fmt.Sprintf("There is no shipping option %q for this address; choose one of %s. %s is selected for now.",
-				wanted, strings.Join(ids, ", "), options[i].Title))
+			fmt.Sprintf("The shipping option %q is not offered for this address; %s is selected instead. The options are %s.",
+				wanted, options[i].Title, strings.Join(ids, ", ")))
 		return i, &m, true
 	}
 	var others []string

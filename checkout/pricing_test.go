@@ -256,6 +256,7 @@ func TestPrice(t *testing.T) {
 				Totals:    wantTotals(5005, 501, 4504, 0, 500, 327, 5331),
 				Messages:  []Message{wantInfo("WELCOME10 applied: 10% off your items."), wantInfo(chooseStandard)},
 				Total:     5331,
+				Promo:     "WELCOME10",
 			},
 		},
 		{
@@ -279,6 +280,7 @@ func TestPrice(t *testing.T) {
 				Totals:   wantTotals(4000, 0, 4000, 500, 500, 355, 4355),
 				Messages: []Message{wantInfo("SAVE5 applied: $5.00 off your order."), wantInfo("Shipping: Standard selected; other options: Express ($16.33).")},
 				Total:    4355,
+				Promo:    "SAVE5",
 			},
 		},
 		{
@@ -297,6 +299,7 @@ func TestPrice(t *testing.T) {
 					wantInfo(chooseStandard),
 				},
 				Total: 500,
+				Promo: "BIG20",
 			},
 		},
 		{
@@ -311,6 +314,7 @@ func TestPrice(t *testing.T) {
 				Totals:    wantTotals(3000, 0, 3000, 0, 0, 266, 3266),
 				Messages:  []Message{wantInfo("FREESHIP applied: free shipping on this order."), wantInfo("Shipping: Standard selected; other options: Express (free).")},
 				Total:     3266,
+				Promo:     "FREESHIP",
 			},
 		},
 		{
@@ -343,6 +347,7 @@ func TestPrice(t *testing.T) {
 				Totals:    wantTotals(1000, 150, 850, 0, 0, 0, 850),
 				Messages:  []Message{wantInfo("SPRING applied: 15% off your items.")},
 				Total:     850,
+				Promo:     "SPRING",
 			},
 		},
 		{
@@ -354,6 +359,7 @@ func TestPrice(t *testing.T) {
 				Totals:    wantTotals(1000, 150, 850, 0, 0, 0, 850),
 				Messages:  []Message{wantInfo("SPRING applied: 15% off your items.")},
 				Total:     850,
+				Promo:     "SPRING",
 			},
 		},
 		{
@@ -374,7 +380,7 @@ func TestPrice(t *testing.T) {
 			want: priced{
 				LineItems: []LineItem{wantLine("a", 3000, 1, 3000, 0, 3000, 0, 3000)},
 				Totals:    wantTotals(3000, 0, 3000, 0, 0, 0, 3000),
-				Messages:  []Message{wantInvalid("$.promo_code", "WELCOME10 has been used as many times as it can be.")},
+				Messages:  []Message{wantInvalid("$.promo_code", "WELCOME10 has been used up: it has been used as many times as it can be.")},
 				Total:     3000,
 			},
 		},
@@ -387,20 +393,37 @@ func TestPrice(t *testing.T) {
 				Totals:    wantTotals(3000, 300, 2700, 0, 0, 0, 2700),
 				Messages:  []Message{wantInfo("WELCOME10 applied: 10% off your items.")},
 				Total:     2700,
+				Promo:     "WELCOME10",
 			},
 		},
 		{
-			// Unknown id: the cheapest (Standard) is chosen. Tax 1000 × 7.25 %
-			// = 72.5 → 73; total 1000 + 500 + 73 = 1573.
+			// An unknown id sent: an error naming the ids offered, and no
+			// option chosen. Tax 1000 × 7.25 % = 72.5 → 73; total 1000 + 73.
 			name: "UnknownOptionID",
 			in:   pricingInput{Lines: []cartLine{pricingLine("a", 1000, 1)}, Address: pricingAddress("US", "CA"), OptionID: "overnight"},
+			want: priced{
+				LineItems: []LineItem{wantLine("a", 1000, 1, 1000, 0, 1000, 73, 1073)},
+				Options:   []FulfillmentOption{usStandard(500, 0, 500), usExpress(1500, 0, 1500)},
+				Totals:    wantTotals(1000, 0, 1000, 0, 0, 73, 1073),
+				Errors: []Message{{Type: MessageError, Code: "invalid", Param: "$.fulfillment_option_id", ContentType: "plain",
+					Content: `There is no shipping option "overnight" for this address; choose one of "us-standard", "us-express".`}},
+				Total: 1073,
+			},
+		},
+		{
+			// A choice made before that the address's zone does not offer
+			// (kept): the cheapest (Standard) replaces it, with an info
+			// message. Total 1000 + 500 + 73 = 1573.
+			name: "KeptOptionVanished",
+			in: pricingInput{Lines: []cartLine{pricingLine("a", 1000, 1)}, Address: pricingAddress("US", "CA"),
+				OptionID: "ca-standard", OptionKept: true},
 			want: priced{
 				LineItems: []LineItem{wantLine("a", 1000, 1, 1000, 0, 1000, 73, 1073)},
 				Options:   []FulfillmentOption{usStandard(500, 0, 500), usExpress(1500, 0, 1500)},
 				OptionID:  "us-standard",
 				Totals:    wantTotals(1000, 0, 1000, 0, 500, 73, 1573),
 				Messages: []Message{wantInvalid("$.fulfillment_option_id",
-					`There is no shipping option "overnight" for this address; choose one of "us-standard", "us-express". Standard is selected for now.`)},
+					`The shipping option "ca-standard" is not offered for this address; Standard is selected instead. The options are "us-standard", "us-express".`)},
 				Total: 1573,
 			},
 		},
@@ -491,6 +514,7 @@ func TestPrice(t *testing.T) {
 				Totals:   wantTotals(10000, 0, 10000, 1000, 2500, 288, 11788),
 				Messages: []Message{wantInfo("KWD10 applied: KWD\u00a01.000 off your order."), wantInfo("Shipping: Aramex selected.")},
 				Total:    11788,
+				Promo:    "KWD10",
 			},
 		},
 	}
@@ -596,7 +620,7 @@ func TestPriceProperties(t *testing.T) {
 			case m.Param == "$.promo_code":
 				seen["promo refused"]++
 			case m.Param == "$.fulfillment_option_id":
-				seen["unknown option"]++
+				seen["vanished option replaced"]++
 			case strings.Contains(m.Content, " applied: "):
 				seen[string(in.Promo.Kind)+" applied"]++
 			case strings.HasPrefix(m.Content, "Free "):
@@ -604,6 +628,9 @@ func TestPriceProperties(t *testing.T) {
 			case strings.HasPrefix(m.Content, "Shipping: "):
 				seen["option chosen for the buyer"]++
 			}
+		}
+		if len(got.Errors) > 0 {
+			seen["unknown option refused"]++
 		}
 		if got.Totals[3].Amount > 0 && got.Totals[3].Amount == got.Totals[2].Amount {
 			seen["amount_off takes everything"]++
@@ -618,7 +645,7 @@ func TestPriceProperties(t *testing.T) {
 			seen["no address"]++
 		}
 	}
-	for _, c := range []string{"promo refused", "unknown option", "percent_off applied", "amount_off applied", "free_shipping applied",
+	for _, c := range []string{"promo refused", "vanished option replaced", "unknown option refused", "percent_off applied", "amount_off applied", "free_shipping applied",
 		"free over", "option chosen for the buyer", "amount_off takes everything", "option kept", "shipping taxed", "no address"} {
 		if seen[c] < 20 {
 			t.Errorf("%q came up in %d carts only; want ≥ 20 (%v)", c, seen[c], seen)
@@ -723,6 +750,7 @@ func randomPricingInput(rng *rand.Rand, p *Policy) pricingInput {
 	case 1:
 		in.OptionID = "bogus"
 	}
+	in.OptionKept = in.OptionID != "" && rng.IntN(2) == 0
 	if rng.IntN(5) > 0 {
 		in.Promo = &p.Promotions[0]
 	}
@@ -775,10 +803,17 @@ func checkPriced(in pricingInput, got priced) error {
 			chosen = &got.Options[i]
 		}
 	}
+	offered := slices.ContainsFunc(got.Options, func(o FulfillmentOption) bool { return o.ID == in.OptionID })
+	refused := len(got.Options) > 0 && in.OptionID != "" && !offered && !in.OptionKept
 	switch {
 	case len(got.Options) == 0 && got.OptionID != "":
 		return fmt.Errorf("option %q chosen without options", got.OptionID)
-	case len(got.Options) > 0 && chosen == nil:
+	case refused && (got.OptionID != "" || len(got.Errors) != 1 || got.Errors[0].Type != MessageError ||
+		got.Errors[0].Code != "invalid" || got.Errors[0].Param != "$.fulfillment_option_id" || !strings.Contains(got.Errors[0].Content, in.OptionID)):
+		return fmt.Errorf("option %q sent and not offered: chose %q, errors %+v; want none chosen and an invalid error", in.OptionID, got.OptionID, got.Errors)
+	case !refused && len(got.Errors) > 0:
+		return fmt.Errorf("errors %+v for option %q (kept %t)", got.Errors, in.OptionID, in.OptionKept)
+	case len(got.Options) > 0 && chosen == nil && !refused:
 		return fmt.Errorf("chosen option %q is not among the options", got.OptionID)
 	case chosen != nil:
 		// The option asked for when it is offered, else the first cheapest.

@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/orders"
 )
 
 // Request is what create_checkout_session and update_checkout_session send;
@@ -49,7 +51,7 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 		return nil, err
 	}
 	now := c.now().UTC()
-	row := &sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), CreatedAt: now}
+	row := &sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now}
 	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := c.reprice(ctx, tx, row, st, now); err != nil {
 			return err
@@ -196,7 +198,7 @@ func (c *Checkout) save(tx *gorm.DB, row *sessionRow) error {
 	prev := row.Version
 	row.Version = prev + 1
 	res := tx.Model(&sessionRow{}).Where("id = ? AND version = ?", row.ID, prev).
-		Select("status", "version", "items", "buyer", "address", "option_id", "promo_code", "metadata", "priced", "total", "expires_at", "updated_at").
+		Select("status", "version", "items", "buyer", "address", "option_id", "promo_code", "metadata", "priced", "total", "order_id", "expires_at", "updated_at").
 		Updates(row)
 	if res.Error != nil {
 		return fmt.Errorf("save session %s: %w", row.ID, res.Error)
@@ -256,7 +258,7 @@ func (c *Checkout) apply(st *state, req Request) error {
 		if len(*req.OptionID) > 64 {
 			return shop.Errorf(shop.Invalid, "$.fulfillment_option_id", "send the id of one of fulfillment_options")
 		}
-		st.OptionID = *req.OptionID
+		st.OptionID, st.optionSent = *req.OptionID, true
 	}
 	if req.PromoCode != nil {
 		code := strings.ToUpper(strings.TrimSpace(*req.PromoCode))
@@ -282,8 +284,21 @@ func (c *Checkout) apply(st *state, req Request) error {
 // reprice prices st into row from the catalog and the policy, takes or
 // releases the stock it holds, and sets its status: ready for payment exactly
 // when there are items, all held, a complete shippable address and a
-// shipping option.
+// shipping option that is offered.
+//
+// A shipping option the caller sent that is not offered is an error; one
+// chosen before (the row's last pricing found it among the options) that is
+// no longer offered, because the address moved to another zone, is dropped
+// for the cheapest with an info message.
 func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st state, now time.Time) error {
+	var prev struct {
+		KeptOption string `json:"kept_option"` // of the last pricing (snapshot)
+	}
+	if row.Priced != "" {
+		if err := json.Unmarshal([]byte(row.Priced), &prev); err != nil {
+			return fmt.Errorf("session %s priced: %w", row.ID, err)
+		}
+	}
 	ids := make([]string, len(st.Items))
 	for i, it := range st.Items {
 		ids[i] = it.ID
@@ -315,7 +330,8 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 	} else {
 		shippable = st.Address
 	}
-	in := pricingInput{Policy: c.policy, Lines: lines, Address: shippable, OptionID: st.OptionID, Now: now}
+	in := pricingInput{Policy: c.policy, Lines: lines, Address: shippable, OptionID: st.OptionID, Now: now,
+		OptionKept: !st.optionSent && st.OptionID == prev.KeptOption}
 	if promo, ok := c.policy.Promotion(st.PromoCode); ok && st.PromoCode != "" {
 		in.Promo = promo
 		if in.PromoUses, err = c.promoUses(ctx, tx, promo.Code); err != nil {
@@ -323,8 +339,21 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 		}
 	}
 	pr := price(in)
-	if shippable != nil && pr.OptionID == "" {
+	problems = append(problems, pr.Errors...)
+	if shippable != nil && pr.OptionID == "" && len(pr.Errors) == 0 {
 		problems = append(problems, errorMessage(string(shop.Missing), "$.fulfillment_option_id", "Choose a shipping option."))
+	}
+	kept := ""
+	switch {
+	case st.OptionID == "":
+	case pr.OptionID == st.OptionID:
+		kept = st.OptionID
+	case len(pr.Options) == 0 && in.OptionKept:
+		kept = st.OptionID // no address to judge it by: still the buyer's choice
+	case pr.OptionID != "":
+		// The buyer's choice vanished with the zone and the cheapest
+		// replaced it: from now on the session has no choice of its own.
+		st.OptionID = ""
 	}
 
 	row.ExpiresAt = now.Add(c.ttl).Truncate(time.Second)
@@ -354,19 +383,9 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 	row.Total = pr.Total
 	row.Priced = marshal(snapshot{
 		LineItems: pr.LineItems, Options: pr.Options, OptionID: pr.OptionID, Totals: pr.Totals,
-		Messages: append(problems, pr.Messages...),
+		Messages: append(problems, pr.Messages...), Promo: pr.Promo, KeptOption: kept,
 	})
 	return nil
-}
-
-// promoUses counts the completed sessions that used a promotion code.
-func (c *Checkout) promoUses(ctx context.Context, tx *gorm.DB, code string) (int64, error) {
-	var n int64
-	err := tx.WithContext(ctx).Model(&sessionRow{}).Where("promo_code = ? AND status = ?", code, Completed).Count(&n).Error
-	if err != nil {
-		return 0, fmt.Errorf("count uses of %s: %w", code, err)
-	}
-	return n, nil
 }
 
 func outOfStock(line int, name string, available int64) Message {

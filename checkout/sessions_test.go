@@ -261,3 +261,88 @@ func hasInfo(s *checkout.Session, substr string) bool {
 	}
 	return false
 }
+
+// TestShippingOptionChoice: a shipping option the caller sends that is not
+// offered is an error naming the ones that are, and stays one until fixed;
+// an option chosen before that the address's new zone does not offer is
+// replaced by the cheapest, with an info message.
+func TestShippingOptionChoice(t *testing.T) {
+	ctx := context.Background()
+	toronto := &checkout.Address{Name: "Ada Lovelace", LineOne: "1 King St W", City: "Toronto", State: "ON", Country: "CA", PostalCode: "M5H 1A1"}
+	optionMessage := func(s *checkout.Session) *checkout.Message {
+		for i, m := range s.Messages {
+			if m.Param == "$.fulfillment_option_id" {
+				return &s.Messages[i]
+			}
+		}
+		return nil
+	}
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		co, _ := demoShop(t, db)
+		s, err := co.Create(ctx, checkout.Request{Items: items("enamel-camp-mug-cream", 1), Address: californian, OptionID: ptr("overnight")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused := func(s *checkout.Session, wanted string, ids ...string) {
+			t.Helper()
+			m := optionMessage(s)
+			if s.Status != checkout.NotReady || s.FulfillmentOptionID != "" || m == nil || m.Type != checkout.MessageError || m.Code != "invalid" {
+				t.Fatalf("option %q: %s %q %+v", wanted, s.Status, s.FulfillmentOptionID, s.Messages)
+			}
+			if diff := cmp.Diff([]string{"invalid $.fulfillment_option_id"}, errorParams(s)); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+			for _, id := range append(ids, wanted) {
+				if !strings.Contains(m.Content, `"`+id+`"`) {
+					t.Errorf("message %q does not name %q", m.Content, id)
+				}
+			}
+		}
+		refused(s, "overnight", "us-standard", "us-express")
+		// It stays refused when something else changes.
+		s, err = co.Update(ctx, s.ID, checkout.Request{Buyer: &checkout.Buyer{Email: "ada@example.com"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused(s, "overnight", "us-standard", "us-express")
+		// A valid choice is kept.
+		s, err = co.Update(ctx, s.ID, checkout.Request{OptionID: ptr("us-express")})
+		if err != nil || s.Status != checkout.Ready || s.FulfillmentOptionID != "us-express" || optionMessage(s) != nil {
+			t.Fatalf("us-express: %v %+v", err, s)
+		}
+		// The address moves to Canada: Express vanished, the cheapest
+		// Canadian option replaces it, and the session stays ready.
+		s, err = co.Update(ctx, s.ID, checkout.Request{Address: toronto})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := optionMessage(s); s.Status != checkout.Ready || s.FulfillmentOptionID != "ca-standard" || m == nil || m.Type != checkout.MessageInfo || !strings.Contains(m.Content, "us-express") {
+			t.Fatalf("address moved: %s %q %+v", s.Status, s.FulfillmentOptionID, s.Messages)
+		}
+		s, err = co.Update(ctx, s.ID, checkout.Request{Metadata: map[string]string{"k": "v"}})
+		if err != nil || s.Status != checkout.Ready || s.FulfillmentOptionID != "ca-standard" {
+			t.Fatalf("after the move: %v %+v", err, s)
+		}
+		// Sent again for the Canadian address, it is an error.
+		s, err = co.Update(ctx, s.ID, checkout.Request{OptionID: ptr("us-express")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused(s, "us-express", "ca-standard")
+		// "" lets the shop choose.
+		s, err = co.Update(ctx, s.ID, checkout.Request{OptionID: ptr("")})
+		if err != nil || s.Status != checkout.Ready || s.FulfillmentOptionID != "ca-standard" {
+			t.Fatalf("no choice: %v %+v", err, s)
+		}
+		// An option sent before there is an address is judged when it comes.
+		s, err = co.Create(ctx, checkout.Request{Items: items("enamel-camp-mug-cream", 1), OptionID: ptr("us-express")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err = co.Update(ctx, s.ID, checkout.Request{Address: toronto})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused(s, "us-express", "ca-standard")
+	})
+}

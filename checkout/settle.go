@@ -115,6 +115,9 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Re
 				reason = reasonPaidTwice
 			}
 			surplus = true
+			if err := c.givePromoBack(ctx, tx, att); err != nil {
+				return err
+			}
 			return c.recordSurplus(ctx, tx, row.ID, att.Provider, res.Reference, att.Amount, att.Currency, reason)
 		}
 		st, err := row.state()
@@ -125,8 +128,12 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Re
 		if err := json.Unmarshal([]byte(row.Priced), &snap); err != nil {
 			return fmt.Errorf("finish %s: priced: %w", att.ID, err)
 		}
+		orderID := att.OrderID
+		if orderID == "" {
+			orderID = row.OrderID // an attempt made before order ids were chosen with the session
+		}
 		in := orders.NewOrder{
-			SessionID: row.ID, Buyer: st.Buyer, Address: st.Address,
+			ID: orderID, SessionID: row.ID, Buyer: st.Buyer, Address: st.Address,
 			LineItems: snap.LineItems, Totals: snap.Totals, Links: c.links(),
 			Currency: row.Currency, Total: row.Total,
 			Payment: orders.Payment{Provider: att.Provider, Mode: att.Mode, Reference: res.Reference, Status: string(payments.Succeeded)},
@@ -213,7 +220,8 @@ func (c *Checkout) abandon(ctx context.Context, att *attemptRow, why string) (bo
 }
 
 // release settles an attempt as status and gives its session back to the
-// buyer: priced again and, when nothing else is wrong, ready for payment,
+// buyer: the promotion's use the attempt took is given back, and the
+// session priced again and, when nothing else is wrong, ready for payment,
 // with msg (when it has content) first among its messages.
 func (c *Checkout) release(ctx context.Context, attemptID, status string, res *payments.Result, msg Message) (settled bool, err error) {
 	err = c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -224,6 +232,12 @@ func (c *Checkout) release(ctx context.Context, attemptID, status string, res *p
 		settled = true
 		var att attemptRow
 		if err := tx.Where("id = ?", attemptID).Take(&att).Error; err != nil {
+			return err
+		}
+		// The attempt ends without an order: the use of the promotion it
+		// took goes back, before the session is priced again (and before
+		// the variants are locked: see promo.go).
+		if err := c.givePromoBack(ctx, tx, &att); err != nil {
 			return err
 		}
 		var row sessionRow

@@ -28,6 +28,10 @@ type sessionRow struct {
 	Metadata  string
 	Priced    string
 	Total     int64
+	// OrderID is the id the session's order will have, chosen with the
+	// session (or, for a session made before there were such ids, when it
+	// is first paid): the payment provider receives it with the charge.
+	OrderID   string
 	ExpiresAt time.Time
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -43,6 +47,10 @@ type state struct {
 	OptionID  string
 	PromoCode string
 	Metadata  map[string]string
+
+	// optionSent is true when the request being applied sent OptionID: an
+	// option that is not offered is then an error, never replaced.
+	optionSent bool
 }
 
 // snapshot is a session as priced: what Priced holds.
@@ -52,6 +60,13 @@ type snapshot struct {
 	OptionID  string              `json:"fulfillment_option_id,omitempty"`
 	Totals    []Total             `json:"totals"`
 	Messages  []Message           `json:"messages"`
+	// Promo is the code of the promotion the figures apply, "" for none.
+	Promo string `json:"promo,omitempty"`
+	// KeptOption is the option the buyer chose that was last found among
+	// the options (kept while there are no options, without an address):
+	// if it vanishes later, because the address moved to another zone, the
+	// cheapest replaces it instead of an error.
+	KeptOption string `json:"kept_option,omitempty"`
 }
 
 func (r *sessionRow) state() (state, error) {

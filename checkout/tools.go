@@ -30,7 +30,7 @@ func (c *Checkout) Tools() []shop.Tool {
 			Name:  "update_checkout_session",
 			Title: "Update a checkout session",
 			Description: "Change a checkout session: items (replaces the cart), buyer, fulfillment_address, fulfillment_option_id " +
-				"(one of the session's fulfillment_options), promo_code (\"\" removes it), metadata. Fields not sent stay as they are." + errs,
+				"(one of the session's fulfillment_options; another id is an invalid message, \"\" lets the shop choose), promo_code (\"\" removes it), metadata. Fields not sent stay as they are." + errs,
 			InputSchema: sessionSchema(true),
 			Meta:        map[string]any{"openai/widgetAccessible": true},
 			Handle:      c.updateTool,
@@ -42,7 +42,8 @@ func (c *Checkout) Tools() []shop.Tool {
 				"(payment_data.provider \"stripe\"; in test mode Stripe test payment methods such as pm_card_visa). " +
 				"Charges exactly once however often it is called: a completed session answers its order again. " +
 				"A declined card leaves the session ready_for_payment with a payment_declined or requires_3ds message (not an error), " +
-				"so the buyer can try another card. A change of price or stock answers price_changed or out_of_stock and charges nothing.",
+				"so the buyer can try another card. A change of price or stock answers price_changed or out_of_stock, and a promotion code used up " +
+				"meanwhile an invalid $.promo_code message, with the session not ready; nothing is charged then.",
 			InputSchema: completeSchema,
 			Meta:        map[string]any{"openai/widgetAccessible": true},
 			Handle:      c.completeTool,

@@ -17,6 +17,9 @@ import (
 
 // NewOrder is what checkout hands over when a payment succeeded.
 type NewOrder struct {
+	// ID is the order's id when the caller chose it beforehand (NewID);
+	// empty, Create makes one.
+	ID string
 	// SessionID is the checkout session the order completes; one order per session.
 	SessionID string
 	// Buyer may be nil; Email is then required.
@@ -98,9 +101,9 @@ func (lineRow) TableName() string { return "order_lines" }
 // transaction of its own.
 //
 // The order number comes from the counters row 'order_number', incremented
-// in tx; the id is "ord_" and 128 random bits in lower-case base32. The
-// writes run under a savepoint, so that a failure leaves tx usable and
-// nothing of the order behind. The unique checkout_session_id makes a
+// in tx; the id is in.ID when the caller chose it (NewID), else "ord_" and
+// 128 random bits in lower-case base32. The writes run under a savepoint,
+// so that a failure leaves tx usable and nothing of the order behind. The unique checkout_session_id makes a
 // second order for one session impossible: Create then returns an error
 // wrapping ErrExists, and the caller may read the first with BySession.
 func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*Order, error) {
@@ -183,6 +186,8 @@ func (o *Orders) rows(in NewOrder) (*orderRow, []lineRow, error) {
 		return nil, nil, fmt.Errorf("create order for session %s: no line items", in.SessionID)
 	case in.Total < 0:
 		return nil, nil, fmt.Errorf("create order for session %s: negative total %d", in.SessionID, in.Total)
+	case in.ID != "" && !ValidID(in.ID):
+		return nil, nil, fmt.Errorf("create order for session %s: %q is not an order id", in.SessionID, in.ID)
 	}
 	for _, t := range in.Totals {
 		if t.Type == TotalTotal && t.Amount != in.Total {
@@ -194,8 +199,12 @@ func (o *Orders) rows(in NewOrder) (*orderRow, []lineRow, error) {
 	if pay.Status == "" {
 		pay.Status = PaymentSucceeded
 	}
+	id := in.ID
+	if id == "" {
+		id = newOrderID()
+	}
 	row := &orderRow{
-		ID: newOrderID(), CheckoutSessionID: in.SessionID, Status: StatusConfirmed, Email: email,
+		ID: id, CheckoutSessionID: in.SessionID, Status: StatusConfirmed, Email: email,
 		Buyer: marshalIf(in.Buyer), Address: marshalIf(in.Address), FulfillmentOption: marshalIf(in.FulfillmentOption),
 		Totals: marshal(nonNilSlice(in.Totals)), Links: marshal(nonNilSlice(in.Links)),
 		Currency: cur.Code(), Total: in.Total,

@@ -39,6 +39,15 @@ const (
 // idPattern is what newOrderID makes: "ord_" and 26 base32 letters.
 var idPattern = regexp.MustCompile(`^ord_[a-z2-7]{26}$`)
 
+// NewID returns a new order id, "ord_" and 128 random bits, for a caller
+// that names an order before it is written: checkout chooses a session's
+// order id before the charge, so that the payment provider receives it,
+// and hands it to Create in NewOrder.ID.
+func NewID() string { return newOrderID() }
+
+// ValidID reports whether id has the shape of an order id (as NewID makes).
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
 // Orders keeps the orders.
 type Orders struct {
 	db        *gorm.DB

@@ -33,7 +33,7 @@ func hostedRequest(currency string, expires time.Time) payments.HostedCheckoutRe
 		Tax:             271,
 		Total:           2*1250 + 899 - 340 + 500 + 271,
 		ClientReference: "cs_shop_1",
-		Metadata:        map[string]string{"checkout_session_id": "cs_shop_1", "attempt_id": "att_1"},
+		Metadata:        map[string]string{"checkout_session_id": "cs_shop_1", "order_id": "ord_shopshopshopshopshopshop", "attempt_id": "att_1"},
 		Email:           "buyer@example.com",
 		SuccessURL:      "https://shop.example/checkout/cs_shop_1/done?stripe_session={CHECKOUT_SESSION_ID}",
 		CancelURL:       "https://shop.example/checkout/cs_shop_1/cancel",
@@ -62,8 +62,10 @@ func hostedSessionForm(r payments.HostedCheckoutRequest, coupon string) url.Valu
 		"expires_at":                    {strconv.FormatInt(r.ExpiresAt.Unix(), 10)},
 		"adaptive_pricing[enabled]":     {"false"},
 		"metadata[checkout_session_id]": {"cs_shop_1"},
+		"metadata[order_id]":            {"ord_shopshopshopshopshopshop"},
 		"metadata[attempt_id]":          {"att_1"},
 		"payment_intent_data[metadata][checkout_session_id]": {"cs_shop_1"},
+		"payment_intent_data[metadata][order_id]":            {"ord_shopshopshopshopshopshop"},
 		"payment_intent_data[metadata][attempt_id]":          {"att_1"},
 		"payment_intent_data[metadata][idempotency_key]":     {r.IdempotencyKey},
 
@@ -159,6 +161,7 @@ func TestHostedCheckoutStripeMock(t *testing.T) {
 		}
 		delete(want, "customer_email")
 		delete(want, "payment_intent_data[metadata][checkout_session_id]")
+		delete(want, "payment_intent_data[metadata][order_id]")
 		delete(want, "payment_intent_data[metadata][attempt_id]")
 		if diff := cmp.Diff(want, ex[0].Form); diff != "" {
 			t.Errorf("checkout session form (-want +got):\n%s", diff)

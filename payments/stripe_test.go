@@ -114,7 +114,7 @@ const (
 func stripeCharge(token string) payments.Request {
 	return payments.Request{
 		Amount: 2599, Currency: "usd", Token: token, IdempotencyKey: "shop_cs_test_attempt_1",
-		Description: "Checkout cs_test", Metadata: map[string]string{"checkout_session_id": "cs_test"},
+		Description: "Checkout cs_test", Metadata: map[string]string{"checkout_session_id": "cs_test", "order_id": "ord_testtesttesttesttesttest"},
 	}
 }
 
@@ -228,6 +228,7 @@ func checkChargeRequest(t *testing.T, i int, r recorded, req payments.Request) {
 		"automatic_payment_methods[enabled]":         {"true"},
 		"automatic_payment_methods[allow_redirects]": {"never"},
 		"metadata[checkout_session_id]":              {"cs_test"},
+		"metadata[order_id]":                         {"ord_testtesttesttesttesttest"},
 		"metadata[idempotency_key]":                  {req.IdempotencyKey},
 	}
 	wantVersion := stripe.APIVersion
