@@ -270,7 +270,9 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt
 			return err
 		}
 		var after snapshot
-		_ = json.Unmarshal([]byte(row.Priced), &after) // just written by reprice
+		if err := json.Unmarshal([]byte(row.Priced), &after); err != nil {
+			return fmt.Errorf("session %s repriced: %w", row.ID, err)
+		}
 		if row.Status == Ready {
 			moved := priceChanges(before, row)
 			if before.Promo != "" && after.Promo == "" {
