@@ -604,9 +604,16 @@ func (c *Catalog) Import(ctx context.Context, f *File, opts *ImportOptions) erro
 	}
 	// A large import changes the tables' statistics enough to change query
 	// plans: refresh them now rather than when the database gets round to it.
+	// On PostgreSQL, VACUUM also marks the new pages all-visible, without
+	// which the search's index-only scans visit the table for every row
+	// until autovacuum passes (which may be never: it can be off).
+	analyze := "ANALYZE "
+	if c.db.Dialector.Name() == "postgres" {
+		analyze = "VACUUM (ANALYZE) "
+	}
 	for _, table := range []string{"products", "variants", "product_terms"} {
-		if err := c.db.WithContext(ctx).Exec("ANALYZE " + table).Error; err != nil {
-			return fmt.Errorf("import: analyze %s: %w", table, err)
+		if err := c.db.WithContext(ctx).Exec(analyze + table).Error; err != nil {
+			return fmt.Errorf("import: %s%s: %w", analyze, table, err)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package database_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"shop/database"
@@ -60,6 +61,36 @@ func TestRedact(t *testing.T) {
 	} {
 		if got := database.Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestPostgresJITOff: the shop's PostgreSQL sessions run without JIT
+// compilation unless the DSN asks for it.
+func TestPostgresJITOff(t *testing.T) {
+	ctx := context.Background()
+	dsn := dbtest.DSN(t, database.Postgres)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	for _, tc := range []struct{ dsn, want string }{
+		{dsn, "off"},
+		{dsn + sep + "jit=on", "on"},
+	} {
+		db, err := database.Open(ctx, tc.dsn, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var jit string
+		if err := db.Raw("SHOW jit").Scan(&jit).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := database.Close(db); err != nil {
+			t.Fatal(err)
+		}
+		if jit != tc.want {
+			t.Errorf("%s: jit = %q, want %q", database.Redact(tc.dsn), jit, tc.want)
 		}
 	}
 }
