@@ -171,6 +171,27 @@ func TestPurchaseCommand(t *testing.T) {
 		}
 	})
 
+	// A shop that accepts the connection and never answers: the run ends at
+	// --timeout, saying so, instead of hanging.
+	t.Run("ErrTimeout", func(t *testing.T) {
+		release := make(chan struct{})
+		stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+		}))
+		t.Cleanup(func() { close(release); stuck.Close() })
+		start := time.Now()
+		out, err := runCmd(t, nil, "purchase", "--url", stuck.URL+"/mcp", "--timeout", "1s")
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("the run took %s with --timeout 1s", took)
+		}
+		if !errors.Is(err, errPurchaseFailed) || !strings.Contains(out, "✗ connect") || !strings.Contains(out, "--timeout 1s is up") {
+			t.Errorf("err %v, out:\n%s", err, out)
+		}
+	})
+
 	t.Run("ErrUnknownPromo", func(t *testing.T) {
 		out, err := runCmd(t, nil, "purchase", "--url", endpoint, "--promo", "FREEMONEY")
 		if !errors.Is(err, errPurchaseFailed) || !strings.Contains(out, "✗ update: promotion") || !strings.Contains(out, "✓ cancel_checkout_session") {
