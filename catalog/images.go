@@ -28,11 +28,8 @@ func (imageOriginRow) TableName() string { return "product_image_origins" }
 // https URL, lower-cased and without the scheme's default port; "" for a
 // path ("/static/…") or a URL it cannot parse.
 func ImageOrigin(ref string) string {
-	if !strings.HasPrefix(ref, "https://") && !strings.HasPrefix(ref, "http://") {
-		return ""
-	}
 	u, err := url.Parse(ref)
-	if err != nil || u.Host == "" || u.Hostname() == "" {
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" {
 		return ""
 	}
 	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)

@@ -3,7 +3,6 @@ package widgets
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"shop"
@@ -85,7 +84,7 @@ func (w *Widgets) ResourceDomains(ctx context.Context) []string {
 		return domains
 	}
 	for _, o := range origins {
-		if !strings.EqualFold(o, w.origin) {
+		if o != w.origin {
 			domains = append(domains, o)
 		}
 	}

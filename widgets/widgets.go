@@ -13,7 +13,6 @@ package widgets
 import (
 	"embed"
 	"log/slog"
-	"net/url"
 	"sync/atomic"
 
 	"shop/catalog"
@@ -71,13 +70,14 @@ func New(co *checkout.Checkout, cat *catalog.Catalog, opts *Options) *Widgets {
 	return &Widgets{checkout: co, catalog: cat, origin: origin(public), logger: logger}
 }
 
-// origin is the scheme and host of a URL ("https://shop.example.com").
+// origin is the scheme and host of the shop's base URL
+// ("https://shop.example.com"), in the form catalog.ImageOrigin gives the
+// catalog's image hosts, so that the CSP compares like with like.
 func origin(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		u, _ = url.Parse(catalog.DefaultPublicURL)
+	if o := catalog.ImageOrigin(raw); o != "" {
+		return o
 	}
-	return u.Scheme + "://" + u.Host
+	return catalog.ImageOrigin(catalog.DefaultPublicURL)
 }
 
 // Origin is the shop's own origin, which the widgets load its /static/
