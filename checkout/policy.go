@@ -37,6 +37,8 @@ type Policy struct {
 	Shipping         Shipping    `yaml:"shipping"` // where to and at which price
 	Tax              []TaxRule   `yaml:"-"`        // YAML key "tax", decoded by LoadPolicy
 	Promotions       []Promotion `yaml:"-"`        // YAML key "promotions", decoded by LoadPolicy
+	Limits           Limits      `yaml:"limits"`   // what one buyer may hold; defaults when left out
+	Sessions         Sessions    `yaml:"sessions"` // how long sessions live and are kept
 }
 
 // PaymentMode says whether payments take real money: test or live.
@@ -291,6 +293,7 @@ func (p *Policy) problems() []*keyError {
 	v.zones(p.Shipping.Zones)
 	v.taxes(p.Tax)
 	v.promotions(p.Promotions)
+	v.limits(p.Limits, p.Sessions)
 	return v.errs
 }
 

@@ -38,7 +38,7 @@ type rawPromotion struct {
 // knownKeys lists the keys of each YAML mapping by the name of its Go type.
 var knownKeys = func() map[string][]string {
 	m := map[string][]string{}
-	for _, v := range []any{rawPolicy{}, Links{}, Shipping{}, Zone{}, ShippingRate{}, rawTax{}, rawPromotion{}} {
+	for _, v := range []any{rawPolicy{}, Links{}, Shipping{}, Zone{}, ShippingRate{}, rawTax{}, rawPromotion{}, Limits{}, Sessions{}} {
 		m[reflect.TypeOf(v).String()] = yamlKeys(reflect.TypeOf(v))
 	}
 	return m
@@ -59,7 +59,12 @@ func yamlKeys(t reflect.Type) (keys []string) {
 // wholeNumbers describes the keys that take integers. The YAML decoder would
 // silently truncate 4.99 to 4, so LoadPolicy checks their tags itself.
 var wholeNumbers = map[string]string{"price": minorUnits, "free_over": minorUnits, "amount": positive,
-	"min_subtotal": minorUnits, "min_days": days, "max_days": days, "usage_limit": "a whole number > 0"}
+	"min_subtotal": minorUnits, "min_days": days, "max_days": days, "usage_limit": "a whole number > 0",
+	"units_per_line": wholeLimit, "units_per_variant": wholeLimit, "units_per_buyer": wholeLimit,
+	"open_sessions": wholeLimit, "lifetime_hours": wholeLimit, "retention_days": wholeLimit}
+
+// wholeLimit describes the keys of limits and sessions.
+const wholeLimit = "a whole number > 0"
 
 // keyError is a problem with one key of the policy.
 type keyError struct {
