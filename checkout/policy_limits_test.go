@@ -1,0 +1,71 @@
+package checkout
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestPolicyLimits(t *testing.T) {
+	t.Run("Defaults", func(t *testing.T) {
+		p, err := LoadPolicy(strings.NewReader(validYAML(t)), "policy.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Limits{UnitsPerLine: 10, UnitsPerVariant: 10, UnitsPerBuyer: 50, OpenSessions: 5}
+		if diff := cmp.Diff(want, p.BuyerLimits()); diff != "" {
+			t.Errorf("BuyerLimits (-want +got):\n%s", diff)
+		}
+		if got := p.SessionLifetime(); got != 6*time.Hour {
+			t.Errorf("SessionLifetime = %v, want 6h", got)
+		}
+		if got := p.SessionRetention(); got != 30*24*time.Hour {
+			t.Errorf("SessionRetention = %v, want 720h", got)
+		}
+	})
+	t.Run("Raised", func(t *testing.T) {
+		yaml := validYAML(t) + "\nlimits:\n  units_per_line: 200\n  units_per_variant: 400\n  units_per_buyer: 1000\n  open_sessions: 20\nsessions:\n  lifetime_hours: 48\n  retention_days: 90\n"
+		p, err := LoadPolicy(strings.NewReader(yaml), "policy.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Limits{UnitsPerLine: 200, UnitsPerVariant: 400, UnitsPerBuyer: 1000, OpenSessions: 20}
+		if diff := cmp.Diff(want, p.BuyerLimits()); diff != "" {
+			t.Errorf("BuyerLimits (-want +got):\n%s", diff)
+		}
+		if p.SessionLifetime() != 48*time.Hour || p.SessionRetention() != 90*24*time.Hour {
+			t.Errorf("lifetime %v, retention %v; want 48h, 2160h", p.SessionLifetime(), p.SessionRetention())
+		}
+	})
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"ErrFraction", "limits:\n  units_per_line: 2.5\n",
+			[]string{`policy.yaml: limits.units_per_line: must be a whole number > 0 (got "2.5")`}},
+		{"ErrOverMax", "limits:\n  units_per_line: 1000\n  open_sessions: -1\nsessions:\n  lifetime_hours: 500\n",
+			[]string{
+				"policy.yaml: limits.units_per_line: must be a whole number from 1 to 999, or left out for the default (got 1000)",
+				"policy.yaml: limits.open_sessions: must be a whole number from 1 to 100, or left out for the default (got -1)",
+				"policy.yaml: sessions.lifetime_hours: must be a whole number from 1 to 168, or left out for the default (got 500)",
+			}},
+		{"ErrUnknownKey", "limits:\n  units_per_order: 3\n",
+			[]string{"policy.yaml: limits.units_per_order: unknown key; the keys allowed here are units_per_line, units_per_variant, units_per_buyer, open_sessions"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadPolicy(strings.NewReader(validYAML(t)+"\n"+tc.yaml), "policy.yaml")
+			var got []string
+			for _, l := range errLines(err) {
+				if i := strings.LastIndex(l, " (line "); i > 0 {
+					l = l[:i]
+				}
+				got = append(got, l)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("error lines (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
