@@ -25,98 +25,29 @@ func warmPool(t *testing.T, db *gorm.DB, n int) {
 	}
 	n = min(n, sqlDB.Stats().MaxOpenConnections)
 	ctx := context.Background()
-	for range 2 {
-		var wg sync.WaitGroup
-		errs := make([]error, n)
-		for i := range n {
-			wg.Go(func() {
-				c, err := sqlDB.Conn(ctx)
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				defer func() { _ = c.Close() }()
-				errs[i] = c.PingContext(ctx)
-				time.Sleep(20 * time.Millisecond) // hold it while the others open theirs
-			})
-		}
-		wg.Wait()
-		for _, err := range errs {
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			c, err := sqlDB.Conn(ctx)
 			if err != nil {
-				t.Fatal(err)
+				errs[i] = err
+				return
 			}
+			defer func() { _ = c.Close() }()
+			errs[i] = c.PingContext(ctx)
+			time.Sleep(20 * time.Millisecond) // hold it while the others open theirs
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 	if idle := sqlDB.Stats().Idle; idle < n {
 		t.Logf("pool warmed to %d idle connections of %d", idle, n)
 	}
-}
-
-// readGate holds the first reads of a table made inside transactions until
-// n of them have been made or none has come for quiet: claims that can read
-// together (nothing makes them wait for each other) then all read before any
-// writes, which is the interleaving that overruns a usage limit; claims
-// that cannot (a row lock, SQLite's write lock) lose only quiet once.
-type readGate struct {
-	mu      sync.Mutex
-	n       int
-	quiet   time.Duration
-	arrived int
-	timer   *time.Timer
-	open    chan struct{}
-	opened  bool
-}
-
-// gateReads installs a readGate on db's reads of table; it is armed at once.
-func gateReads(t *testing.T, db *gorm.DB, table string, n int, quiet time.Duration) *readGate {
-	t.Helper()
-	g := &readGate{n: n, quiet: quiet, open: make(chan struct{})}
-	err := db.Callback().Query().After("gorm:query").Register("test:gate_"+table, func(d *gorm.DB) {
-		if _, inTx := d.Statement.ConnPool.(gorm.TxCommitter); inTx && d.Statement.Table == table {
-			g.arrive()
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(g.release)
-	return g
-}
-
-func (g *readGate) arrive() {
-	g.mu.Lock()
-	if g.opened {
-		g.mu.Unlock()
-		return
-	}
-	g.arrived++
-	if g.arrived == g.n {
-		g.mu.Unlock()
-		g.release()
-		return
-	}
-	if g.timer != nil {
-		g.timer.Stop()
-	}
-	g.timer = time.AfterFunc(g.quiet, g.release)
-	g.mu.Unlock()
-	<-g.open
-}
-
-func (g *readGate) release() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !g.opened {
-		g.opened = true
-		close(g.open)
-	}
-}
-
-// together is how many reads the gate held before it opened.
-func (g *readGate) together() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.arrived
 }
 
 // TestPromoLastUseRace: WELCOME10 with a usage limit of 2 and one use
@@ -156,7 +87,7 @@ func TestPromoLastUseRace(t *testing.T) {
 		}
 		chargesBefore := p.count(t, "sandbox_charges")
 		warmPool(t, db, n+2)
-		g := gateReads(t, db, "promotion_uses", n, 300*time.Millisecond)
+		g := gateReads(t, db, "promotion_uses", true, n, 300*time.Millisecond)
 
 		results := make([]*checkout.Session, n)
 		errs := make([]error, n)
