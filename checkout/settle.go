@@ -282,7 +282,18 @@ func (c *Checkout) release(ctx context.Context, attemptID, status string, res *p
 			return err
 		}
 		if err := c.reprice(ctx, tx, &row, st, c.now().UTC()); err != nil {
-			return err
+			var se *shop.Error
+			if !errors.As(err, &se) {
+				return err
+			}
+			// The session no longer prices as it stands (a variant left
+			// the catalog): it holds nothing, is not ready and says why,
+			// rather than the attempt staying open forever.
+			if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
+				return err
+			}
+			row.Status, row.UpdatedAt = NotReady, c.now().UTC()
+			addMessages(&row, errorMessage(string(se.Code), se.Param, se.Message))
 		}
 		if msg.Content != "" {
 			addMessages(&row, msg)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -235,4 +236,45 @@ func exec(t *testing.T, db *gorm.DB, sql string, args ...any) {
 	if err := db.Exec(sql, args...).Error; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestUnchargedAttemptVariantRemoved: the provider never saw the charge
+// and, meanwhile, an import removed a variant of the session. The reconciler
+// gives the attempt up once: the session holds nothing, is not ready and
+// says which item to change; it is not left open for every pass to fail on.
+func TestUnchargedAttemptVariantRemoved(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		var logs syncBuffer
+		clk := &clock{now: time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)}
+		sandbox := payments.NewSandbox(db, &payments.SandboxOptions{Now: clk.Now})
+		co := newCheckout(t, db, clk, &checkout.Options{Charger: &lostAnswer{Sandbox: sandbox},
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelError}))})
+		p := &paying{co: co, clk: clk, db: db, sandbox: sandbox}
+		s := p.ready(t)
+		if got, err := co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay("pm_card_visa")}); err != nil || got.Status != checkout.InProgress {
+			t.Fatalf("the charge never reached the provider: %v %s", err, got.Status)
+		}
+		reimport(t, catalog.New(db, money.MustLookup("usd"), &catalog.Options{Now: clk.Now}), "enamel-camp-mug", func(p *catalog.ProductRecord) {
+			p.Variants = slices.DeleteFunc(p.Variants, func(v catalog.VariantRecord) bool { return v.ID == "enamel-camp-mug-forest-green" })
+		})
+		clk.Add(2 * time.Second)
+		if n, err := co.Reconcile(ctx); err != nil || n != 1 {
+			t.Fatalf("reconcile: %d %v\n%s", n, err, logs.String())
+		}
+		var status string
+		db.Raw("SELECT status FROM checkout_sessions WHERE id = ?", s.ID).Scan(&status)
+		var holds int64
+		db.Table("stock_holds").Where("holder = ?", s.ID).Count(&holds)
+		if status != string(checkout.NotReady) || holds != 0 {
+			t.Errorf("session %s holding %d variants, want %s and none", status, holds, checkout.NotReady)
+		}
+		clk.Add(time.Minute)
+		if n, err := co.Reconcile(ctx); err != nil || n != 0 || logs.String() != "" {
+			t.Errorf("second pass: %d %v, logged %q", n, err, logs.String())
+		}
+		if p.count(t, "sandbox_charges") != 0 || p.count(t, "orders") != 0 {
+			t.Errorf("%d charges, %d orders; want none", p.count(t, "sandbox_charges"), p.count(t, "orders"))
+		}
+	})
 }
