@@ -40,7 +40,7 @@ func (c *Catalog) Product(ctx context.Context, id string) (*Product, error) {
 		return nil, fmt.Errorf("get product %s: %w", id, err)
 	}
 	var vrows []variantRow
-	if err := c.db.WithContext(ctx).Where("product_id = ?", id).Order("position").Find(&vrows).Error; err != nil {
+	if err := c.db.WithContext(ctx).Where("product_id = ? AND removed = ?", id, false).Order("position").Find(&vrows).Error; err != nil {
 		return nil, fmt.Errorf("get product %s: variants: %w", id, err)
 	}
 	held, err := c.heldOn(ctx, vrows)
@@ -79,7 +79,7 @@ func (c *Catalog) summaries(ctx context.Context, ids []string, q Query) ([]Produ
 		return nil, fmt.Errorf("search: products: %w", err)
 	}
 	var variants []variantRow
-	err := c.db.WithContext(ctx).Select("id", "product_id", "price", "stock").Where("product_id IN ?", ids).Find(&variants).Error
+	err := c.db.WithContext(ctx).Select("id", "product_id", "price", "stock").Where("product_id IN ? AND removed = ?", ids, false).Find(&variants).Error
 	if err != nil {
 		return nil, fmt.Errorf("search: variants: %w", err)
 	}

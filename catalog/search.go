@@ -84,8 +84,8 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 		filterArgs = append(filterArgs, categoryKey(q.Category))
 	}
 	if cond, cargs := q.variantFilter("v", c.now().UTC()); cond != "" {
-		filter.WriteString(" AND EXISTS (SELECT 1 FROM variants v WHERE v.product_id = p.id" + cond + ")")
-		filterArgs = append(filterArgs, cargs...)
+		filter.WriteString(" AND EXISTS (SELECT 1 FROM variants v WHERE v.product_id = p.id AND v.removed = ?" + cond + ")")
+		filterArgs = append(append(filterArgs, false), cargs...)
 	}
 
 	if len(terms) == 0 {

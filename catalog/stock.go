@@ -41,7 +41,8 @@ type Item struct {
 	OnHand, Available int64
 }
 
-// Items returns the variants with the given ids that exist, by id.
+// Items returns the variants with the given ids that exist and are not
+// removed (see Import), by id.
 // Available counts the holds of everyone but holder. db is the transaction
 // to read in, or nil.
 func (c *Catalog) Items(ctx context.Context, db *gorm.DB, holder string, ids []string) (map[string]Item, error) {
@@ -54,7 +55,7 @@ func (c *Catalog) Items(ctx context.Context, db *gorm.DB, holder string, ids []s
 	err := db.Table("variants v").
 		Select("v.id, v.product_id, v.title, v.image, v.price, v.stock, p.title AS product_title, p.images AS product_images").
 		Joins("JOIN products p ON p.id = v.product_id").
-		Where("v.id IN ?", ids).Scan(&rows).Error
+		Where("v.id IN ? AND v.removed = ?", ids, false).Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("look up variants: %w", err)
 	}
@@ -184,24 +185,55 @@ func (c *Catalog) ExtendHolds(ctx context.Context, tx *gorm.DB, holder string, u
 }
 
 // Take sells lines: the stock on hand of each variant goes down by its
-// quantity and holder's holds are dropped, in tx, the transaction that
-// records the sale. A variant with fewer units on hand than its line is an
-// error, and nothing is taken.
-func (c *Catalog) Take(ctx context.Context, tx *gorm.DB, holder string, lines []HoldLine) error {
+// quantity, or to zero when fewer units are on hand, and holder's holds are
+// dropped, in tx, the transaction that records the sale. It returns, for
+// each line, the units it could not take: 0 when the stock covered it, the
+// whole quantity for a variant no longer in the catalog. A charged payment
+// is an order whatever the stock says; the shortfall is for the staff to
+// settle (restock or refund). Stock never goes below zero.
+func (c *Catalog) Take(ctx context.Context, tx *gorm.DB, holder string, lines []HoldLine) ([]int64, error) {
 	tx = tx.WithContext(ctx)
-	sorted := slices.Clone(lines)
-	slices.SortFunc(sorted, func(a, b HoldLine) int { return strings.Compare(a.VariantID, b.VariantID) })
+	order := make([]int, len(lines))
+	ids := make([]string, len(lines))
+	for i, l := range lines {
+		order[i], ids[i] = i, l.VariantID
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(lines[a].VariantID, lines[b].VariantID) })
+	// Lock the variants' rows in id order, as Hold does.
+	lock := ""
+	if tx.Dialector.Name() == "postgres" {
+		lock = " FOR UPDATE"
+	}
+	var stock []struct {
+		ID    string
+		Stock int64
+	}
+	if err := tx.Raw("SELECT id, stock FROM variants WHERE id IN ? ORDER BY id"+lock, ids).Scan(&stock).Error; err != nil {
+		return nil, fmt.Errorf("take stock: lock variants: %w", err)
+	}
+	onHand := make(map[string]int64, len(stock))
+	for _, s := range stock {
+		onHand[s.ID] = s.Stock
+	}
 	now := c.now().UTC()
-	for _, l := range sorted {
-		res := tx.Exec("UPDATE variants SET stock = stock - ?, updated_at = ? WHERE id = ? AND stock >= ?", l.Quantity, now, l.VariantID, l.Quantity)
+	short := make([]int64, len(lines))
+	for _, i := range order {
+		l := lines[i]
+		take := min(max(0, onHand[l.VariantID]), l.Quantity)
+		short[i] = l.Quantity - take
+		if take == 0 {
+			continue
+		}
+		res := tx.Exec("UPDATE variants SET stock = stock - ?, updated_at = ? WHERE id = ? AND stock >= ?", take, now, l.VariantID, take)
 		if res.Error != nil {
-			return fmt.Errorf("take stock of %s: %w", l.VariantID, res.Error)
+			return nil, fmt.Errorf("take stock of %s: %w", l.VariantID, res.Error)
 		}
 		if res.RowsAffected == 0 {
-			return fmt.Errorf("take stock: %s has fewer than %d units on hand", l.VariantID, l.Quantity)
+			return nil, fmt.Errorf("take stock: %s changed under its lock", l.VariantID)
 		}
+		onHand[l.VariantID] -= take
 	}
-	return c.Release(ctx, tx, holder)
+	return short, c.Release(ctx, tx, holder)
 }
 
 // ReleaseExpired drops every hold that has expired and returns how many.
@@ -243,40 +275,62 @@ type StockChange struct {
 	Add *int64
 }
 
-// AdjustStock changes a variant's stock on hand in tx and returns it before
-// and after. The result must lie in 0…MaxStock; the change is a conditional
-// update, so concurrent sales and adjustments never lose one another.
+// StockAdjustment is a change of a variant's stock on hand: Before and
+// After it, and the units held by sessions being paid (Paying), below which
+// it may not go.
+type StockAdjustment struct {
+	Before, After int64
+	Paying        PaymentHolds
+}
+
+// AdjustStock changes a variant's stock on hand in tx. The result must lie
+// in 0…MaxStock, and a decrease may not take it below the units held by
+// sessions being paid (they may be charged for them at any moment); on an
+// error the caller rolls tx back. The change is a conditional update, so
+// concurrent sales and adjustments never lose one another; the holds being
+// paid are counted after it, once the update holds the variant's row (a
+// claim for payment locks it too), so none is missed.
 //
-// Errors: not_found ($.variant_id), invalid ($.set, $.add).
-func (c *Catalog) AdjustStock(ctx context.Context, tx *gorm.DB, variantID string, ch StockChange) (before, after int64, err error) {
+// Errors: not_found ($.variant_id), invalid ($.set, $.add), conflict.
+func (c *Catalog) AdjustStock(ctx context.Context, tx *gorm.DB, variantID string, ch StockChange) (StockAdjustment, error) {
 	tx = tx.WithContext(ctx)
 	var v variantRow
-	if err := tx.Select("id", "stock").Where("id = ?", variantID).Take(&v).Error; err != nil {
+	if err := tx.Select("id", "stock").Where("id = ? AND removed = ?", variantID, false).Take(&v).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return 0, 0, shop.Errorf(shop.NotFound, "$.variant_id", "no variant has id %q", variantID)
+			return StockAdjustment{}, shop.Errorf(shop.NotFound, "$.variant_id", "no variant has id %q", variantID)
 		}
-		return 0, 0, fmt.Errorf("adjust stock of %s: %w", variantID, err)
+		return StockAdjustment{}, fmt.Errorf("adjust stock of %s: %w", variantID, err)
 	}
-	before, after = v.Stock, v.Stock
+	adj := StockAdjustment{Before: v.Stock, After: v.Stock}
 	switch {
 	case ch.Set != nil:
-		after = *ch.Set
+		adj.After = *ch.Set
 	case ch.Add != nil:
-		after = v.Stock + *ch.Add
+		adj.After = v.Stock + *ch.Add
 	}
-	if after < 0 || after > MaxStock {
-		param := "$.set"
-		if ch.Set == nil {
-			param = "$.add"
-		}
-		return before, after, shop.Errorf(shop.Invalid, param, "the stock would be %d; it must stay from 0 to %d (now %d)", after, MaxStock, v.Stock)
+	param := "$.set"
+	if ch.Set == nil {
+		param = "$.add"
 	}
-	res := tx.Exec("UPDATE variants SET stock = ?, updated_at = ? WHERE id = ? AND stock = ?", after, c.now().UTC(), variantID, before)
+	if adj.After < 0 || adj.After > MaxStock {
+		return adj, shop.Errorf(shop.Invalid, param, "the stock would be %d; it must stay from 0 to %d (now %d)", adj.After, MaxStock, v.Stock)
+	}
+	res := tx.Exec("UPDATE variants SET stock = ?, updated_at = ? WHERE id = ? AND stock = ?", adj.After, c.now().UTC(), variantID, adj.Before)
 	if res.Error != nil {
-		return before, after, fmt.Errorf("adjust stock of %s: %w", variantID, res.Error)
+		return adj, fmt.Errorf("adjust stock of %s: %w", variantID, res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return before, after, shop.Errorf(shop.Conflict, "$.variant_id", "the stock of %s changed while adjusting it; look at it again and retry", variantID)
+		return adj, shop.Errorf(shop.Conflict, "$.variant_id", "the stock of %s changed while adjusting it; look at it again and retry", variantID)
 	}
-	return before, after, nil
+	paying, err := c.PayingHolds(ctx, tx, []string{variantID})
+	if err != nil {
+		return adj, err
+	}
+	adj.Paying = paying[variantID]
+	if adj.After < adj.Before && adj.After < adj.Paying.Units {
+		return adj, shop.Errorf(shop.Invalid, param,
+			"the stock would be %d, below the %d unit(s) held by %d checkout session(s) being paid (it is %d now); send a stock of at least %d, or lower it once those payments settle",
+			adj.After, adj.Paying.Units, adj.Paying.Sessions, adj.Before, min(adj.Before, adj.Paying.Units))
+	}
+	return adj, nil
 }

@@ -311,7 +311,7 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt
 			if row.OrderID == "" {
 				row.OrderID = orders.NewID() // a session made before order ids were chosen with it
 			}
-			if err := c.catalog.ExtendHolds(ctx, tx, row.ID, now.Add(claimHold)); err != nil {
+			if err := c.catalog.HoldForPayment(ctx, tx, row.ID, now.Add(claimHold)); err != nil {
 				return err
 			}
 			row.Status = InProgress

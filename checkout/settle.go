@@ -88,9 +88,14 @@ func (c *Checkout) record(ctx context.Context, att *attemptRow, res *payments.Re
 // the stock it takes, the attempt and the session.
 func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Result) (settled bool, err error) {
 	surplus := false
+	var short map[string]int64
 	defer func() {
 		if surplus && err == nil {
 			c.refundNow(ctx, att.SessionID)
+		}
+		if short != nil && err == nil {
+			c.logger.ErrorContext(ctx, "a paid order is short of stock (the catalog changed while it was paid): restock or refund it; list_orders with short: true shows it",
+				"session", att.SessionID, "order", att.order.ID, "short", short)
 		}
 	}()
 	err = c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -146,11 +151,14 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Re
 				in.FulfillmentOption = &snap.Options[i]
 			}
 		}
-		ord, err := c.orders.Create(ctx, tx, in)
-		if err != nil {
+		// The order is what the buyer paid for (the snapshot), whatever the
+		// catalog says now; the stock takes what it can.
+		if short, err = c.take(ctx, tx, &row, st); err != nil {
 			return err
 		}
-		if err := c.catalog.Take(ctx, tx, row.ID, lines(st.Items)); err != nil {
+		in.Short = short
+		ord, err := c.orders.Create(ctx, tx, in)
+		if err != nil {
 			return err
 		}
 		row.Status, row.UpdatedAt = Completed, c.now().UTC()
@@ -166,6 +174,28 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Re
 		att.completed, att.order = nil, nil
 	}
 	return settled, err
+}
+
+// take takes a paid session's stock in tx and returns, by variant id, the
+// units the stock on hand did not cover (nil when it covered every line):
+// the order is written all the same, its shortfall recorded for the staff
+// to restock or refund.
+func (c *Checkout) take(ctx context.Context, tx *gorm.DB, row *sessionRow, st state) (map[string]int64, error) {
+	want := lines(st.Items)
+	short, err := c.catalog.Take(ctx, tx, row.ID, want)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]int64
+	for i, n := range short {
+		if n > 0 {
+			if out == nil {
+				out = map[string]int64{}
+			}
+			out[want[i].VariantID] += n
+		}
+	}
+	return out, nil
 }
 
 // orphan handles a successful charge whose attempt was settled already. A
@@ -252,7 +282,18 @@ func (c *Checkout) release(ctx context.Context, attemptID, status string, res *p
 			return err
 		}
 		if err := c.reprice(ctx, tx, &row, st, c.now().UTC()); err != nil {
-			return err
+			var se *shop.Error
+			if !errors.As(err, &se) {
+				return err
+			}
+			// The session no longer prices as it stands (a variant left
+			// the catalog): it holds nothing, is not ready and says why,
+			// rather than the attempt staying open forever.
+			if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
+				return err
+			}
+			row.Status, row.UpdatedAt = NotReady, c.now().UTC()
+			addMessages(&row, errorMessage(string(se.Code), se.Param, se.Message))
 		}
 		if msg.Content != "" {
 			addMessages(&row, msg)

@@ -41,6 +41,9 @@ type OrderSummary struct {
 	Refunded  money.Price `json:"refunded"`
 	CreatedAt time.Time   `json:"created_at"`
 	Items     int64       `json:"items"`
+	// ShortUnits are units sold that the stock on hand did not cover when
+	// the order was written (see OrderDetail.ShortUnits).
+	ShortUnits int64 `json:"short_units"`
 }
 
 // OrderList is list_orders' structured content, newest first.
@@ -50,11 +53,16 @@ type OrderList struct {
 }
 
 // OrderDetail is the staff's view of an order: the order with its receipt,
-// the amount refunded, each line's progress, and the refunds, fulfilments,
-// notes and audit trail, each oldest first.
+// the amount refunded, the units short of stock, each line's progress, and
+// the refunds, fulfilments, notes and audit trail, each oldest first.
 type OrderDetail struct {
 	Order
-	Refunded    money.Price        `json:"refunded"`
+	Refunded money.Price `json:"refunded"`
+	// ShortUnits are the units the stock on hand did not cover when the
+	// order was written (the catalog changed while the buyer paid): they
+	// were paid for and not taken from stock; the staff restock or refund
+	// them. Each line says how many of its units (LineProgress.Short).
+	ShortUnits  int64              `json:"short_units"`
 	Lines       []LineProgress     `json:"lines"`
 	Refunds     []RefundRecord     `json:"refunds"`
 	Fulfilments []FulfilmentRecord `json:"fulfilments"`
@@ -75,6 +83,9 @@ type LineProgress struct {
 	Quantity  int64  `json:"quantity"`
 	Fulfilled int64  `json:"fulfilled"`
 	Restocked int64  `json:"restocked"`
+	// Short is how many of the line's units were not on hand when the order
+	// was written.
+	Short int64 `json:"short"`
 }
 
 // RefundRecord is a refund as recorded (status pending, succeeded or failed).
@@ -146,15 +157,17 @@ func (a *Admin) readTools() []shop.Tool {
 	return []shop.Tool{
 		tool("list_orders", "List orders", "List orders, newest first: number, status, email, total and refunded (minor units and display), "+
 			"created_at and units. Filters combine: status, email (exact), text (an order number, or part of the buyer's email or name), "+
-			"created_from (inclusive), created_to (exclusive). For the next page pass next_cursor as cursor with the same filters."+
-			errs+"invalid (status, email, text, created_from, created_to, limit, cursor).", fmt.Sprintf(`{
+			"created_from (inclusive), created_to (exclusive), short (true: only orders short of stock, whose short_units the stock did not cover when they were paid). "+
+			"For the next page pass next_cursor as cursor with the same filters."+
+			errs+"invalid (status, email, text, created_from, created_to, short, limit, cursor).", fmt.Sprintf(`{
   "type": "object",
   "properties": {
     "status": {"type": "string", "enum": ["%s"], "description": "Only orders in this status."},
     "email": {"type": "string", "maxLength": %d, "description": "Only orders placed with this email (case does not matter)."},
     "text": {"type": "string", "maxLength": %d, "description": "An order number (1001), or part of the buyer's email or name."},
     "created_from": {"type": "string", "maxLength": 40, "description": "Created at or after this %s."},
-    "created_to": {"type": "string", "maxLength": 40, "description": "Created before this %s."},`+page+`
+    "created_to": {"type": "string", "maxLength": 40, "description": "Created before this %s."},
+    "short": {"type": "boolean", "description": "true: only orders short of stock (units paid for that were not on hand); false: only the others."},`+page+`
   }
 }`, strings.Join(orderStatuses, `", "`), MaxEmailLen, maxSearchTextLen, rangeHelp, rangeHelp, listOrdersDefault), a.listOrders),
 		tool("get_order", "Get an order (staff)", "Get everything about an order: the receipt (lines, address, shipping, totals, payment), "+
@@ -199,6 +212,7 @@ func (a *Admin) listOrders(ctx context.Context, raw json.RawMessage) (*shop.Resu
 		Text        string `json:"text"`
 		CreatedFrom string `json:"created_from"`
 		CreatedTo   string `json:"created_to"`
+		Short       *bool  `json:"short"`
 		Limit       *int   `json:"limit"`
 		Cursor      string `json:"cursor"`
 	}
@@ -206,6 +220,14 @@ func (a *Admin) listOrders(ctx context.Context, raw json.RawMessage) (*shop.Resu
 		return nil, err
 	}
 	q := a.db.WithContext(ctx).Table("orders o")
+	short := "-"
+	if args.Short != nil {
+		if *args.Short {
+			q, short = q.Where("o.short_units > 0"), "short"
+		} else {
+			q, short = q.Where("o.short_units = 0"), "covered"
+		}
+	}
 	if args.Status != "" {
 		if !slices.Contains(orderStatuses, args.Status) {
 			return nil, shop.Errorf(shop.Invalid, "$.status", "no status %q; send one of: %s", args.Status, strings.Join(orderStatuses, ", "))
@@ -237,14 +259,14 @@ func (a *Admin) listOrders(ctx context.Context, raw json.RawMessage) (*shop.Resu
 		return nil, err
 	}
 	type row struct {
-		ID, Status, Email, Currency    string
-		Number, Total, Refunded, Items int64
-		CreatedAt                      time.Time
+		ID, Status, Email, Currency                string
+		Number, Total, Refunded, Items, ShortUnits int64
+		CreatedAt                                  time.Time
 	}
-	q = q.Select("o.id, o.number, o.status, o.email, o.currency, o.total, o.refunded, o.created_at, " +
+	q = q.Select("o.id, o.number, o.status, o.email, o.currency, o.total, o.refunded, o.short_units, o.created_at, " +
 		"(SELECT COALESCE(SUM(l.quantity), 0) FROM order_lines l WHERE l.order_id = o.id) AS items")
 	k := keyset{timeCol: "o.created_at", idCol: "o.id", from: from, to: to, limit: args.Limit, def: listOrdersDefault, cursor: args.Cursor,
-		fp: fingerprint("orders", args.Status, email, text, instantKey(from), instantKey(to))}
+		fp: fingerprint("orders", args.Status, email, text, instantKey(from), instantKey(to), short)}
 	rows, next, err := readPage(q, k, func(r row) (time.Time, string) { return r.CreatedAt, r.ID })
 	if err != nil {
 		return nil, err
@@ -253,12 +275,15 @@ func (a *Admin) listOrders(ctx context.Context, raw json.RawMessage) (*shop.Resu
 	lines := make([]string, 0, len(rows))
 	for _, r := range rows {
 		s := OrderSummary{ID: r.ID, Number: r.Number, Status: r.Status, Email: r.Email, Total: priceOf(r.Currency, r.Total),
-			Refunded: priceOf(r.Currency, r.Refunded), CreatedAt: r.CreatedAt.UTC(), Items: r.Items}
+			Refunded: priceOf(r.Currency, r.Refunded), CreatedAt: r.CreatedAt.UTC(), Items: r.Items, ShortUnits: r.ShortUnits}
 		list.Orders = append(list.Orders, s)
 		line := fmt.Sprintf("%d %s %s %s %s, %d units, total %s", s.Number, s.ID, s.CreatedAt.Format("2006-01-02 15:04 UTC"),
 			s.Status, s.Email, s.Items, s.Total.Display)
 		if s.Refunded.Amount > 0 {
 			line += ", refunded " + s.Refunded.Display
+		}
+		if s.ShortUnits > 0 {
+			line += fmt.Sprintf(", SHORT %d units of stock", s.ShortUnits)
 		}
 		lines = append(lines, line)
 	}
@@ -287,11 +312,11 @@ func (a *Admin) getOrderDetail(ctx context.Context, raw json.RawMessage) (*shop.
 		return nil, err
 	}
 	cur := row.Currency
-	d := &OrderDetail{Order: *ord, Refunded: priceOf(cur, row.Refunded), Lines: []LineProgress{}, Refunds: []RefundRecord{},
+	d := &OrderDetail{Order: *ord, Refunded: priceOf(cur, row.Refunded), ShortUnits: row.ShortUnits, Lines: []LineProgress{}, Refunds: []RefundRecord{},
 		Fulfilments: []FulfilmentRecord{}, Notes: []NoteRecord{}, AuditTrail: []AuditEntry{}}
 	for _, l := range lines {
 		d.Lines = append(d.Lines, LineProgress{ID: l.LineID, VariantID: l.VariantID, Name: l.Name, Quantity: l.Quantity,
-			Fulfilled: l.Fulfilled, Restocked: l.Restocked})
+			Fulfilled: l.Fulfilled, Restocked: l.Restocked, Short: l.ShortQuantity})
 	}
 	var (
 		refunds     []refundRow
@@ -330,8 +355,15 @@ func detailText(d *OrderDetail) string {
 	var sb strings.Builder
 	sb.WriteString(summary(&d.Order))
 	fmt.Fprintf(&sb, "\nRefunded %s.", d.Refunded.Display)
+	if d.ShortUnits > 0 {
+		fmt.Fprintf(&sb, "\nSHORT OF STOCK: %d unit(s) were paid for and not on hand when the order was written; restock them, or refund them.", d.ShortUnits)
+	}
 	for _, l := range d.Lines {
-		fmt.Fprintf(&sb, "\nLine %s (%s): %d ordered, %d fulfilled, %d restocked.", l.ID, l.Name, l.Quantity, l.Fulfilled, l.Restocked)
+		fmt.Fprintf(&sb, "\nLine %s (%s): %d ordered, %d fulfilled, %d restocked", l.ID, l.Name, l.Quantity, l.Fulfilled, l.Restocked)
+		if l.Short > 0 {
+			fmt.Fprintf(&sb, ", %d short of stock", l.Short)
+		}
+		sb.WriteString(".")
 	}
 	for _, r := range d.Refunds {
 		fmt.Fprintf(&sb, "\nRefund %s %s %s by %s at %s: %q.", r.ID, r.Amount.Display, r.Status, r.Actor, r.CreatedAt.Format(time.RFC3339), r.Reason)

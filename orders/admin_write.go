@@ -100,7 +100,8 @@ func (a *Admin) writeTools() []shop.Tool {
 		{
 			Name: "adjust_inventory", Title: "Adjust a variant's stock",
 			Description: "Role owner. Two steps, like refund_order. Set a variant's stock on hand (set) or change it by a number (add, negative to remove), with a reason. " +
-				"Errors: not_found $.variant_id; invalid $.set / $.add (the stock must stay from 0 up), $.confirm.",
+				"The preview shows the units held by checkout sessions being paid (held_for_payment, by paying_sessions sessions): the stock cannot be lowered below them until those payments settle. " +
+				"Errors: not_found $.variant_id; invalid $.set / $.add (the stock must stay from 0 up, and not go below the units held for payment), $.confirm.",
 			InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -416,35 +417,57 @@ func (a *Admin) adjustTool(ctx context.Context, raw json.RawMessage) (*shop.Resu
 		VariantID string `json:"variant_id"`
 		Before    int64  `json:"before"`
 		After     int64  `json:"after"`
+		// HeldForPayment is the units held by checkout sessions being paid
+		// (PayingSessions of them): the stock may not go below them.
+		HeldForPayment int64 `json:"held_for_payment"`
+		PayingSessions int64 `json:"paying_sessions"`
 	}
 	var res result
+	// The confirm token is bound to the stock before and after; the units
+	// held for payment are checked again when the change is made.
+	type plan struct {
+		VariantID string `json:"variant_id"`
+		Before    int64  `json:"before"`
+		After     int64  `json:"after"`
+	}
+	bound := func(r result) plan { return plan{VariantID: r.VariantID, Before: r.Before, After: r.After} }
 	// Both steps compute the change in a transaction; the preview's is
 	// rolled back.
 	errPreview := errors.New("preview")
 	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		before, after, err := a.catalog.AdjustStock(ctx, tx, args.VariantID, change)
+		adj, err := a.catalog.AdjustStock(ctx, tx, args.VariantID, change)
 		if err != nil {
 			return err
 		}
-		res = result{VariantID: args.VariantID, Before: before, After: after}
+		res = result{VariantID: args.VariantID, Before: adj.Before, After: adj.After,
+			HeldForPayment: adj.Paying.Units, PayingSessions: adj.Paying.Sessions}
 		if confirm == "" {
 			return errPreview
 		}
 		// The token is bound to the stock before and after that the
 		// preview showed; checked here, in the transaction of the change.
-		stale := fmt.Sprintf("the stock of %s changed since the preview: it is %d now, and this call would take it to %d", args.VariantID, before, after)
-		if err := a.redeem(ctx, tx, actor, "adjust_inventory", args, res, confirm, stale); err != nil {
+		stale := fmt.Sprintf("the stock of %s changed since the preview: it is %d now, and this call would take it to %d", args.VariantID, adj.Before, adj.After)
+		if err := a.redeem(ctx, tx, actor, "adjust_inventory", args, bound(res), confirm, stale); err != nil {
 			return err
 		}
 		return a.orders.Audit(ctx, tx, Event{Actor: actor.String(), Action: "adjust_inventory", Arguments: args,
-			Before: map[string]any{"variant_id": args.VariantID, "stock": before}, After: map[string]any{"variant_id": args.VariantID, "stock": after}})
+			Before: map[string]any{"variant_id": args.VariantID, "stock": adj.Before},
+			After:  map[string]any{"variant_id": args.VariantID, "stock": adj.After, "held_for_payment": adj.Paying.Units}})
 	})
 	if errors.Is(err, errPreview) {
-		return a.preview(ctx, actor, "adjust_inventory", args, res, res,
-			fmt.Sprintf("Preview: the stock of %s would go from %d to %d.", res.VariantID, res.Before, res.After))
+		return a.preview(ctx, actor, "adjust_inventory", args, bound(res), res,
+			fmt.Sprintf("Preview: the stock of %s would go from %d to %d. %s", res.VariantID, res.Before, res.After, heldText(res.HeldForPayment, res.PayingSessions)))
 	}
 	if err != nil {
 		return nil, err
 	}
 	return &shop.Result{Structured: res, Text: fmt.Sprintf("The stock of %s is now %d (was %d).", res.VariantID, res.After, res.Before)}, nil
+}
+
+// heldText says how many units sessions being paid hold.
+func heldText(units, sessions int64) string {
+	if units == 0 {
+		return "No units are held by checkout sessions being paid."
+	}
+	return fmt.Sprintf("%d unit(s) are held by %d checkout session(s) being paid; the stock cannot go below them until those payments settle.", units, sessions)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -42,6 +43,11 @@ type NewOrder struct {
 	Total int64
 	// Payment is how it was paid; an empty Status means "succeeded".
 	Payment Payment
+	// Short is, by variant id, the units the stock on hand no longer
+	// covered when the order was written (the catalog changed while the
+	// buyer paid): the order records them on its lines, for the staff to
+	// restock or refund.
+	Short map[string]int64
 }
 
 // ErrExists is returned (wrapped) by Create when the session already has an order.
@@ -68,8 +74,10 @@ type orderRow struct {
 	PaymentReference  string
 	PaymentStatus     string
 	Refunded          int64
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// ShortUnits sums the lines' ShortQuantity.
+	ShortUnits int64
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 func (orderRow) TableName() string { return "orders" }
@@ -91,6 +99,9 @@ type lineRow struct {
 	Total      int64
 	Fulfilled  int64
 	Restocked  int64
+	// ShortQuantity is how many of the line's units were not on hand when
+	// the order was written: they were sold without being taken from stock.
+	ShortQuantity int64
 }
 
 func (lineRow) TableName() string { return "order_lines" }
@@ -103,7 +114,9 @@ func (lineRow) TableName() string { return "order_lines" }
 // The order number comes from the counters row 'order_number', incremented
 // in tx; the id is in.ID when the caller chose it (NewID), else "ord_" and
 // 128 random bits in lower-case base32. The writes run under a savepoint,
-// so that a failure leaves tx usable and nothing of the order behind. The unique checkout_session_id makes a
+// so that a failure leaves tx usable and nothing of the order behind. An
+// order short of stock (in.Short) records the units on its lines and an
+// audit event "order.short" with them. The unique checkout_session_id makes a
 // second order for one session impossible: Create then returns an error
 // wrapping ErrExists, and the caller may read the first with BySession.
 func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*Order, error) {
@@ -155,11 +168,16 @@ func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*Order, 
 		if ord == nil {
 			return fmt.Errorf("create order %s: not found after insert", row.ID)
 		}
-		return o.Audit(ctx, tx, Event{
+		err := o.Audit(ctx, tx, Event{
 			Actor: "checkout", Action: "order.created", OrderID: row.ID, SessionID: in.SessionID,
 			Arguments: map[string]any{"payment": in.Payment},
 			After:     ord.Receipt, // not the permalink: its token is a bearer secret
 		})
+		if err != nil || row.ShortUnits == 0 {
+			return err
+		}
+		return o.Audit(ctx, tx, Event{Actor: "checkout", Action: "order.short", OrderID: row.ID, SessionID: in.SessionID,
+			After: shortState(row, lines)})
 	})
 	if err != nil {
 		return nil, err
@@ -222,7 +240,42 @@ func (o *Orders) rows(in NewOrder) (*orderRow, []lineRow, error) {
 			Subtotal: li.Subtotal, Tax: li.Tax, Total: li.Total,
 		}
 	}
+	shortLines(row, lines, in.Short)
 	return row, lines, nil
+}
+
+// shortLines spreads the units short of each variant over the order's lines
+// of that variant, in order, and sums them on the order.
+func shortLines(row *orderRow, lines []lineRow, short map[string]int64) {
+	left := maps.Clone(short)
+	for i := range lines {
+		n := min(max(0, left[lines[i].VariantID]), lines[i].Quantity)
+		if n > 0 {
+			lines[i].ShortQuantity = n
+			left[lines[i].VariantID] -= n
+			row.ShortUnits += n
+		}
+	}
+}
+
+// ShortLine is a line of an order short of stock, as the audit log records it.
+type ShortLine struct {
+	LineID    string `json:"line_id"`
+	VariantID string `json:"variant_id"`
+	Quantity  int64  `json:"quantity"`
+	Short     int64  `json:"short"`
+}
+
+// shortState is what the audit event "order.short" records: the units short
+// in all and by line.
+func shortState(row *orderRow, lines []lineRow) map[string]any {
+	var short []ShortLine
+	for _, l := range lines {
+		if l.ShortQuantity > 0 {
+			short = append(short, ShortLine{LineID: l.LineID, VariantID: l.VariantID, Quantity: l.Quantity, Short: l.ShortQuantity})
+		}
+	}
+	return map[string]any{"short_units": row.ShortUnits, "lines": short}
 }
 
 // nextNumber takes the next order number from the counters table. The

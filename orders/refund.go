@@ -126,7 +126,7 @@ func (a *Admin) planRefund(o *orderRow, lines []lineRow, args refundArgs) (refun
 		return refundPlan{}, nil, shop.Errorf(shop.Invalid, "$.amount", "%s is left to refund of order %d (%s paid, %s refunded); send from 1 to %d",
 			cur.Format(left), o.Number, cur.Format(o.Total), cur.Format(o.Refunded), left)
 	}
-	picked, err := pick("$.restock", lines, args.Restock, func(l lineRow) int64 { return l.Quantity - l.Restocked })
+	picked, err := pick("$.restock", lines, args.Restock, restockable)
 	if err != nil {
 		return refundPlan{}, nil, err
 	}
@@ -250,14 +250,14 @@ func (a *Admin) pay(ctx context.Context, actor shop.Actor, o *orderRow, ref *ref
 }
 
 // restock puts units of an order's lines back on sale and records it on
-// the lines, never more than each line's quantity.
+// the lines, never more than the units each line took from stock.
 func (a *Admin) restock(ctx context.Context, tx *gorm.DB, o *orderRow, lines []lineRow, units []catalog.HoldLine) error {
 	for _, u := range units {
 		for i := range lines {
 			if lines[i].VariantID != u.VariantID {
 				continue
 			}
-			res := tx.Model(&lineRow{}).Where("order_id = ? AND position = ? AND restocked + ? <= quantity", o.ID, lines[i].Position, u.Quantity).
+			res := tx.Model(&lineRow{}).Where("order_id = ? AND position = ? AND restocked + ? <= quantity - short_quantity", o.ID, lines[i].Position, u.Quantity).
 				Update("restocked", gorm.Expr("restocked + ?", u.Quantity))
 			if res.Error != nil {
 				return res.Error
@@ -311,7 +311,7 @@ func (a *Admin) cancelTool(ctx context.Context, raw json.RawMessage) (*shop.Resu
 	var back []lineQty
 	if restock {
 		for _, l := range lines {
-			if q := l.Quantity - l.Restocked; q > 0 {
+			if q := restockable(l); q > 0 {
 				units = append(units, catalog.HoldLine{VariantID: l.VariantID, Quantity: q})
 				back = append(back, lineQty{LineID: l.LineID, Quantity: q})
 			}
@@ -369,3 +369,7 @@ func (a *Admin) cancelTool(ctx context.Context, raw json.RawMessage) (*shop.Resu
 	res.Text = fmt.Sprintf("Order %d canceled. %s", o.Number, res.Text)
 	return res, nil
 }
+
+// restockable is how many units of a line can still go back on sale: those
+// taken from stock (not short) and not restocked yet.
+func restockable(l lineRow) int64 { return l.Quantity - l.ShortQuantity - l.Restocked }

@@ -184,6 +184,9 @@ func (m *Main) importCatalog(ctx context.Context, args []string) error {
 			fmt.Fprintf(m.Stderr, "imported %d/%d products (%d%%)\n", done, total, done*100/total)
 		}
 	}
+	opts.KeptStock = func(k catalog.KeptStock) {
+		fmt.Fprintf(m.Stdout, "%s: stock kept at %d, not the file's %d: checkout sessions being paid hold %d units\n", k.VariantID, k.Stock, k.FileStock, k.Stock)
+	}
 	if err := a.catalog.Import(ctx, file, opts); err != nil {
 		return fmt.Errorf("%s: %w", files[0], err)
 	}
