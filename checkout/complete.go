@@ -246,8 +246,11 @@ func mergeBuyer(st *state, b *Buyer) error {
 // provider is called: a claimed session always has its attempt, for the
 // reconciler to settle. The session's promotion, when it applies, has a use
 // taken in the same transaction (see promo.go), and the session its order
-// id. claim answers nil, with the session saved not ready and why, when
-// something moved, the promotion's usage limit included.
+// id. When the pricing finds nothing changed, the session keeps what the
+// buyer agreed to (its lines, totals, option and delivery window, and its
+// expiry: see agreed.go), and so does the order it becomes. claim answers
+// nil, with the session saved not ready and why, when something moved, the
+// promotion's usage limit included.
 func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt func(tx *gorm.DB) (*attemptRow, error)) (*attemptRow, error) {
 	var before snapshot
 	if err := json.Unmarshal([]byte(row.Priced), &before); err != nil {

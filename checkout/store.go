@@ -51,6 +51,10 @@ type state struct {
 	// optionSent is true when the request being applied sent OptionID: an
 	// option that is not offered is then an error, never replaced.
 	optionSent bool
+	// changed is true when the request being applied changed a value the
+	// session had (apply sets it): a real change, after which the session
+	// lives the TTL from now (see agreed.go).
+	changed bool
 }
 
 // snapshot is a session as priced: what Priced holds.
