@@ -48,7 +48,9 @@ func TestUpdateThatChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		co, clk := demoShop(t, db)
-		cart := func() *[]checkout.Item { return items("enamel-camp-mug-forest-green", 2, "stoneware-coffee-mug-16-oz", 1) }
+		cart := func() *[]checkout.Item {
+			return items("enamel-camp-mug-forest-green", 2, "stoneware-coffee-mug-16-oz", 1)
+		}
 		buyer := checkout.Buyer{Name: "Ada Lovelace", Email: "ada@example.com"}
 		for _, tc := range []struct {
 			name   string
