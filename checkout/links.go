@@ -307,7 +307,9 @@ func (c *Checkout) SettleHosted(ctx context.Context, externalID string) error {
 }
 
 // payLink turns a paid page into its session's order, or into a surplus
-// payment that is refunded.
+// payment that is refunded: a page is fixed-price, so one paid for another
+// amount than the session's total, or after the session really changed, is
+// refunded.
 func (c *Checkout) payLink(ctx context.Context, link *linkRow, hp *payments.HostedPayment) error {
 	res := &payments.Result{Status: payments.Succeeded, Reference: hp.PaymentIntent}
 	for range 4 * conflictRetries {
@@ -344,6 +346,10 @@ func (c *Checkout) payLink(ctx context.Context, link *linkRow, hp *payments.Host
 			reason = reasonSessionEnd
 		case hp.Amount != row.Total || hp.Currency != row.Currency:
 			reason = reasonAmount
+		case row.UpdatedAt.After(link.CreatedAt):
+			// A real change since the page was made (updated_at records
+			// the last): the page shows another cart, even at this total.
+			reason = reasonChanged
 		}
 		if reason == "" {
 			st, err := row.state()

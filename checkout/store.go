@@ -34,7 +34,9 @@ type sessionRow struct {
 	OrderID   string
 	ExpiresAt time.Time
 	CreatedAt time.Time
-	UpdatedAt time.Time
+	// UpdatedAt is the session's last real change (see agreed.go) or end,
+	// by the checkout's clock: written as set, never by gorm's own.
+	UpdatedAt time.Time `gorm:"autoUpdateTime:false"`
 }
 
 func (sessionRow) TableName() string { return "checkout_sessions" }
