@@ -11,6 +11,8 @@ import (
 	"shop"
 	"shop/checkout"
 	"shop/database/dbtest"
+	"shop/payments"
+	"shop/payments/stripetest"
 )
 
 // holdExpiries are the expiries of the stock holds of a session.
@@ -204,6 +206,68 @@ func TestPaysWhatItShowed(t *testing.T) {
 		}
 		if diff := cmp.Diff(s.Totals, done.Order.Receipt.Totals); diff != "" {
 			t.Errorf("the order's totals (-shown at creation +order):\n%s", diff)
+		}
+	})
+}
+
+// TestPaymentLinkWithinLifetime: a payment link keeps the session's
+// figures and delivery window, and holds its stock while the page is open,
+// but never past the session's lifetime: the sandbox page closes with the
+// session, and a provider's page, which would outlive it, is refused.
+func TestPaymentLinkWithinLifetime(t *testing.T) {
+	ctx := context.Background()
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		oneHour := func(p *checkout.Policy) { p.Sessions.LifetimeHours = 1 }
+		p := payingShopWith(t, db, nil, oneHour)
+		s := p.ready(t)
+		end := p.clk.Now().Add(time.Hour)
+
+		p.clk.Add(5 * time.Minute)
+		link, err := p.co.CreateLink(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.co.Get(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(s.FulfillmentOptions, got.FulfillmentOptions); diff != "" {
+			t.Errorf("making the link moved the delivery window (-created +now):\n%s", diff)
+		}
+		if want := p.clk.Now().Add(33 * time.Minute); !got.ExpiresAt.Equal(want) || !link.ExpiresAt.Equal(want) {
+			t.Errorf("with a link: session expires at %s, link at %s; want %s", got.ExpiresAt, link.ExpiresAt, want)
+		}
+		checkHolds(t, db, got)
+
+		// Near the end of its lifetime the page closes with the session.
+		p.clk.Add(25 * time.Minute)
+		if _, err := p.co.Update(ctx, s.ID, checkout.Request{Items: items("enamel-camp-mug-forest-green", 1)}); err != nil {
+			t.Fatal(err)
+		}
+		p.clk.Add(20 * time.Minute)
+		if link, err = p.co.CreateLink(ctx, s.ID); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ = p.co.Get(ctx, s.ID); !got.ExpiresAt.Equal(end) || !link.ExpiresAt.Equal(end) {
+			t.Errorf("near its lifetime's end: session expires at %s, link at %s; want %s", got.ExpiresAt, link.ExpiresAt, end)
+		}
+		checkHolds(t, db, got)
+
+		// A Stripe Checkout page would stay open past it: refused.
+		clk := &clock{now: time.Now().UTC()}
+		st := stripetest.New(t).Stripe(payments.StripeOptions{Retries: -1})
+		hosted := newCheckoutWith(t, db, clk, &checkout.Options{Charger: st, Linker: st}, oneHour)
+		hs, err := hosted.Create(ctx, checkout.Request{Items: items("enamel-camp-mug-cream", 1), Address: californian, Buyer: &checkout.Buyer{Email: "ada@example.com"}})
+		if err != nil || hs.Status != checkout.Ready {
+			t.Fatalf("hosted session: %v %+v", err, hs)
+		}
+		clk.Add(25 * time.Minute)
+		if _, err := hosted.Update(ctx, hs.ID, checkout.Request{Items: items("enamel-camp-mug-cream", 2)}); err != nil {
+			t.Fatal(err)
+		}
+		clk.Add(20 * time.Minute)
+		if _, err := hosted.CreateLink(ctx, hs.ID); shop.ErrorCode(err) != shop.Invalid {
+			t.Errorf("a page outliving the session: %v, want invalid", err)
 		}
 	})
 }
