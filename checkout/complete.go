@@ -45,6 +45,10 @@ type CompleteRequest struct {
 	// Buyer, when given, completes or replaces the session's buyer.
 	Buyer   *Buyer
 	Payment PaymentData
+	// Seen, when set, is the SeenToken of the payment page the payer paid
+	// on: a session whose figures are no longer those is refused
+	// (price_changed) and nothing is charged.
+	Seen string
 }
 
 // Attempt statuses.
@@ -131,13 +135,14 @@ const claimHold = 24 * time.Hour
 //     settles the attempt and completes the session.
 //
 // A completed session answers its order again and charges nothing. A decline
-// leaves the session ready for payment with a payment_declined or
-// requires_3ds message. When the provider's answer is lost the session stays
+// leaves the session ready for payment, with the figures, delivery window and
+// expiry it had, and a payment_declined or requires_3ds message. When the provider's answer is lost the session stays
 // in_progress and the reconciler settles it.
 //
 // Errors: invalid or missing $.checkout_session_id, $.payment_data.token,
 // $.payment_data.provider, $.buyer.email; not_found; expired; invalid for a
-// session that is not ready for payment.
+// session that is not ready for payment; price_changed when req.Seen is not
+// the session's figures as they are now.
 func (c *Checkout) Complete(ctx context.Context, req CompleteRequest) (*Session, error) {
 	if err := c.checkPayment(req.Payment); err != nil {
 		return nil, err
@@ -161,6 +166,11 @@ func (c *Checkout) Complete(ctx context.Context, req CompleteRequest) (*Session,
 			return nil, notReady(s)
 		default:
 			return nil, c.writable(row)
+		}
+		if req.Seen != "" && !c.validSeen(s, req.Seen) {
+			// The claim below is conditional on the version read here, so
+			// what is charged is what was compared.
+			return nil, shop.Errorf(shop.PriceChanged, "$.checkout_session_id", "the order changed after the payment page was shown (now %s); nothing was charged: review it and pay again", c.policy.Currency().Format(row.Total))
 		}
 		st, err := row.state()
 		if err != nil {
@@ -246,8 +256,11 @@ func mergeBuyer(st *state, b *Buyer) error {
 // provider is called: a claimed session always has its attempt, for the
 // reconciler to settle. The session's promotion, when it applies, has a use
 // taken in the same transaction (see promo.go), and the session its order
-// id. claim answers nil, with the session saved not ready and why, when
-// something moved, the promotion's usage limit included.
+// id. When the pricing finds nothing changed, the session keeps what the
+// buyer agreed to (its lines, totals, option and delivery window, and its
+// expiry: see agreed.go), and so does the order it becomes. claim answers
+// nil, with the session saved not ready and why, when something moved, the
+// promotion's usage limit included.
 func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt func(tx *gorm.DB) (*attemptRow, error)) (*attemptRow, error) {
 	var before snapshot
 	if err := json.Unmarshal([]byte(row.Priced), &before); err != nil {

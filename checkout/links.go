@@ -112,10 +112,13 @@ func (c *Checkout) Sandboxed() bool { return c.linker == nil }
 // CreateLink makes a page where the buyer pays for a ready session outside
 // the host: a Stripe Checkout page with the session's own figures when a
 // provider hosts pages, else the shop's sandbox page. The session is priced
-// again first, and its stock held at least as long as the page stays open.
+// again first (keeping its figures and delivery window when nothing
+// changed), and its stock held at least as long as the page stays open,
+// within the session's lifetime.
 //
 // Errors: those of Get; invalid $.checkout_session_id for a session that
-// is not ready for payment (with what to fix); missing $.buyer.email;
+// is not ready for payment (with what to fix), or, with a provider's page,
+// that ends before the page would close; missing $.buyer.email;
 // unavailable when the provider cannot make the page now.
 func (c *Checkout) CreateLink(ctx context.Context, id string) (*PaymentLink, error) {
 	var until time.Time
@@ -143,7 +146,18 @@ func (c *Checkout) CreateLink(ctx context.Context, id string) (*PaymentLink, err
 		}
 		orderID = row.OrderID
 		until = now.Add(linkTTL).Truncate(time.Second)
-		if hold := until.Add(linkHoldTail); row.ExpiresAt.Before(hold) {
+		hold := until.Add(linkHoldTail)
+		if end := c.lifetimeEnd(row); end.Before(hold) {
+			// The session expires at the end of its lifetime whatever
+			// happens: the sandbox page closes with it; a provider's page,
+			// which stays open linkTTL, would outlive it.
+			if c.linker != nil {
+				return shop.Errorf(shop.Invalid, "$.checkout_session_id", "this session ends at %s (sessions last at most %d hours), before a payment page, open %d minutes, would close; start a new one with create_checkout_session",
+					end.UTC().Format("15:04 UTC"), int(c.policy.SessionLifetime().Hours()), int(linkTTL.Minutes()))
+			}
+			hold = end
+		}
+		if row.ExpiresAt.Before(hold) {
 			row.ExpiresAt = hold
 			return c.catalog.ExtendHolds(ctx, tx, row.ID, hold)
 		}
@@ -293,7 +307,9 @@ func (c *Checkout) SettleHosted(ctx context.Context, externalID string) error {
 }
 
 // payLink turns a paid page into its session's order, or into a surplus
-// payment that is refunded.
+// payment that is refunded: a page is fixed-price, so one paid for another
+// amount than the session's total, or after the session really changed, is
+// refunded.
 func (c *Checkout) payLink(ctx context.Context, link *linkRow, hp *payments.HostedPayment) error {
 	res := &payments.Result{Status: payments.Succeeded, Reference: hp.PaymentIntent}
 	for range 4 * conflictRetries {
@@ -330,6 +346,10 @@ func (c *Checkout) payLink(ctx context.Context, link *linkRow, hp *payments.Host
 			reason = reasonSessionEnd
 		case hp.Amount != row.Total || hp.Currency != row.Currency:
 			reason = reasonAmount
+		case row.UpdatedAt.After(link.CreatedAt):
+			// A real change since the page was made (updated_at records
+			// the last): the page shows another cart, even at this total.
+			reason = reasonChanged
 		}
 		if reason == "" {
 			st, err := row.state()

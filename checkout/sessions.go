@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,7 +69,9 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 	return c.session(ctx, row)
 }
 
-// Update changes a session as req says and prices it again.
+// Update changes a session as req says and prices it again. An update that
+// changes nothing (same fields, same values, same figures) leaves the session
+// as it is and does not move its expiry.
 //
 // Errors: those of Create, and not_found or invalid $.checkout_session_id
 // (a session that is completed, canceled, expired or being paid), conflict
@@ -84,7 +88,18 @@ func (c *Checkout) Update(ctx context.Context, id string, req Request) (*Session
 		if err := c.apply(&st, req); err != nil {
 			return err
 		}
-		return c.reprice(ctx, tx, row, st, c.now().UTC())
+		was := *row
+		if err := c.reprice(ctx, tx, row, st, c.now().UTC()); err != nil {
+			return err
+		}
+		if !st.changed && samePricing(&was, row) {
+			// An update that changes nothing (the same fields with the
+			// same values, priced the same) leaves the session as it is:
+			// its expiry, its holds and its messages.
+			*row = was
+			return errUnchanged
+		}
+		return nil
 	})
 }
 
@@ -129,8 +144,8 @@ var errUnchanged = errors.New("session unchanged")
 
 // change reads a session, lets fn change its row inside a transaction and
 // saves it over the version it read; it starts again on fresh state when
-// another writer got there first. fn returns errUnchanged, before touching
-// row, to leave the session as it is.
+// another writer got there first. fn returns errUnchanged, with row as it
+// was read, to leave the session as it is (what fn wrote is rolled back).
 func (c *Checkout) change(ctx context.Context, id string, fn func(tx *gorm.DB, row *sessionRow) error) (*Session, error) {
 	for range conflictRetries {
 		row, err := c.load(ctx, id)
@@ -210,8 +225,9 @@ func (c *Checkout) save(tx *gorm.DB, row *sessionRow) error {
 	return nil
 }
 
-// apply validates req and merges it into st. Input that cannot be right
-// whatever the catalog holds is refused here, before anything is written.
+// apply validates req and merges it into st, setting st.changed when a value
+// differs from the session's. Input that cannot be right whatever the
+// catalog holds is refused here, before anything is written.
 func (c *Checkout) apply(st *state, req Request) error {
 	if req.Items != nil {
 		items := *req.Items
@@ -237,6 +253,7 @@ func (c *Checkout) apply(st *state, req Request) error {
 			}
 			seen[it.ID] = i
 		}
+		st.changed = st.changed || !slices.Equal(st.Items, items)
 		st.Items = append([]Item{}, items...)
 	}
 	if req.Buyer != nil {
@@ -244,6 +261,7 @@ func (c *Checkout) apply(st *state, req Request) error {
 		if err := checkBuyer(&b); err != nil {
 			return err
 		}
+		st.changed = st.changed || st.Buyer == nil || *st.Buyer != b
 		st.Buyer = &b
 	}
 	if req.Address != nil {
@@ -252,12 +270,14 @@ func (c *Checkout) apply(st *state, req Request) error {
 			return err
 		}
 		normalizeAddress(&a)
+		st.changed = st.changed || st.Address == nil || *st.Address != a
 		st.Address = &a
 	}
 	if req.OptionID != nil {
 		if len(*req.OptionID) > 64 {
 			return shop.Errorf(shop.Invalid, "$.fulfillment_option_id", "send the id of one of fulfillment_options")
 		}
+		st.changed = st.changed || st.OptionID != *req.OptionID
 		st.OptionID, st.optionSent = *req.OptionID, true
 	}
 	if req.PromoCode != nil {
@@ -270,12 +290,14 @@ func (c *Checkout) apply(st *state, req Request) error {
 				return shop.Errorf(shop.Invalid, "$.promo_code", "no promotion has code %q; check the spelling with the buyer, or send \"\" for none", code)
 			}
 		}
+		st.changed = st.changed || st.PromoCode != code
 		st.PromoCode = code
 	}
 	if req.Metadata != nil {
 		if err := checkMetadata(req.Metadata); err != nil {
 			return err
 		}
+		st.changed = st.changed || !maps.Equal(st.Metadata, req.Metadata)
 		st.Metadata = req.Metadata
 	}
 	return nil
@@ -290,10 +312,14 @@ func (c *Checkout) apply(st *state, req Request) error {
 // chosen before (the row's last pricing found it among the options) that is
 // no longer offered, because the address moved to another zone, is dropped
 // for the cheapest with an info message.
+//
+// A pricing that changes nothing the buyer agreed to keeps the session's
+// expiry and delivery window (see keepAgreed); anything else is a real
+// change, after which the session lives the TTL from now, within its
+// lifetime.
 func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st state, now time.Time) error {
-	var prev struct {
-		KeptOption string `json:"kept_option"` // of the last pricing (snapshot)
-	}
+	was := *row
+	var prev snapshot // the last pricing
 	if row.Priced != "" {
 		if err := json.Unmarshal([]byte(row.Priced), &prev); err != nil {
 			return fmt.Errorf("session %s priced: %w", row.ID, err)
@@ -356,7 +382,7 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 		st.OptionID = ""
 	}
 
-	row.ExpiresAt = now.Add(c.ttl).Truncate(time.Second)
+	row.ExpiresAt = c.expiry(row, now)
 	row.UpdatedAt = now
 	row.Status = NotReady
 	if len(problems) == 0 {
@@ -385,7 +411,7 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 		LineItems: pr.LineItems, Options: pr.Options, OptionID: pr.OptionID, Totals: pr.Totals,
 		Messages: append(problems, pr.Messages...), Promo: pr.Promo, KeptOption: kept,
 	})
-	return nil
+	return c.keepAgreed(ctx, tx, &was, row, prev, st, now)
 }
 
 func outOfStock(line int, name string, available int64) Message {

@@ -34,7 +34,9 @@ type sessionRow struct {
 	OrderID   string
 	ExpiresAt time.Time
 	CreatedAt time.Time
-	UpdatedAt time.Time
+	// UpdatedAt is the session's last real change (see agreed.go) or end,
+	// by the checkout's clock: written as set, never by gorm's own.
+	UpdatedAt time.Time `gorm:"autoUpdateTime:false"`
 }
 
 func (sessionRow) TableName() string { return "checkout_sessions" }
@@ -51,6 +53,10 @@ type state struct {
 	// optionSent is true when the request being applied sent OptionID: an
 	// option that is not offered is then an error, never replaced.
 	optionSent bool
+	// changed is true when the request being applied changed a value the
+	// session had (apply sets it): a real change, after which the session
+	// lives the TTL from now (see agreed.go).
+	changed bool
 }
 
 // snapshot is a session as priced: what Priced holds.

@@ -35,6 +35,7 @@ const (
 	reasonGivenUp    = "the payment attempt had been given up"
 	reasonMoved      = "prices or stock changed before the payment arrived"
 	reasonAmount     = "the amount paid is not the session's total"
+	reasonChanged    = "the session changed after the payment page was made"
 )
 
 // surplusRow is a row of surplus_payments: a payment no order takes, to be

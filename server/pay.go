@@ -42,7 +42,9 @@ type PayOptions struct {
 //     links, the sandbox's test cards), when no provider hosts pages;
 //   - POST /pay/{session_id}: pays with the chosen card through
 //     complete_checkout's own path, then sends the buyer to the receipt; a
-//     decline shows the page again with the reason;
+//     decline shows the page again with the reason; a session whose figures
+//     changed since the page was shown (the form's signed "seen") is not
+//     charged: a 409 shows it again, with its new total, to review and pay;
 //   - GET /pay/{session_id}/return: where a hosted page (Stripe Checkout)
 //     sends the buyer after paying: the payment is settled at once, the
 //     receipt shown (or a page that waits for it);
@@ -156,7 +158,11 @@ func (p *payPages) pay(w http.ResponseWriter, r *http.Request, id, token string)
 		p.show(w, r, s, token, "Choose one of the test cards.", email)
 		return
 	}
-	req := checkout.CompleteRequest{SessionID: id, Payment: checkout.PaymentData{Token: card, Provider: "stripe"}}
+	seen := r.PostForm.Get("seen")
+	if seen == "" {
+		seen = "-" // a form without it (from an older page) never matches
+	}
+	req := checkout.CompleteRequest{SessionID: id, Payment: checkout.PaymentData{Token: card, Provider: "stripe"}, Seen: seen}
 	if email != "" {
 		req.Buyer = &checkout.Buyer{Email: email}
 	}
@@ -172,6 +178,10 @@ func (p *payPages) pay(w http.ResponseWriter, r *http.Request, id, token string)
 			p.failed(w, r, err)
 			return
 		}
+		if e.Code == shop.PriceChanged {
+			p.changed(w, r, s, token, email)
+			return
+		}
 		problem = e.Message
 		if e.Param == "$.buyer.email" {
 			problem = "Enter a valid email address for the receipt."
@@ -180,6 +190,19 @@ func (p *payPages) pay(w http.ResponseWriter, r *http.Request, id, token string)
 		problem = declineOf(s)
 	}
 	p.show(w, r, s, token, problem, email)
+}
+
+// changed answers a payment refused because the session changed after the
+// page was shown: the page again, with the session as it is now and a new
+// form, under 409 Conflict.
+func (p *payPages) changed(w http.ResponseWriter, r *http.Request, s *checkout.Session, token, email string) {
+	if s.Status != checkout.Ready {
+		p.show(w, r, s, token, "", email)
+		return
+	}
+	v := p.payView(s, token, "", email)
+	v.Error = "This order changed after the page was shown: its total is now " + v.Total + ". Nothing was charged. Review the order below and pay again."
+	p.render(w, http.StatusConflict, "pay", v)
 }
 
 // returned is where a hosted page sends the buyer after paying: the page's
@@ -255,6 +278,9 @@ type payView struct {
 	Option                                                                  *optionView
 	Links                                                                   []linkView
 	Cards                                                                   []cardView
+	// Seen is the signed figures the page shows (checkout.SeenToken),
+	// posted back with the form.
+	Seen string
 }
 
 type cardView struct {
@@ -271,7 +297,7 @@ type payMessage struct {
 func (p *payPages) payView(s *checkout.Session, token, problem, email string) *payView {
 	format := formatter(s.Currency)
 	v := &payView{
-		Title: "Pay " + p.shop, Caption: "Your order", Shop: p.shop, Token: token, Error: problem,
+		Title: "Pay " + p.shop, Caption: "Your order", Shop: p.shop, Token: token, Seen: p.c.SeenToken(s), Error: problem,
 		Action:   "/pay/" + url.PathEscape(s.ID),
 		Cancel:   "/pay/" + url.PathEscape(s.ID) + "/cancel?t=" + url.QueryEscape(token),
 		TestMode: s.PaymentMode == checkout.PaymentTest,

@@ -41,7 +41,8 @@ func get(t *testing.T, u string) (int, string, string) {
 	return fetch(t, req)
 }
 
-// payForm posts the sandbox page's form as a browser on the shop's page does.
+// payForm posts the sandbox page's form as a browser on the shop's page does:
+// with the figures the page shows now (its "seen" field).
 func payForm(t *testing.T, link string, form url.Values) (int, string, string) {
 	t.Helper()
 	u, err := url.Parse(link)
@@ -49,6 +50,11 @@ func payForm(t *testing.T, link string, form url.Values) (int, string, string) {
 		t.Fatal(err)
 	}
 	form.Set("t", u.Query().Get("t"))
+	if _, _, page := get(t, link); form.Get("seen") == "" {
+		if m := seenField.FindStringSubmatch(page); m != nil {
+			form.Set("seen", m[1])
+		}
+	}
 	u.RawQuery = ""
 	req, err := http.NewRequest("POST", u.String(), strings.NewReader(form.Encode()))
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -88,29 +89,53 @@ func (p *purchaser) payOnPage(ctx context.Context) bool {
 	return true
 }
 
-// postPage posts the sandbox page's form with card and answers the status,
-// the redirect's target and the body, without following the redirect.
+// postPage shows the sandbox page and posts its form with card, as a
+// browser does (with the figures the page showed, its "seen" field), and
+// answers the status, the redirect's target and the body, without following
+// the redirect.
 func (p *purchaser) postPage(ctx context.Context, page, card string) (int, string, string, error) {
 	u, err := url.Parse(page)
 	if err != nil {
 		return 0, "", "", err
 	}
-	form := url.Values{"t": {u.Query().Get("t")}, "card": {card}, "email": {purchaseBuyer.Email}}
-	u.RawQuery = ""
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(form.Encode()))
+	client := &http.Client{Transport: p.http.Transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	_, _, shown, err := p.send(ctx, client, http.MethodGet, page, nil)
 	if err != nil {
 		return 0, "", "", err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	client := &http.Client{Transport: p.http.Transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	form := url.Values{"t": {u.Query().Get("t")}, "card": {card}, "email": {purchaseBuyer.Email}}
+	if m := seenField.FindStringSubmatch(shown); m != nil {
+		form.Set("seen", m[1])
+	}
+	u.RawQuery = ""
+	return p.send(ctx, client, http.MethodPost, u.String(), form)
+}
+
+// seenField is the sandbox page form's signed "what you saw".
+var seenField = regexp.MustCompile(`name="seen" value="([^"]*)"`)
+
+// send makes a request of the payment page, a form when form is set, and
+// answers the status, the redirect's target and the body.
+func (p *purchaser) send(ctx context.Context, client *http.Client, method, u string, form url.Values) (int, string, string, error) {
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return 0, "", "", err
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, "", "", fmt.Errorf("POST %s: %w", u, err)
+		return 0, "", "", fmt.Errorf("%s %s: %w", method, u, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	page, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil && !errors.Is(err, io.EOF) {
 		return 0, "", "", err
 	}
-	return resp.StatusCode, resp.Header.Get("Location"), string(body), nil
+	return resp.StatusCode, resp.Header.Get("Location"), string(page), nil
 }
