@@ -196,7 +196,7 @@ func (c *Checkout) writable(row *sessionRow) error {
 // save writes row over the version it was read at.
 func (c *Checkout) save(tx *gorm.DB, row *sessionRow) error {
 	prev := row.Version
-	row.Version = prev + 1
+	row.Version, row.UpdatedAt = prev+1, c.now().UTC()
 	res := tx.Model(&sessionRow{}).Where("id = ? AND version = ?", row.ID, prev).
 		Select("status", "version", "items", "buyer", "address", "option_id", "promo_code", "metadata", "priced", "total", "order_id", "expires_at", "updated_at").
 		Updates(row)

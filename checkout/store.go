@@ -34,7 +34,10 @@ type sessionRow struct {
 	OrderID   string
 	ExpiresAt time.Time
 	CreatedAt time.Time
-	UpdatedAt time.Time
+	// UpdatedAt is the time of the last write by the checkout's clock (set
+	// by save, not by gorm's): for an ended session, when it ended, which
+	// the retention sweep counts from.
+	UpdatedAt time.Time `gorm:"autoUpdateTime:false"`
 }
 
 func (sessionRow) TableName() string { return "checkout_sessions" }
