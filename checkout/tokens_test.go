@@ -1,14 +1,20 @@
 package checkout_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"gorm.io/gorm"
 
 	"shop/checkout"
+	"shop/database"
 	"shop/database/dbtest"
+	"shop/payments"
 )
 
 // attemptTokens maps each payment attempt's status to the tokens its
@@ -71,4 +77,50 @@ func TestTokenClearedOnSettle(t *testing.T) {
 			t.Errorf("%d attempts hold a token after settling (%v)", left, err)
 		}
 	})
+}
+
+// quotingCharger is a provider whose refusals and failures quote the token
+// they were given, as providers' messages do.
+type quotingCharger struct {
+	*payments.Sandbox
+	lost bool
+}
+
+func (q *quotingCharger) Charge(_ context.Context, r payments.Request) (*payments.Result, error) {
+	if q.lost {
+		return nil, fmt.Errorf("%w: connection reset while sending %s", payments.ErrUnknownOutcome, r.Token)
+	}
+	return nil, fmt.Errorf("provider: no such payment method: '%s'", r.Token)
+}
+
+// TestChargeErrorsLogNoToken: what completion logs or answers of a
+// provider's error never holds the payment token the error quotes.
+func TestChargeErrorsLogNoToken(t *testing.T) {
+	ctx := context.Background()
+	const token = "pm_1ChargeErrorsLogNoTokenSecret"
+	for _, lost := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Refused", true: "Lost"}[lost], func(t *testing.T) {
+			db := dbtest.Open(t, database.SQLite)
+			var logs bytes.Buffer
+			clk := &clock{now: time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)}
+			q := &quotingCharger{Sandbox: payments.NewSandbox(db, nil), lost: lost}
+			co := newCheckout(t, db, clk, &checkout.Options{Charger: q,
+				Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+			p := &paying{co: co, clk: clk, db: db}
+			s := p.ready(t)
+			_, err := co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay(token)})
+			if !lost && err == nil {
+				t.Fatal("a refused charge answered no error")
+			}
+			if err != nil && strings.Contains(err.Error(), token) {
+				t.Errorf("the error shows the token: %v", err)
+			}
+			if logs.Len() == 0 {
+				t.Fatal("nothing logged: the test sees nothing")
+			}
+			if strings.Contains(logs.String(), token) {
+				t.Errorf("the log shows the token:\n%s", logs.String())
+			}
+		})
+	}
 }
