@@ -28,6 +28,9 @@ const (
 	maxMetadataKeys     = 20
 	maxMetadataKeyLen   = 40
 	maxMetadataValueLen = 500
+	// maxMetadataBytes bounds a session's metadata as a whole: its keys and
+	// values together, in bytes of UTF-8, what a host's few references take.
+	maxMetadataBytes = 4096
 )
 
 // addressField is one text field of an Address: its JSON name, how a buyer
@@ -54,20 +57,40 @@ var addressFields = []addressField{
 func addressParam(key string) string { return "$.fulfillment_address." + key }
 
 // checkInputText returns a *shop.Error (code invalid, at param) when s, once
-// trimmed of surrounding spaces, is not valid UTF-8, is longer than max
-// characters or holds a control character; nil otherwise. what names the
-// field for the buyer.
+// trimmed of surrounding spaces, is longer than max characters or is not
+// plain text (checkPlainText); nil otherwise. what names the field for the
+// buyer.
 func checkInputText(param, what, s string, max int) error {
 	s = strings.TrimSpace(s)
+	if utf8.ValidString(s) && utf8.RuneCountInString(s) > max {
+		return shop.Errorf(shop.Invalid, param, "Keep the %s to %d characters or fewer.", what, max)
+	}
+	return checkPlainText(param, what, s)
+}
+
+// checkPlainText returns a *shop.Error (code invalid, at param) when s is
+// not valid UTF-8, holds a control character (Unicode category Cc: line
+// breaks, tabs, NUL, …) or a bidirectional override or isolate (U+202A to
+// U+202E, U+2066 to U+2069), which would make a receipt, an email or the
+// staff's screens show the text in another order than it was written.
+func checkPlainText(param, what, s string) error {
 	switch {
 	case !utf8.ValidString(s):
 		return shop.Errorf(shop.Invalid, param, "The %s has characters that can't be read; send it as plain UTF-8 text.", what)
-	case utf8.RuneCountInString(s) > max:
-		return shop.Errorf(shop.Invalid, param, "Keep the %s to %d characters or fewer.", what, max)
 	case strings.ContainsFunc(s, unicode.IsControl):
 		return shop.Errorf(shop.Invalid, param, "The %s has a control character such as a line break or tab; send it on one line.", what)
+	case strings.ContainsFunc(s, isBidiControl):
+		return shop.Errorf(shop.Invalid, param,
+			"The %s has an invisible character that reorders text (a bidirectional override or isolate, U+202A to U+202E or U+2066 to U+2069); send it without.", what)
 	}
 	return nil
+}
+
+// isBidiControl reports whether r is a bidirectional embedding, override
+// or isolate: U+202A to U+202E (LRE, RLE, PDF, LRO, RLO) or U+2066 to
+// U+2069 (LRI, RLI, FSI, PDI).
+func isBidiControl(r rune) bool {
+	return r >= '\u202A' && r <= '\u202E' || r >= '\u2066' && r <= '\u2069'
 }
 
 // checkAddressBounds returns a *shop.Error (code invalid, param
@@ -356,6 +379,9 @@ func checkEmail(email string) (domain string, err error) {
 	if len(email) > maxEmailLen {
 		return "", shop.Errorf(shop.Invalid, param, "Keep the email address to %d characters or fewer.", maxEmailLen)
 	}
+	if err := checkPlainText(param, "email address", email); err != nil {
+		return "", err
+	}
 	bad := shop.Errorf(shop.Invalid, param, "That email address doesn't look right; send one like name@example.com.")
 	if strings.Count(email, "@") != 1 {
 		return "", bad
@@ -399,35 +425,54 @@ func checkPhone(phone string) error {
 	return nil
 }
 
-// checkMetadata refuses, with a *shop.Error of code invalid, metadata with
-// more than maxMetadataKeys keys ("$.metadata"), an empty key, a key longer
-// than maxMetadataKeyLen characters or one holding control characters
-// ("$.metadata"), or a value longer than maxMetadataValueLen characters
-// ("$.metadata.<key>", or "$.metadata['<key>']" for a key that is not a plain
-// name). Keys and values must be valid UTF-8. Keys are checked in sorted
-// order, so the error is always the same for the same metadata.
+// checkMetadata refuses, with a *shop.Error of code invalid, metadata that
+// is more than a host needs to keep its references with a session:
+//
+//   - more than maxMetadataKeys keys ("$.metadata");
+//   - a key that is not 1 to maxMetadataKeyLen letters, digits, '_', '.',
+//     ':' or '-' ("$.metadata");
+//   - a value longer than maxMetadataValueLen characters, or that is not
+//     plain text: invalid UTF-8, control characters or bidirectional
+//     overrides ("$.metadata.<key>", or "$.metadata['<key>']" for a key
+//     that JSONPath's dot notation cannot name);
+//   - keys and values of more than maxMetadataBytes in all ("$.metadata").
+//
+// Keys are checked in sorted order, so the error is always the same for the
+// same metadata.
 func checkMetadata(m map[string]string) error {
 	const param = "$.metadata"
 	if len(m) > maxMetadataKeys {
 		return shop.Errorf(shop.Invalid, param, "Send at most %d metadata keys (got %d).", maxMetadataKeys, len(m))
 	}
+	size := 0
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if k == "" {
-			return shop.Errorf(shop.Invalid, param, "Metadata keys can't be empty.")
+			return shop.Errorf(shop.Invalid, param, "Metadata keys can't be empty; name each value, such as order_ref.")
 		}
-		if err := checkInputText(param, "metadata key", k, maxMetadataKeyLen); err != nil || k != strings.TrimSpace(k) {
+		if len(k) > maxMetadataKeyLen || !metadataKey.MatchString(k) {
 			return shop.Errorf(shop.Invalid, param,
-				"Metadata keys must be 1 to %d characters of plain text without surrounding spaces (got %.*q).",
+				"Metadata keys are 1 to %d letters, digits, '_', '.', ':' or '-' (got %.*q); rename it, such as order_ref.",
 				maxMetadataKeyLen, maxMetadataKeyLen, k)
 		}
 		v := m[k]
-		if !utf8.ValidString(v) || utf8.RuneCountInString(v) > maxMetadataValueLen {
-			return shop.Errorf(shop.Invalid, metadataParam(k),
-				"Keep each metadata value to %d characters of UTF-8 text or fewer.", maxMetadataValueLen)
+		at := metadataParam(k)
+		if utf8.ValidString(v) && utf8.RuneCountInString(v) > maxMetadataValueLen {
+			return shop.Errorf(shop.Invalid, at, "Keep each metadata value to %d characters or fewer.", maxMetadataValueLen)
 		}
+		if err := checkPlainText(at, "metadata value "+k, v); err != nil {
+			return err
+		}
+		size += len(k) + len(v)
+	}
+	if size > maxMetadataBytes {
+		return shop.Errorf(shop.Invalid, param,
+			"The metadata is %d bytes of keys and values in all; send at most %d, such as a few short references.", size, maxMetadataBytes)
 	}
 	return nil
 }
+
+// metadataKey matches the metadata keys a session takes.
+var metadataKey = regexp.MustCompile(`^[A-Za-z0-9_.:-]+$`)
 
 // plainKey matches the metadata keys that JSONPath's dot notation can name.
 var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)

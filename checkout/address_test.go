@@ -401,6 +401,18 @@ func TestCheckMetadata(t *testing.T) {
 		}
 		return m
 	}
+	// total is metadata of n bytes of keys and values in all, each within
+	// its own bounds.
+	total := func(n int) map[string]string {
+		m := map[string]string{}
+		for i := 0; n > 0; i++ {
+			k := fmt.Sprintf("k%02d", i)
+			v := strings.Repeat("v", min(maxMetadataValueLen, n-len(k)))
+			m[k] = v
+			n -= len(k) + len(v)
+		}
+		return m
+	}
 	tests := []struct {
 		name string
 		in   map[string]string
@@ -408,7 +420,7 @@ func TestCheckMetadata(t *testing.T) {
 	}{
 		{"OK_Nil", nil, nil},
 		{"OK_Empty", map[string]string{}, nil},
-		{"OK", map[string]string{"order_ref": "A-1", "gift note": "Happy birthday!\nLove, Ada", "empty": ""}, nil},
+		{"OK", map[string]string{"order_ref": "A-1", "gift_note": "Happy birthday! Love, Ada", "empty": "", "acp:host.ref-2": "x"}, nil},
 		{"OK_MaxKeys", keys(maxMetadataKeys), nil},
 		{"OK_KeyAtBound", map[string]string{strings.Repeat("k", maxMetadataKeyLen): "v"}, nil},
 		{"OK_ValueAtBound", map[string]string{"note": strings.Repeat("é", maxMetadataValueLen)}, nil},
@@ -418,7 +430,15 @@ func TestCheckMetadata(t *testing.T) {
 		{"ErrKeyControlCharacter", map[string]string{"a\x00b": "v"}, addrInvalidAt("$.metadata")},
 		{"ErrKeySurroundingSpace", map[string]string{" ref": "v"}, addrInvalidAt("$.metadata")},
 		{"ErrLongValue", map[string]string{"note": strings.Repeat("x", maxMetadataValueLen+1)}, addrInvalidAt("$.metadata.note")},
-		{"ErrLongValueOddKey", map[string]string{"it's a note": strings.Repeat("x", maxMetadataValueLen+1)}, addrInvalidAt(`$.metadata['it\'s a note']`)},
+		{"ErrLongValueOddKey", map[string]string{"1st.note": strings.Repeat("x", maxMetadataValueLen+1)}, addrInvalidAt(`$.metadata['1st.note']`)},
+		{"ErrKeySpace", map[string]string{"gift note": "v"}, addrInvalidAt("$.metadata")},
+		{"ErrKeyQuote", map[string]string{"it's": "v"}, addrInvalidAt("$.metadata")},
+		{"ErrKeyAccent", map[string]string{"café": "v"}, addrInvalidAt("$.metadata")},
+		{"ErrValueNewline", map[string]string{"note": "Happy birthday!\nLove, Ada"}, addrInvalidAt("$.metadata.note")},
+		{"ErrValueTab", map[string]string{"note": "a\tb"}, addrInvalidAt("$.metadata.note")},
+		{"ErrValueOverride", map[string]string{"ref": "abc\u202Edcba"}, addrInvalidAt("$.metadata.ref")},
+		{"OK_AtTotalBound", total(maxMetadataBytes), nil},
+		{"ErrTotalTooLarge", total(maxMetadataBytes + 1), addrInvalidAt("$.metadata")},
 		{"ErrInvalidUTF8Value", map[string]string{"note": "\xff"}, addrInvalidAt("$.metadata.note")},
 		{"ErrFirstKeyInOrder", map[string]string{"b": strings.Repeat("x", 501), "a": strings.Repeat("x", 501)}, addrInvalidAt("$.metadata.a")},
 	}

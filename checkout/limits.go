@@ -28,9 +28,9 @@ type Sessions struct {
 	// after which it expires whatever happens (default 6). Within it, a
 	// session and its holds expire the TTL after their last real change.
 	LifetimeHours int64 `yaml:"lifetime_hours"`
-	// RetentionDays is how long an ended session (completed, canceled,
-	// expired) is kept before the sweeper deletes it (default 30); its
-	// order, if any, is kept for good.
+	// RetentionDays is how long a session that ended without an order
+	// (canceled, expired) is kept before the sweeper deletes it (default
+	// 30); a completed session stays with its order, which is kept for good.
 	RetentionDays int64 `yaml:"retention_days"`
 }
 

@@ -26,7 +26,7 @@ func (c *Checkout) settle(ctx context.Context, att *attemptRow, res *payments.Re
 			c.closeLinks(ctx, att.SessionID, "")
 		}
 	case errors.Is(chargeErr, payments.ErrUnknownOutcome), errors.Is(chargeErr, context.Canceled), errors.Is(chargeErr, context.DeadlineExceeded):
-		c.logger.WarnContext(ctx, "payment outcome unknown; the reconciler will settle it", "attempt", att.ID, "err", chargeErr)
+		c.logger.WarnContext(ctx, "payment outcome unknown; the reconciler will settle it", "attempt", att.ID, "err", payments.RedactError(chargeErr, att.Token))
 		row, err := c.load(context.WithoutCancel(ctx), att.SessionID)
 		if err != nil {
 			return nil, err
@@ -37,7 +37,9 @@ func (c *Checkout) settle(ctx context.Context, att *attemptRow, res *payments.Re
 		}
 		return c.processing(s), nil
 	default:
-		// The provider refused the request itself: nothing was charged.
+		// The provider refused the request itself: nothing was charged. Its
+		// message may quote the token, which no log line shows.
+		chargeErr = payments.RedactError(chargeErr, att.Token)
 		if _, err := c.abandon(ctx, att, chargeErr.Error()); err != nil {
 			return nil, err
 		}
@@ -63,8 +65,11 @@ func (c *Checkout) settle(ctx context.Context, att *attemptRow, res *payments.Re
 // settleAttempt moves a pending attempt to its outcome; it is a no-op for an
 // attempt that is settled already. Every step is conditional on the
 // attempt's status, so callers may race (caller, reconciler, webhook).
+// The payment token goes in the same update: nothing asks the provider
+// with it again once the outcome is known (the reconciler looks charges up
+// by idempotency key), and staff keep the provider's reference.
 func (c *Checkout) settleAttempt(ctx context.Context, db *gorm.DB, attemptID, status string, res *payments.Result) (bool, error) {
-	updates := map[string]any{"status": status, "updated_at": c.now().UTC()}
+	updates := map[string]any{"status": status, "token": "", "updated_at": c.now().UTC()}
 	if res != nil {
 		updates["reference"], updates["decline_code"], updates["message"] = res.Reference, res.DeclineCode, res.Message
 	}

@@ -34,8 +34,9 @@ type sessionRow struct {
 	OrderID   string
 	ExpiresAt time.Time
 	CreatedAt time.Time
-	// UpdatedAt is the session's last real change (see agreed.go) or end,
-	// by the checkout's clock: written as set, never by gorm's own.
+	// UpdatedAt is the session's last real change (see agreed.go) or its end
+	// (which the retention sweep counts from), by the checkout's clock:
+	// written as set, never by gorm's own.
 	UpdatedAt time.Time `gorm:"autoUpdateTime:false"`
 }
 

@@ -25,9 +25,20 @@ func (c *Checkout) ExpireDue(ctx context.Context) (int64, error) {
 	return res.RowsAffected, nil
 }
 
-// Sweep runs ExpireDue now and then every interval until ctx is done.
+// Sweep runs ExpireDue and then DeleteEnded now and then every interval
+// until ctx is done.
 func (c *Checkout) Sweep(ctx context.Context, every time.Duration) {
-	c.repeat(ctx, every, "checkout sessions expired", c.ExpireDue)
+	c.repeat(ctx, every, "checkout sessions expired", func(ctx context.Context) (int64, error) {
+		n, err := c.ExpireDue(ctx)
+		if err != nil {
+			return n, err
+		}
+		deleted, err := c.DeleteEnded(ctx)
+		if deleted > 0 {
+			c.logger.InfoContext(ctx, "ended checkout sessions deleted", "count", deleted, "retention", c.policy.SessionRetention())
+		}
+		return n, err
+	})
 }
 
 // RunReconciler runs Reconcile now and then every interval until ctx is done.

@@ -141,10 +141,12 @@ func sessionSchema(update bool) json.RawMessage {
     "fulfillment_address": %s,
     "fulfillment_option_id": {"type": "string", "maxLength": 64, "description": "The id of one of the session's fulfillment_options."},
     "promo_code": {"type": "string", "maxLength": 32, "description": "A promotion code; \"\" removes it."},
-    "metadata": {"type": "object", "maxProperties": 20, "additionalProperties": {"type": "string", "maxLength": 500}}
+    "metadata": {"type": "object", "maxProperties": %d, "propertyNames": {"pattern": "^[A-Za-z0-9_.:-]{1,%d}$"},
+      "additionalProperties": {"type": "string", "maxLength": %d},
+      "description": "The host's own references, kept with the session as sent: keys of letters, digits, _ . : -; values of plain text on one line; %d bytes in all."}
   },
   %s
-}`, id, minItems, MaxLines, MaxQuantity, buyerProperties, addressSchema, required))
+}`, id, minItems, MaxLines, MaxQuantity, buyerProperties, addressSchema, maxMetadataKeys, maxMetadataKeyLen, maxMetadataValueLen, maxMetadataBytes, required))
 }
 
 var completeSchema = json.RawMessage(fmt.Sprintf(`{

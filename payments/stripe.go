@@ -427,8 +427,8 @@ func retryable(err error) bool {
 	return se.HTTPStatusCode >= 500 || se.HTTPStatusCode == http.StatusTooManyRequests || se.HTTPStatusCode == http.StatusConflict
 }
 
-// describe is an error for the logs, without the secret key and without
-// Stripe's JSON.
+// describe is an error for the logs, without the secret key, without the
+// payment tokens Stripe's message may quote, and without Stripe's JSON.
 func (s *Stripe) describe(err error) string {
 	var msg string
 	var se *stripe.Error
@@ -452,5 +452,5 @@ func (s *Stripe) describe(err error) string {
 	} else {
 		msg = err.Error()
 	}
-	return strings.ReplaceAll(msg, s.key, "[secret key]")
+	return Redact(strings.ReplaceAll(msg, s.key, "[secret key]"))
 }

@@ -45,7 +45,9 @@ func ParseAdminTokens(s string) ([]AdminToken, error) {
 		case !ok:
 			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d is not role:token", i+1)
 		case r != shop.Viewer && r != shop.Support && r != shop.Owner:
-			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d: role %q; send viewer, support or owner", i+1, role)
+			// The role is not shown: an entry written token:role, or a token
+			// with a colon and no role, would put the secret in the error.
+			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d: the role (before the colon) is not viewer, support or owner; write each entry as role:token, such as owner:<token>", i+1)
 		case token == "":
 			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d: the token is empty; use at least %d random characters (openssl rand -hex 24)", i+1, minAdminTokenLen)
 		case len(token) < minAdminTokenLen:

@@ -45,8 +45,11 @@ func TestParseAdminTokens(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, env, want string }{
 		{"NotAPair", "owner" + ownerToken, "entry 1 is not role:token"},
-		{"UnknownRole", "owner:" + ownerToken + ",admin:" + supportToken, `entry 2: role "admin"; send viewer, support or owner`},
-		{"EmptyRole", ":" + ownerToken, `entry 1: role ""`},
+		{"UnknownRole", "owner:" + ownerToken + ",admin:" + supportToken, "entry 2: the role (before the colon) is not viewer, support or owner"},
+		{"EmptyRole", ":" + ownerToken, "entry 1: the role (before the colon) is not viewer, support or owner"},
+		{"TokenThenRole", supportToken + ":owner", "entry 1: the role (before the colon) is not viewer, support or owner"},
+		{"TokenWithColonNoRole", ownerToken[:12] + ":" + ownerToken[12:], "entry 1: the role (before the colon) is not viewer, support or owner"},
+		{"NoColon", ownerToken, "entry 1 is not role:token"},
 		{"EmptyToken", "viewer:", "entry 1: the token is empty"},
 		{"BlankToken", "viewer:   ", "entry 1: the token is empty"},
 		{"TooShort", "viewer:" + strings.Repeat("x", 23), "entry 1: the token is too short; use at least 24 random characters"},
@@ -62,7 +65,7 @@ func TestParseAdminTokens(t *testing.T) {
 			if !strings.HasPrefix(err.Error(), "SHOP_ADMIN_TOKENS: ") {
 				t.Errorf("%q does not name the variable", err)
 			}
-			for _, secret := range []string{ownerToken, supportToken} {
+			for _, secret := range []string{ownerToken, supportToken, ownerToken[:12], ownerToken[12:]} {
 				if strings.Contains(err.Error(), secret) {
 					t.Errorf("the error shows a token: %q", err)
 				}

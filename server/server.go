@@ -134,13 +134,13 @@ func New(opts Options) (*Server, error) {
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
 	if opts.Receipts != nil {
-		mux.Handle("GET /orders/{order_id}", opts.Receipts)
+		mux.Handle("GET /orders/{order_id}", pageHeaders(opts.PublicURL, opts.Receipts))
 	}
 	if opts.Webhook != nil {
 		mux.Handle("POST /webhooks/stripe", opts.Webhook)
 	}
 	if opts.Pay != nil {
-		mux.Handle("/pay/", opts.Pay)
+		mux.Handle("/pay/", pageHeaders(opts.PublicURL, opts.Pay))
 	}
 	if opts.Static != nil {
 		mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler(opts.Static)))

@@ -70,7 +70,7 @@ func TestConfigAdminTokens(t *testing.T) {
 // before it listens, with ParseAdminTokens' message.
 func TestConfigAdminTokensRefused(t *testing.T) {
 	for _, tc := range []struct{ env, want string }{
-		{"root:" + ownerToken, `SHOP_ADMIN_TOKENS: entry 1: role "root"; send viewer, support or owner`},
+		{"root:" + ownerToken, "SHOP_ADMIN_TOKENS: entry 1: the role (before the colon) is not viewer, support or owner"},
 		{"owner:short", "SHOP_ADMIN_TOKENS: entry 1: the token is too short; use at least 24 random characters"},
 		{"owner:" + ownerToken + ",owner:", "SHOP_ADMIN_TOKENS: entry 2: the token is empty"},
 		{"owner:" + ownerToken + ",viewer:" + ownerToken, "SHOP_ADMIN_TOKENS: entry 2 has the same token as entry 1"},
