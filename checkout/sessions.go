@@ -51,20 +51,27 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 		return nil, err
 	}
 	now := c.now().UTC()
-	row := &sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now}
-	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := c.reprice(ctx, tx, row, st, now); err != nil {
-			return err
+	row := &sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now,
+		BuyerKey: shop.BuyerFrom(ctx).Key()}
+	for range conflictRetries {
+		err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			if err := c.reprice(ctx, tx, row, st, now); err != nil {
+				return err
+			}
+			if err := tx.Create(row).Error; err != nil {
+				return fmt.Errorf("create session: %w", err)
+			}
+			return nil
+		})
+		if errors.Is(err, errConflict) {
+			continue // a session of the buyer's that gave way changed meanwhile
 		}
-		if err := tx.Create(row).Error; err != nil {
-			return fmt.Errorf("create session: %w", err)
+		if err != nil {
+			return nil, err
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		return c.session(ctx, row)
 	}
-	return c.session(ctx, row)
+	return nil, shop.Errorf(shop.Conflict, "$.items", "the buyer's other checkout sessions are being changed by other requests right now; retry")
 }
 
 // Update changes a session as req says and prices it again.
@@ -198,7 +205,7 @@ func (c *Checkout) save(tx *gorm.DB, row *sessionRow) error {
 	prev := row.Version
 	row.Version = prev + 1
 	res := tx.Model(&sessionRow{}).Where("id = ? AND version = ?", row.ID, prev).
-		Select("status", "version", "items", "buyer", "address", "option_id", "promo_code", "metadata", "priced", "total", "order_id", "expires_at", "updated_at").
+		Select("status", "version", "items", "buyer", "address", "option_id", "promo_code", "metadata", "priced", "total", "order_id", "expires_at", "updated_at", "buyer_email").
 		Updates(row)
 	if res.Error != nil {
 		return fmt.Errorf("save session %s: %w", row.ID, res.Error)
@@ -303,7 +310,12 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 	for i, it := range st.Items {
 		ids[i] = it.ID
 	}
-	items, err := c.catalog.Items(ctx, tx, row.ID, ids)
+	buyer, err := c.buyerSessions(ctx, tx, row, emailKey(st.Buyer), now)
+	if err != nil {
+		return err
+	}
+	// The buyer's own holds count as available (holdlimits.go).
+	items, err := c.catalog.ItemsFor(ctx, tx, append([]string{row.ID}, buyer.yielders(nil)...), ids)
 	if err != nil {
 		return err
 	}
@@ -322,6 +334,8 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 	if len(lines) == 0 {
 		problems = append(problems, errorMessage(string(shop.Missing), "$.line_items", "Add at least one item."))
 	}
+	limited, release := buyer.check(lines)
+	problems = append(problems, limited...)
 	var shippable *Address
 	if st.Address == nil {
 		problems = append(problems, errorMessage(string(shop.Missing), "$.fulfillment_address", "Add the shipping address."))
@@ -364,16 +378,21 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 		for i, l := range lines {
 			hold[i] = catalog.HoldLine{VariantID: l.VariantID, Quantity: l.Quantity}
 		}
-		short, err := c.catalog.Hold(ctx, tx, row.ID, hold, row.ExpiresAt)
+		res, err := c.catalog.HoldFor(ctx, tx, catalog.HoldRequest{
+			Holder: row.ID, Lines: hold, Until: row.ExpiresAt, Yield: buyer.yielders(release), Release: release,
+		})
 		if err != nil {
 			return err
 		}
-		for _, s := range short {
+		for _, s := range res.Short {
 			i := indexOf(ids, s.VariantID)
 			problems = append(problems, outOfStock(i, lines[i].Name, s.Available))
 		}
-		if len(short) == 0 {
+		if len(res.Short) == 0 {
 			row.Status = Ready
+		}
+		if err := c.gaveWay(ctx, tx, buyer, release, res.Released, now); err != nil {
+			return err
 		}
 	} else if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
 		return err
