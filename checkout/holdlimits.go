@@ -158,6 +158,13 @@ func (b *buyerSessions) yielders(except []string) []string {
 	return out
 }
 
+// overLine reports whether a line of quantity units, available of them,
+// has the limit per line's error rather than out_of_stock: it is over the
+// limit, and the limit is within the stock.
+func (b *buyerSessions) overLine(quantity, available int64) bool {
+	return quantity > b.limits.UnitsPerLine && available >= b.limits.UnitsPerLine
+}
+
 // check applies the limits to lines, the cart being priced. It returns the
 // problems, with every session that may give way gone (none when the lines
 // then fit), and the sessions that must give way for the lines to fit,
@@ -291,13 +298,21 @@ func (o overLimits) messages(l Limits, lines []cartLine) []Message {
 	}
 	if o.sessions > 0 {
 		out = append(out, errorMessage(string(shop.Invalid), "$.line_items", fmt.Sprintf(
-			"At most %d checkout sessions may hold items for one buyer at once, and %d of yours are being paid; update this session again once those payments are done.",
-			l.OpenSessions, o.sessions)))
+			"At most %s may hold items for one buyer at once, and %d of yours are being paid; update this session again once those payments are done.",
+			sessionCount(l.OpenSessions), o.sessions)))
 	}
 	return out
 }
 
 func quantityPath(line int) string { return fmt.Sprintf("$.line_items[%d].item.quantity", line) }
+
+// sessionCount is "1 checkout session", "5 checkout sessions".
+func sessionCount(n int64) string {
+	if n == 1 {
+		return "1 checkout session"
+	}
+	return fmt.Sprintf("%d checkout sessions", n)
+}
 
 // gaveWay records, in tx, that the sessions released lost their holds to
 // the session priced (the catalog dropped them): each becomes not ready for
@@ -318,8 +333,8 @@ func (c *Checkout) gaveWay(ctx context.Context, tx *gorm.DB, b *buyerSessions, l
 		why := "Its items were moved to your newer checkout session, which needed units this one held: the stock would not cover both."
 		if slices.Contains(limited, id) {
 			l := b.limits
-			why = fmt.Sprintf("Its items were moved to your newer checkout session: one buyer may hold at most %d units of one item, %d units in all and %d checkout sessions at once.",
-				l.UnitsPerVariant, l.UnitsPerBuyer, l.OpenSessions)
+			why = fmt.Sprintf("Its items were moved to your newer checkout session: one buyer may hold at most %d units of one item, %d units in all and %s at once.",
+				l.UnitsPerVariant, l.UnitsPerBuyer, sessionCount(l.OpenSessions))
 		}
 		snap.Messages = append([]Message{
 			{Type: MessageInfo, ContentType: "plain", Content: why},

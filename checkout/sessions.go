@@ -327,7 +327,7 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 			return shop.Errorf(shop.Invalid, fmt.Sprintf("$.items[%d].id", i), "no variant has id %q; get variant ids from get_product", it.ID)
 		}
 		lines[i] = cartLine{VariantID: it.ID, Quantity: it.Quantity, Name: v.Name, Images: v.Images, UnitAmount: v.Price}
-		if it.Quantity > v.Available {
+		if it.Quantity > v.Available && !buyer.overLine(it.Quantity, v.Available) {
 			problems = append(problems, outOfStock(i, v.Name, v.Available))
 		}
 	}
