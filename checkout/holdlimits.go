@@ -104,8 +104,11 @@ func (c *Checkout) buyerSessions(ctx context.Context, tx *gorm.DB, row *sessionR
 	}
 	if email != "" {
 		var peers []sessionRow
-		err := tx.Where("buyer_email = ? AND status = ? AND buyer_key <> ? AND id <> ?", email, Ready, b.key, row.ID).
-			Order("updated_at, id").Limit(maxEmailPeers).Find(&peers).Error
+		q := tx.Where("buyer_email = ? AND status = ? AND id <> ?", email, Ready, row.ID)
+		if b.key != "" {
+			q = q.Where("buyer_key <> ?", b.key) // read above
+		}
+		err := q.Order("updated_at, id").Limit(maxEmailPeers).Find(&peers).Error
 		if err != nil {
 			return nil, fmt.Errorf("buyer's sessions by email: %w", err)
 		}
