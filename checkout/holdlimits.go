@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/catalog"
 )
 
 // What one buyer may hold at once (the policy's Limits), and a buyer's own
@@ -315,6 +316,29 @@ func sessionCount(n int64) string {
 		return "1 checkout session"
 	}
 	return fmt.Sprintf("%d checkout sessions", n)
+}
+
+// hold takes the holds of row, priced into lines without a problem, until
+// its expiry: the buyer's sessions in release give way, and those of b that
+// may give way do as the stock needs (holdlimits.go). It returns an
+// out_of_stock problem per line that falls short (none: all are held).
+func (c *Checkout) hold(ctx context.Context, tx *gorm.DB, row *sessionRow, b *buyerSessions, release []string, lines []cartLine, now time.Time) ([]Message, error) {
+	hold := make([]catalog.HoldLine, len(lines))
+	for i, l := range lines {
+		hold[i] = catalog.HoldLine{VariantID: l.VariantID, Quantity: l.Quantity}
+	}
+	res, err := c.catalog.HoldFor(ctx, tx, catalog.HoldRequest{
+		Holder: row.ID, Lines: hold, Until: row.ExpiresAt, Yield: b.yielders(release), Release: release,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var short []Message
+	for _, s := range res.Short {
+		i := slices.IndexFunc(lines, func(l cartLine) bool { return l.VariantID == s.VariantID })
+		short = append(short, outOfStock(i, lines[i].Name, s.Available))
+	}
+	return short, c.gaveWay(ctx, tx, b, release, res.Released, now)
 }
 
 // gaveWay records, in tx, that the sessions released lost their holds to

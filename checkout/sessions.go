@@ -374,25 +374,13 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 	row.UpdatedAt = now
 	row.Status = NotReady
 	if len(problems) == 0 {
-		hold := make([]catalog.HoldLine, len(lines))
-		for i, l := range lines {
-			hold[i] = catalog.HoldLine{VariantID: l.VariantID, Quantity: l.Quantity}
-		}
-		res, err := c.catalog.HoldFor(ctx, tx, catalog.HoldRequest{
-			Holder: row.ID, Lines: hold, Until: row.ExpiresAt, Yield: buyer.yielders(release), Release: release,
-		})
+		short, err := c.hold(ctx, tx, row, buyer, release, lines, now)
 		if err != nil {
 			return err
 		}
-		for _, s := range res.Short {
-			i := indexOf(ids, s.VariantID)
-			problems = append(problems, outOfStock(i, lines[i].Name, s.Available))
-		}
-		if len(res.Short) == 0 {
+		problems = append(problems, short...)
+		if len(short) == 0 {
 			row.Status = Ready
-		}
-		if err := c.gaveWay(ctx, tx, buyer, release, res.Released, now); err != nil {
-			return err
 		}
 	} else if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
 		return err
@@ -413,13 +401,4 @@ func outOfStock(line int, name string, available int64) Message {
 		return errorMessage(string(shop.OutOfStock), param, fmt.Sprintf("%s is out of stock; remove it or choose another variant.", name))
 	}
 	return errorMessage(string(shop.OutOfStock), param, fmt.Sprintf("Only %d of %s can be bought now; lower the quantity to %d or less.", available, name, available))
-}
-
-func indexOf(ids []string, id string) int {
-	for i, x := range ids {
-		if x == id {
-			return i
-		}
-	}
-	return -1
 }
