@@ -27,14 +27,19 @@ import (
 // one variant, units in all, sessions holding stock; a session being paid
 // included), and those ready for payment of the same key, or of the same
 // buyer email when both sessions have one, give way to it. Never a session
-// being paid (in_progress), nor one whose payment page is open.
+// being paid (in_progress), nor one with an open hosted payment page
+// (payment_links): those count toward the limits and keep their holds.
 //
 // Giving way: a session's units of a variant count as available to its
 // buyer's newer one, and when the newer one needs them (the stock would not
-// cover both) or the limits would not let both hold, the older one, least
-// recently changed first, loses all its holds and becomes not ready for
-// payment, with an info message saying why. A stranger's session never
-// gives way, so nobody else can take a hold.
+// cover both) or the limits would not let both hold, the older ones, least
+// recently changed first and no more than needed, lose all their holds and
+// become not ready for payment, with an info message saying why and an
+// out_of_stock error on $.line_items; updated, such a session takes its
+// turn back the same way. A stranger's session never gives way, so nobody
+// else can take a hold. The message does not name the newer session: its id
+// is all it takes to change it, and the older session may be a stranger's
+// that copied the buyer's email.
 //
 // Under concurrency the limits hold in the database: on PostgreSQL the
 // transaction first takes an advisory lock on the buyer's key, so one
