@@ -46,6 +46,13 @@ type Item struct {
 // Available counts the holds of everyone but holder. db is the transaction
 // to read in, or nil.
 func (c *Catalog) Items(ctx context.Context, db *gorm.DB, holder string, ids []string) (map[string]Item, error) {
+	return c.ItemsFor(ctx, db, []string{holder}, ids)
+}
+
+// ItemsFor is Items for a holder and the holders whose holds count as
+// available to it (see HoldRequest.Yield): Available counts the holds of
+// everyone but holders.
+func (c *Catalog) ItemsFor(ctx context.Context, db *gorm.DB, holders []string, ids []string) (map[string]Item, error) {
 	db = c.conn(ctx, db)
 	var rows []struct {
 		ID, ProductID, Title, Image string
@@ -59,7 +66,7 @@ func (c *Catalog) Items(ctx context.Context, db *gorm.DB, holder string, ids []s
 	if err != nil {
 		return nil, fmt.Errorf("look up variants: %w", err)
 	}
-	held, err := c.held(db, holder, ids)
+	held, err := c.heldExcept(db, holders, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -83,12 +90,21 @@ func (c *Catalog) Items(ctx context.Context, db *gorm.DB, holder string, ids []s
 
 // held sums the live holds on the given variants of everyone but holder.
 func (c *Catalog) held(db *gorm.DB, holder string, ids []string) (map[string]int64, error) {
+	return c.heldExcept(db, []string{holder}, ids)
+}
+
+// heldExcept sums the live holds on the given variants of everyone but
+// the given holders.
+func (c *Catalog) heldExcept(db *gorm.DB, holders []string, ids []string) (map[string]int64, error) {
 	var sums []struct {
 		VariantID string
 		Quantity  int64
 	}
+	if len(holders) == 0 {
+		holders = []string{""}
+	}
 	err := db.Model(&holdRow{}).Select("variant_id, SUM(quantity) AS quantity").
-		Where("variant_id IN ? AND holder <> ? AND expires_at > ?", ids, holder, c.now().UTC()).
+		Where("variant_id IN ? AND holder NOT IN ? AND expires_at > ?", ids, holders, c.now().UTC()).
 		Group("variant_id").Scan(&sums).Error
 	if err != nil {
 		return nil, fmt.Errorf("sum stock holds: %w", err)
@@ -118,9 +134,54 @@ type Shortfall struct {
 // short. It must run inside tx, the transaction that also records why the
 // units are held.
 func (c *Catalog) Hold(ctx context.Context, tx *gorm.DB, holder string, lines []HoldLine, until time.Time) ([]Shortfall, error) {
+	res, err := c.HoldFor(ctx, tx, HoldRequest{Holder: holder, Lines: lines, Until: until})
+	if err != nil {
+		return nil, err
+	}
+	return res.Short, nil
+}
+
+// HoldRequest asks for Holder's holds to become exactly Lines, live until
+// Until.
+type HoldRequest struct {
+	Holder string
+	Lines  []HoldLine
+	Until  time.Time
+	// Yield are holders whose live holds count as available to Holder, in
+	// the order they give them up: where a line needs their units, the
+	// first of them holding its variant lose all their holds, one after
+	// another, until every line fits. (Checkout passes the same buyer's
+	// other sessions: a buyer's own holds never block them.)
+	Yield []string
+	// Release are holders who lose all their holds whenever Holder's are
+	// taken, and keep them when Holder falls short; their units count as
+	// available too. (Checkout passes the buyer's sessions that give way
+	// for the limits on what one buyer holds at once.)
+	Release []string
+}
+
+// HoldResult is what HoldFor did.
+type HoldResult struct {
+	// Short lists the lines that cannot be held even with the units of
+	// Yield and Release: then nothing is held for the holder, and nobody
+	// else lost a hold.
+	Short []Shortfall
+	// Released are the holders of Release and Yield whose holds were
+	// dropped for the holder's, Release first, then Yield in its order.
+	Released []string
+}
+
+// HoldFor makes req.Holder's holds exactly req.Lines when every line is
+// available, counting the units held by req.Yield and req.Release as
+// available, and drops the holds of those of them that must give way (see
+// HoldRequest). Otherwise it holds nothing for the holder, drops nobody
+// else's holds and returns what falls short. It must run inside tx, the
+// transaction that also records why the units are held and why the holders
+// giving way lost theirs.
+func (c *Catalog) HoldFor(ctx context.Context, tx *gorm.DB, req HoldRequest) (*HoldResult, error) {
 	tx = tx.WithContext(ctx)
-	ids := make([]string, len(lines))
-	for i, l := range lines {
+	ids := make([]string, len(req.Lines))
+	for i, l := range req.Lines {
 		ids[i] = l.VariantID
 	}
 	slices.Sort(ids)
@@ -141,30 +202,38 @@ func (c *Catalog) Hold(ctx context.Context, tx *gorm.DB, holder string, lines []
 	for _, s := range stock {
 		onHand[s.ID] = s.Stock
 	}
-	held, err := c.held(tx, holder, ids)
+	giving := append(slices.Clone(req.Release), req.Yield...)
+	held, err := c.heldExcept(tx, append([]string{req.Holder}, giving...), ids)
 	if err != nil {
 		return nil, err
 	}
-	var short []Shortfall
-	for _, l := range lines {
+	res := &HoldResult{}
+	for _, l := range req.Lines {
 		if avail := max(0, onHand[l.VariantID]-held[l.VariantID]); l.Quantity > avail {
-			short = append(short, Shortfall{VariantID: l.VariantID, Requested: l.Quantity, Available: avail})
+			res.Short = append(res.Short, Shortfall{VariantID: l.VariantID, Requested: l.Quantity, Available: avail})
 		}
 	}
-	if err := c.Release(ctx, tx, holder); err != nil {
+	if len(res.Short) == 0 && len(giving) > 0 {
+		byHolder, err := c.holdsOf(tx, giving, ids)
+		if err != nil {
+			return nil, err
+		}
+		res.Released = giveWay(req, onHand, held, byHolder)
+	}
+	if err := c.releaseAll(tx, append([]string{req.Holder}, res.Released...)); err != nil {
 		return nil, err
 	}
-	if len(short) > 0 {
-		return short, nil
+	if len(res.Short) > 0 {
+		return res, nil
 	}
-	rows := make([]holdRow, len(lines))
-	for i, l := range lines {
-		rows[i] = holdRow{Holder: holder, VariantID: l.VariantID, Quantity: l.Quantity, ExpiresAt: until.UTC()}
+	rows := make([]holdRow, len(req.Lines))
+	for i, l := range req.Lines {
+		rows[i] = holdRow{Holder: req.Holder, VariantID: l.VariantID, Quantity: l.Quantity, ExpiresAt: req.Until.UTC()}
 	}
 	if err := tx.Create(&rows).Error; err != nil {
 		return nil, fmt.Errorf("hold stock: %w", err)
 	}
-	return nil, nil
+	return res, nil
 }
 
 // Release drops holder's holds. db is the transaction to write in, or nil.

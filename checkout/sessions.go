@@ -53,20 +53,27 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 		return nil, err
 	}
 	now := c.now().UTC()
-	row := &sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now}
-	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := c.reprice(ctx, tx, row, st, now); err != nil {
-			return err
+	row := &sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now,
+		BuyerKey: shop.BuyerFrom(ctx).Key()}
+	for range conflictRetries {
+		err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			if err := c.reprice(ctx, tx, row, st, now); err != nil {
+				return err
+			}
+			if err := tx.Create(row).Error; err != nil {
+				return fmt.Errorf("create session: %w", err)
+			}
+			return nil
+		})
+		if errors.Is(err, errConflict) {
+			continue // a session of the buyer's that gave way changed meanwhile
 		}
-		if err := tx.Create(row).Error; err != nil {
-			return fmt.Errorf("create session: %w", err)
+		if err != nil {
+			return nil, err
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		return c.session(ctx, row)
 	}
-	return c.session(ctx, row)
+	return nil, shop.Errorf(shop.Conflict, "$.items", "the buyer's other checkout sessions are being changed by other requests right now; retry")
 }
 
 // Update changes a session as req says and prices it again. An update that
@@ -213,7 +220,7 @@ func (c *Checkout) save(tx *gorm.DB, row *sessionRow) error {
 	prev := row.Version
 	row.Version = prev + 1
 	res := tx.Model(&sessionRow{}).Where("id = ? AND version = ?", row.ID, prev).
-		Select("status", "version", "items", "buyer", "address", "option_id", "promo_code", "metadata", "priced", "total", "order_id", "expires_at", "updated_at").
+		Select("status", "version", "items", "buyer", "address", "option_id", "promo_code", "metadata", "priced", "total", "order_id", "expires_at", "updated_at", "buyer_email").
 		Updates(row)
 	if res.Error != nil {
 		return fmt.Errorf("save session %s: %w", row.ID, res.Error)
@@ -329,7 +336,12 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 	for i, it := range st.Items {
 		ids[i] = it.ID
 	}
-	items, err := c.catalog.Items(ctx, tx, row.ID, ids)
+	buyer, err := c.buyerSessions(ctx, tx, row, emailKey(st.Buyer), now)
+	if err != nil {
+		return err
+	}
+	// The buyer's own holds count as available (holdlimits.go).
+	items, err := c.catalog.ItemsFor(ctx, tx, append([]string{row.ID}, buyer.yielders(nil)...), ids)
 	if err != nil {
 		return err
 	}
@@ -341,13 +353,15 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 			return shop.Errorf(shop.Invalid, fmt.Sprintf("$.items[%d].id", i), "no variant has id %q; get variant ids from get_product", it.ID)
 		}
 		lines[i] = cartLine{VariantID: it.ID, Quantity: it.Quantity, Name: v.Name, Images: v.Images, UnitAmount: v.Price}
-		if it.Quantity > v.Available {
+		if it.Quantity > v.Available && !buyer.overLine(it.Quantity, v.Available) {
 			problems = append(problems, outOfStock(i, v.Name, v.Available))
 		}
 	}
 	if len(lines) == 0 {
 		problems = append(problems, errorMessage(string(shop.Missing), "$.line_items", "Add at least one item."))
 	}
+	limited, release := buyer.check(lines)
+	problems = append(problems, limited...)
 	var shippable *Address
 	if st.Address == nil {
 		problems = append(problems, errorMessage(string(shop.Missing), "$.fulfillment_address", "Add the shipping address."))
@@ -386,18 +400,11 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 	row.UpdatedAt = now
 	row.Status = NotReady
 	if len(problems) == 0 {
-		hold := make([]catalog.HoldLine, len(lines))
-		for i, l := range lines {
-			hold[i] = catalog.HoldLine{VariantID: l.VariantID, Quantity: l.Quantity}
-		}
-		short, err := c.catalog.Hold(ctx, tx, row.ID, hold, row.ExpiresAt)
+		short, err := c.hold(ctx, tx, row, buyer, release, lines, now)
 		if err != nil {
 			return err
 		}
-		for _, s := range short {
-			i := indexOf(ids, s.VariantID)
-			problems = append(problems, outOfStock(i, lines[i].Name, s.Available))
-		}
+		problems = append(problems, short...)
 		if len(short) == 0 {
 			row.Status = Ready
 		}
@@ -420,13 +427,4 @@ func outOfStock(line int, name string, available int64) Message {
 		return errorMessage(string(shop.OutOfStock), param, fmt.Sprintf("%s is out of stock; remove it or choose another variant.", name))
 	}
 	return errorMessage(string(shop.OutOfStock), param, fmt.Sprintf("Only %d of %s can be bought now; lower the quantity to %d or less.", available, name, available))
-}
-
-func indexOf(ids []string, id string) int {
-	for i, x := range ids {
-		if x == id {
-			return i
-		}
-	}
-	return -1
 }

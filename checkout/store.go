@@ -38,6 +38,12 @@ type sessionRow struct {
 	// (which the retention sweep counts from), by the checkout's clock:
 	// written as set, never by gorm's own.
 	UpdatedAt time.Time `gorm:"autoUpdateTime:false"`
+
+	// BuyerKey is who created the session (shop.Buyer.Key), "" when
+	// nobody was known; it never changes. BuyerEmail is the buyer's email
+	// in lower case, "" without one. See holdlimits.go.
+	BuyerKey   string
+	BuyerEmail string
 }
 
 func (sessionRow) TableName() string { return "checkout_sessions" }
@@ -97,6 +103,7 @@ func (r *sessionRow) state() (state, error) {
 func (r *sessionRow) setState(st state) {
 	r.Items = marshal(st.Items)
 	r.Buyer, r.Address, r.Metadata = "", "", ""
+	r.BuyerEmail = emailKey(st.Buyer)
 	if st.Buyer != nil {
 		r.Buyer = marshal(st.Buyer)
 	}

@@ -1,0 +1,385 @@
+package checkout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"shop"
+	"shop/catalog"
+)
+
+// What one buyer may hold at once (the policy's Limits), and a buyer's own
+// holds never blocking them.
+//
+// A session belongs to the buyer who created it (sessionRow.BuyerKey, from
+// shop.BuyerFrom): an update by another caller does not change that, and a
+// session created without a host user id stays its address's even when
+// later calls carry one (adopting the id would let any caller who knows the
+// session's id move it between buyers). When a session is priced, in the
+// transaction that takes its holds, its buyer's other sessions that hold
+// stock are read: those with the same key count toward the limits (units of
+// one variant, units in all, sessions holding stock; a session being paid
+// included), and those ready for payment of the same key, or of the same
+// buyer email when both sessions have one, give way to it. Never a session
+// being paid (in_progress), nor one with an open hosted payment page
+// (payment_links): those count toward the limits and keep their holds.
+//
+// Giving way: a session's units of a variant count as available to its
+// buyer's newer one, and when the newer one needs them (the stock would not
+// cover both) or the limits would not let both hold, the older ones, least
+// recently changed first and no more than needed, lose all their holds and
+// become not ready for payment, with an info message saying why and an
+// out_of_stock error on $.line_items; updated, such a session takes its
+// turn back the same way. A stranger's session never gives way, so nobody
+// else can take a hold. The message does not name the newer session: its id
+// is all it takes to change it, and the older session may be a stranger's
+// that copied the buyer's email.
+//
+// Under concurrency the limits hold in the database: on PostgreSQL the
+// transaction first takes an advisory lock on the buyer's key, so one
+// buyer's hold changes run one at a time; on SQLite every write transaction
+// takes the database's write lock when it begins (database.Open sets
+// _txlock=immediate). A session giving way is written over the version that
+// was read, so a concurrent change of it (a claim, an update) makes this
+// transaction start again rather than being lost.
+//
+// A buyer with an empty key (over stdio, or a session from before buyers
+// were recorded) has the per-line limit and the per-variant and in-all
+// limits applied to the session alone: such sessions share nothing but a
+// buyer email.
+
+// emailKey is the email a session's buyer is matched by: in lower case, ""
+// without one.
+func emailKey(b *Buyer) string {
+	if b == nil {
+		return ""
+	}
+	return strings.ToLower(strings.TrimSpace(b.Email))
+}
+
+// maxEmailPeers bounds the sessions of other buyers with the same email
+// that are read to give way: only an attacker who copies a buyer's email
+// would have many.
+const maxEmailPeers = 100
+
+// buyerSessions are the other sessions of the buyer of a session being
+// priced that hold stock, read in the transaction that prices it.
+type buyerSessions struct {
+	key    string
+	limits Limits
+	// others, least recently changed first.
+	others []otherSession
+}
+
+// otherSession is another session of the buyer that holds stock.
+type otherSession struct {
+	row sessionRow
+	// sameKey: of the same buyer key, so counting toward the limits
+	// (otherwise it has the same buyer email).
+	sameKey bool
+	// yields: ready for payment and not being paid on a payment page, so
+	// it gives way to the session being priced.
+	yields bool
+	// holds are its live holds, by variant.
+	holds map[string]int64
+}
+
+// buyerSessions locks the buyer of row (PostgreSQL) and reads their other
+// sessions that hold stock: the buyer is row's key and email, the email of
+// the state being priced.
+func (c *Checkout) buyerSessions(ctx context.Context, tx *gorm.DB, row *sessionRow, email string, now time.Time) (*buyerSessions, error) {
+	b := &buyerSessions{key: row.BuyerKey, limits: c.policy.BuyerLimits()}
+	tx = tx.WithContext(ctx)
+	var rows []sessionRow
+	if b.key != "" {
+		if tx.Dialector.Name() == "postgres" {
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext(?))", "shop.buyer:"+b.key).Error; err != nil {
+				return nil, fmt.Errorf("lock buyer: %w", err)
+			}
+		}
+		err := tx.Where("buyer_key = ? AND status IN ? AND id <> ?", b.key, []Status{Ready, InProgress}, row.ID).Find(&rows).Error
+		if err != nil {
+			return nil, fmt.Errorf("buyer's sessions: %w", err)
+		}
+	}
+	if email != "" {
+		var peers []sessionRow
+		q := tx.Where("buyer_email = ? AND status = ? AND id <> ?", email, Ready, row.ID)
+		if b.key != "" {
+			q = q.Where("buyer_key <> ?", b.key) // read above
+		}
+		err := q.Order("updated_at, id").Limit(maxEmailPeers).Find(&peers).Error
+		if err != nil {
+			return nil, fmt.Errorf("buyer's sessions by email: %w", err)
+		}
+		rows = append(rows, peers...)
+	}
+	if len(rows) == 0 {
+		return b, nil
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	holds, err := c.catalog.HoldsOf(ctx, tx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var paying []string
+	err = tx.Model(&linkRow{}).Where("session_id IN ? AND status = ? AND expires_at > ?", ids, linkOpen, now).
+		Distinct().Pluck("session_id", &paying).Error
+	if err != nil {
+		return nil, fmt.Errorf("buyer's payment pages: %w", err)
+	}
+	for _, r := range rows {
+		if len(holds[r.ID]) == 0 {
+			continue // it holds nothing: neither counts nor gives way
+		}
+		b.others = append(b.others, otherSession{
+			row: r, sameKey: b.key != "" && r.BuyerKey == b.key, holds: holds[r.ID],
+			yields: r.Status == Ready && now.Before(r.ExpiresAt) && !slices.Contains(paying, r.ID),
+		})
+	}
+	slices.SortFunc(b.others, func(x, y otherSession) int {
+		if c := x.row.UpdatedAt.Compare(y.row.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(x.row.ID, y.row.ID)
+	})
+	return b, nil
+}
+
+// yielders are the ids of the sessions that give way, but for those in
+// except, least recently changed first.
+func (b *buyerSessions) yielders(except []string) []string {
+	var out []string
+	for _, o := range b.others {
+		if o.yields && !slices.Contains(except, o.row.ID) {
+			out = append(out, o.row.ID)
+		}
+	}
+	return out
+}
+
+// overLine reports whether a line of quantity units, available of them,
+// has the limit per line's error rather than out_of_stock: it is over the
+// limit, and the limit is within the stock.
+func (b *buyerSessions) overLine(quantity, available int64) bool {
+	return quantity > b.limits.UnitsPerLine && available >= b.limits.UnitsPerLine
+}
+
+// check applies the limits to lines, the cart being priced. It returns the
+// problems, with every session that may give way gone (none when the lines
+// then fit), and the sessions that must give way for the lines to fit,
+// least recently changed first.
+func (b *buyerSessions) check(lines []cartLine) ([]Message, []string) {
+	var problems []Message
+	for i, l := range lines {
+		if n := b.limits.UnitsPerLine; l.Quantity > n {
+			problems = append(problems, errorMessage(string(shop.Invalid), quantityPath(i),
+				fmt.Sprintf("At most %d units of one item per order; lower the quantity to %d or less.", n, n)))
+		}
+	}
+	if len(problems) > 0 {
+		return problems, nil
+	}
+	gone := map[string]bool{}
+	for _, o := range b.others {
+		if o.sameKey && o.yields {
+			gone[o.row.ID] = true
+		}
+	}
+	if over := b.over(lines, gone); !over.none() {
+		return over.messages(b.limits, lines), nil
+	}
+	// Everything that may give way lets the lines fit: choose the fewest,
+	// least recently changed first.
+	clear(gone)
+	var release []string
+	for _, o := range b.others {
+		over := b.over(lines, gone)
+		if over.none() {
+			break
+		}
+		if gone[o.row.ID] || !o.sameKey || !o.yields || !over.eases(o, lines) {
+			continue
+		}
+		gone[o.row.ID] = true
+		release = append(release, o.row.ID)
+	}
+	return nil, release
+}
+
+// overLimits are the limits lines would break with the buyer's other
+// sessions but those gone.
+type overLimits struct {
+	// lines over the per-variant limit, with what the buyer's other
+	// sessions hold of their variant.
+	lines map[int]int64
+	// units in the cart and held by the other sessions, when over the
+	// limit in all.
+	units, otherUnits int64
+	// sessions holding stock besides this one, when over the limit.
+	sessions int64
+}
+
+func (o overLimits) none() bool { return len(o.lines) == 0 && o.units == 0 && o.sessions == 0 }
+
+// eases reports whether s giving way brings lines closer to the limits
+// they break.
+func (o overLimits) eases(s otherSession, lines []cartLine) bool {
+	if o.units > 0 || o.sessions > 0 {
+		return true
+	}
+	for i := range o.lines {
+		if s.holds[lines[i].VariantID] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// over measures lines against the limits, counting the holds of the
+// buyer's other sessions of the same key but those gone.
+func (b *buyerSessions) over(lines []cartLine, gone map[string]bool) overLimits {
+	out := overLimits{lines: map[int]int64{}}
+	var units, otherUnits, sessions int64
+	for i, l := range lines {
+		var other int64
+		for _, s := range b.others {
+			if s.sameKey && !gone[s.row.ID] {
+				other += s.holds[l.VariantID]
+			}
+		}
+		if l.Quantity+other > b.limits.UnitsPerVariant {
+			out.lines[i] = other
+		}
+		units += l.Quantity
+	}
+	for _, s := range b.others {
+		if s.sameKey && !gone[s.row.ID] {
+			sessions++
+			for _, n := range s.holds {
+				otherUnits += n
+			}
+		}
+	}
+	if units+otherUnits > b.limits.UnitsPerBuyer {
+		out.units, out.otherUnits = units, otherUnits
+	}
+	if b.key != "" && sessions+1 > b.limits.OpenSessions {
+		out.sessions = sessions
+	}
+	return out
+}
+
+// messages are the errors of the limits o breaks, in words.
+func (o overLimits) messages(l Limits, lines []cartLine) []Message {
+	var out []Message
+	for i, line := range lines {
+		other, ok := o.lines[i]
+		if !ok {
+			continue
+		}
+		text := fmt.Sprintf("At most %d units of %s may be held for one buyer at once", l.UnitsPerVariant, line.Name)
+		if other > 0 {
+			text += fmt.Sprintf(", and your checkout sessions being paid hold %d", other)
+		}
+		if left := l.UnitsPerVariant - other; left > 0 {
+			text += fmt.Sprintf("; lower the quantity to %d or less.", left)
+		} else {
+			text += "; remove it, or add it again once those payments are done."
+		}
+		out = append(out, errorMessage(string(shop.Invalid), quantityPath(i), text))
+	}
+	if o.units > 0 {
+		text := fmt.Sprintf("At most %d units in all may be held for one buyer at once; this session has %d", l.UnitsPerBuyer, o.units)
+		if o.otherUnits > 0 {
+			text += fmt.Sprintf(" and your checkout sessions being paid hold %d", o.otherUnits)
+		}
+		out = append(out, errorMessage(string(shop.Invalid), "$.line_items", text+". Remove items or lower their quantities."))
+	}
+	if o.sessions > 0 {
+		out = append(out, errorMessage(string(shop.Invalid), "$.line_items", fmt.Sprintf(
+			"At most %s may hold items for one buyer at once, and %d of yours are being paid; update this session again once those payments are done.",
+			sessionCount(l.OpenSessions), o.sessions)))
+	}
+	return out
+}
+
+func quantityPath(line int) string { return fmt.Sprintf("$.line_items[%d].item.quantity", line) }
+
+// sessionCount is "1 checkout session", "5 checkout sessions".
+func sessionCount(n int64) string {
+	if n == 1 {
+		return "1 checkout session"
+	}
+	return fmt.Sprintf("%d checkout sessions", n)
+}
+
+// hold takes the holds of row, priced into lines without a problem, until
+// its expiry: the buyer's sessions in release give way, and those of b that
+// may give way do as the stock needs (holdlimits.go). It returns an
+// out_of_stock problem per line that falls short (none: all are held).
+func (c *Checkout) hold(ctx context.Context, tx *gorm.DB, row *sessionRow, b *buyerSessions, release []string, lines []cartLine, now time.Time) ([]Message, error) {
+	hold := make([]catalog.HoldLine, len(lines))
+	for i, l := range lines {
+		hold[i] = catalog.HoldLine{VariantID: l.VariantID, Quantity: l.Quantity}
+	}
+	res, err := c.catalog.HoldFor(ctx, tx, catalog.HoldRequest{
+		Holder: row.ID, Lines: hold, Until: row.ExpiresAt, Yield: b.yielders(release), Release: release,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var short []Message
+	for _, s := range res.Short {
+		i := slices.IndexFunc(lines, func(l cartLine) bool { return l.VariantID == s.VariantID })
+		short = append(short, outOfStock(i, lines[i].Name, s.Available))
+	}
+	return short, c.gaveWay(ctx, tx, b, release, res.Released, now)
+}
+
+// gaveWay records, in tx, that the sessions released lost their holds to
+// the session priced (the catalog dropped them): each becomes not ready for
+// payment, saying why, over the version that was read (errConflict when it
+// changed since). limited are the sessions that gave way for the limits,
+// the others gave way for the stock.
+func (c *Checkout) gaveWay(ctx context.Context, tx *gorm.DB, b *buyerSessions, limited, released []string, now time.Time) error {
+	for _, id := range released {
+		i := slices.IndexFunc(b.others, func(o otherSession) bool { return o.row.ID == id })
+		if i < 0 {
+			return fmt.Errorf("session %s gave way but was not read", id)
+		}
+		r := b.others[i].row
+		var snap snapshot
+		if err := json.Unmarshal([]byte(r.Priced), &snap); err != nil {
+			return fmt.Errorf("session %s priced: %w", r.ID, err)
+		}
+		why := "Its items were moved to your newer checkout session, which needed units this one held: the stock would not cover both."
+		if slices.Contains(limited, id) {
+			l := b.limits
+			why = fmt.Sprintf("Its items were moved to your newer checkout session: one buyer may hold at most %d units of one item, %d units in all and %s at once.",
+				l.UnitsPerVariant, l.UnitsPerBuyer, sessionCount(l.OpenSessions))
+		}
+		snap.Messages = append([]Message{
+			{Type: MessageInfo, ContentType: "plain", Content: why},
+			errorMessage(string(shop.OutOfStock), "$.line_items", "Nothing is held for this session any more; update it to hold its items again, or cancel it."),
+		}, snap.Messages...)
+		res := tx.WithContext(ctx).Model(&sessionRow{}).Where("id = ? AND version = ?", r.ID, r.Version).
+			Updates(map[string]any{"status": NotReady, "version": r.Version + 1, "priced": marshal(snap), "updated_at": now})
+		if res.Error != nil {
+			return fmt.Errorf("session %s gives way: %w", r.ID, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return errConflict
+		}
+	}
+	return nil
+}
