@@ -1,0 +1,114 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"shop"
+)
+
+// subjectKeys are the _meta keys under which hosts send their anonymous id
+// of the user who makes a call, the first present one winning. A host that
+// sends one under another key is added here, and nowhere else.
+var subjectKeys = []string{
+	"openai/subject", // ChatGPT
+}
+
+// maxSubjectLen bounds a host's user id; a longer one is ignored, as is one
+// with control characters.
+const maxSubjectLen = 256
+
+// hostSubject returns the host's user id a request's _meta carries, "" when
+// it carries none (or none the shop accepts: not a string, empty, longer
+// than maxSubjectLen bytes, not UTF-8, or with control characters).
+func hostSubject(meta map[string]any) string {
+	for _, k := range subjectKeys {
+		v, ok := meta[k]
+		if !ok {
+			continue
+		}
+		s, _ := v.(string)
+		if s == "" || len(s) > maxSubjectLen || !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
+			return ""
+		}
+		return s
+	}
+	return ""
+}
+
+// isMCPPost reports whether r posts JSON-RPC to one of the MCP endpoints
+// (/mcp, /admin/mcp and the dialects' …/mcp).
+func isMCPPost(r *http.Request) bool {
+	return r.Method == http.MethodPost && (r.URL.Path == "/mcp" || strings.HasSuffix(r.URL.Path, "/mcp"))
+}
+
+// rpcIDKey is the context key of the JSON-RPC id of the request being
+// served, for the errors answered before the MCP server sees it.
+type rpcIDKey struct{}
+
+// rpcID returns the JSON-RPC id of the request ctx serves, null when it has
+// none (a notification, or a body that is not a JSON-RPC request).
+func rpcID(ctx context.Context) json.RawMessage {
+	// JSON-RPC ids are strings or numbers; anything else is answered as null.
+	if id, ok := ctx.Value(rpcIDKey{}).(json.RawMessage); ok && len(id) > 0 && (id[0] == '"' || id[0] == '-' || '0' <= id[0] && id[0] <= '9') {
+		return id
+	}
+	return json.RawMessage("null")
+}
+
+// identify puts the caller into the request's context as a shop.Buyer: its
+// client address (set by the rate limiter's handler), and on an MCP POST the
+// host's user id that the JSON-RPC request's params._meta carries. It reads
+// the body (bounded by limitBody) and restores it for the MCP server, and
+// refuses a JSON-RPC batch before any of its elements runs.
+func identify(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isMCPPost(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				http.Error(w, fmt.Sprintf("request body too large: at most %d bytes", MaxBodyBytes), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "the request body could not be read: send it again", http.StatusBadRequest)
+			return
+		}
+		if isBatch(body) {
+			refuseBatch(w)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Params struct {
+				Meta map[string]any `json:"_meta"`
+			} `json:"params"`
+		}
+		// A body that is not a JSON-RPC request names nobody; the MCP
+		// server answers it as it should.
+		_ = json.Unmarshal(body, &msg)
+		ctx := r.Context()
+		if len(msg.ID) > 0 {
+			ctx = context.WithValue(ctx, rpcIDKey{}, msg.ID)
+		}
+		if s := hostSubject(msg.Params.Meta); s != "" {
+			b := shop.BuyerFrom(ctx)
+			b.Subject = s
+			ctx = shop.WithBuyer(ctx, b)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
