@@ -1,8 +1,8 @@
 // Package server is the shop's HTTP surface: it assembles the MCP endpoints
 // from the tools the business packages declare, serves the shop's static
 // files and health checks, and hardens all of it (Host and Origin checks,
-// body size limits, timeouts, per-client rate limits). It is the one place
-// where errors are translated for callers.
+// body size limits, timeouts, per-buyer rate limits, no JSON-RPC batches).
+// It is the one place where errors are translated for callers.
 package server
 
 import (
