@@ -50,18 +50,41 @@ func isMCPPost(r *http.Request) bool {
 	return r.Method == http.MethodPost && (r.URL.Path == "/mcp" || strings.HasSuffix(r.URL.Path, "/mcp"))
 }
 
-// rpcIDKey is the context key of the JSON-RPC id of the request being
-// served, for the errors answered before the MCP server sees it.
-type rpcIDKey struct{}
+// rpcKey is the context key of the JSON-RPC request being served (its id
+// and method), for the rate limits and the errors they answer before the
+// MCP server sees it.
+type rpcKey struct{}
+
+// rpcRequest is what identify read of a JSON-RPC request.
+type rpcRequest struct {
+	ID     json.RawMessage
+	Method string
+}
+
+// rpcFrom returns the JSON-RPC request ctx serves, the zero one when none.
+func rpcFrom(ctx context.Context) rpcRequest {
+	req, _ := ctx.Value(rpcKey{}).(rpcRequest)
+	return req
+}
 
 // rpcID returns the JSON-RPC id of the request ctx serves, null when it has
 // none (a notification, or a body that is not a JSON-RPC request).
 func rpcID(ctx context.Context) json.RawMessage {
 	// JSON-RPC ids are strings or numbers; anything else is answered as null.
-	if id, ok := ctx.Value(rpcIDKey{}).(json.RawMessage); ok && len(id) > 0 && (id[0] == '"' || id[0] == '-' || '0' <= id[0] && id[0] <= '9') {
+	if id := rpcFrom(ctx).ID; len(id) > 0 && (id[0] == '"' || id[0] == '-' || '0' <= id[0] && id[0] <= '9') {
 		return id
 	}
 	return json.RawMessage("null")
+}
+
+// handshake reports whether method only sets up or keeps up an MCP session
+// (initialize, ping, notifications) or lists the tools, answered from
+// memory. Hosts send these without their user's id, which ChatGPT puts on
+// tools/call only, and a stateless host may send them before every call
+// of every user from one address: the buyer limit of that address would
+// throttle all its users as one. The address backstop still counts them.
+func handshake(method string) bool {
+	return method == "initialize" || method == "ping" || method == "tools/list" || strings.HasPrefix(method, "notifications/")
 }
 
 // identify puts the caller into the request's context as a shop.Buyer: its
@@ -93,6 +116,7 @@ func identify(next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
 			Params struct {
 				Meta map[string]any `json:"_meta"`
 			} `json:"params"`
@@ -100,10 +124,7 @@ func identify(next http.Handler) http.Handler {
 		// A body that is not a JSON-RPC request names nobody; the MCP
 		// server answers it as it should.
 		_ = json.Unmarshal(body, &msg)
-		ctx := r.Context()
-		if len(msg.ID) > 0 {
-			ctx = context.WithValue(ctx, rpcIDKey{}, msg.ID)
-		}
+		ctx := context.WithValue(r.Context(), rpcKey{}, rpcRequest{ID: msg.ID, Method: msg.Method})
 		if s := hostSubject(msg.Params.Meta); s != "" {
 			b := shop.BuyerFrom(ctx)
 			b.Subject = s

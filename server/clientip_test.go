@@ -78,7 +78,7 @@ func (e extraLines) RoundTrip(r *http.Request) (*http.Response, error) {
 // their own (IPv4, IPv6 /64s) each get theirs.
 func TestRateLimitSpoofedForwarded(t *testing.T) {
 	h := newHost(t, server.Options{RateLimit: 1, RateBurst: 5, ClientIPHeader: "X-Forwarded-For"})
-	replies := h.burst(t, 100, 1, func(int) any { return nil }, func(i int) map[string]string {
+	replies := h.burst(t, 100, 1, func(i int) string { return toolCall(i+1, nil) }, func(i int) map[string]string {
 		return map[string]string{"X-Forwarded-For": fmt.Sprintf("198.51.%d.%d, 203.0.113.7", i/250, i%250)}
 	})
 	if served := count(replies, http.StatusOK); served < 5 || served > 8 {

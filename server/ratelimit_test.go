@@ -14,9 +14,9 @@ import (
 	"shop/server"
 )
 
-// burst sends n calls of whoami with at most workers in flight, call i as
-// subject(i) (nil: none), and returns the replies in order.
-func (h *host) burst(t *testing.T, n, workers int, subject func(i int) any, hdr func(i int) map[string]string) []reply {
+// burst posts n bodies to /mcp, body(i) with the headers hdr(i) (nil: none),
+// with at most workers in flight, and returns the replies in order.
+func (h *host) burst(t *testing.T, n, workers int, body func(i int) string, hdr func(i int) map[string]string) []reply {
 	t.Helper()
 	replies := make([]reply, n)
 	errs := make([]error, n)
@@ -29,7 +29,7 @@ func (h *host) burst(t *testing.T, n, workers int, subject func(i int) any, hdr 
 				if hdr != nil {
 					hd = hdr(i)
 				}
-				replies[i], errs[i] = h.post("/mcp", toolCall(i+1, subject(i)), hd)
+				replies[i], errs[i] = h.post("/mcp", body(i), hd)
 			}
 		})
 	}
@@ -57,7 +57,7 @@ func count(replies []reply, status int) int {
 }
 
 // refusalText is the message a refused MCP call answers with.
-var refusalText = regexp.MustCompile(`^too many requests (for this buyer|from this address); wait (\d+) seconds and try again$`)
+var refusalText = regexp.MustCompile(`^too many requests (for this buyer|from this address); wait (\d+) seconds? and try again$`)
 
 // checkRefusal checks a 429: Retry-After in whole seconds ≥ 1, and a
 // JSON-RPC error with the request's id whose message says who is limited
@@ -95,7 +95,7 @@ func checkRefusal(t *testing.T, r reply, id int, who string) {
 func TestRateLimitDefaultBuyers(t *testing.T) {
 	h := newHost(t, server.Options{})
 	start := time.Now()
-	replies := h.burst(t, 300, 60, func(i int) any { return fmt.Sprintf("buyer-%02d", i%60) }, nil)
+	replies := h.burst(t, 300, 60, func(i int) string { return toolCall(i+1, fmt.Sprintf("buyer-%02d", i%60)) }, nil)
 	elapsed := time.Since(start)
 	if n := count(replies, http.StatusOK); n != 300 {
 		t.Fatalf("%d of 300 calls served in %s (%d refused with 429); want all", n, elapsed, count(replies, 429))
@@ -111,6 +111,31 @@ func TestRateLimitDefaultBuyers(t *testing.T) {
 	t.Logf("300 calls of 60 buyers from one address in %s", elapsed.Round(time.Millisecond))
 }
 
+// TestRateLimitDefaultStatelessHost: with the default limits, a host that
+// opens a session for every call (initialize, the initialized notification,
+// then tools/call; only the call carries its user's id) does so for 60
+// buyers sending 5 calls each at once from one address, and none is
+// throttled: the handshakes, with no user id, are not one buyer's.
+func TestRateLimitDefaultStatelessHost(t *testing.T) {
+	h := newHost(t, server.Options{})
+	const initialize = `{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`
+	replies := h.burst(t, 900, 60, func(i int) string {
+		switch i % 3 {
+		case 0:
+			return fmt.Sprintf(initialize, i+1)
+		case 1:
+			return `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+		}
+		return toolCall(i+1, fmt.Sprintf("buyer-%02d", i/3%60))
+	}, nil)
+	if n := count(replies, http.StatusOK) + count(replies, http.StatusAccepted); n != 900 {
+		t.Fatalf("%d of 900 requests served (%d refused with 429); want all", n, count(replies, 429))
+	}
+	if h.calls.Load() != 300 {
+		t.Errorf("%d tool calls ran; want 300", h.calls.Load())
+	}
+}
+
 // TestRateLimitDefaultFlood: with the default limits, one user id sending
 // 200 calls in a burst is refused part of them, with Retry-After and a
 // JSON-RPC error the model can act on, logged once; other buyers of the
@@ -119,7 +144,7 @@ func TestRateLimitDefaultBuyers(t *testing.T) {
 func TestRateLimitDefaultFlood(t *testing.T) {
 	h := newHost(t, server.Options{})
 	start := time.Now()
-	replies := h.burst(t, 200, 20, func(int) any { return "flooder" }, nil)
+	replies := h.burst(t, 200, 20, func(i int) string { return toolCall(i+1, "flooder") }, nil)
 	elapsed := time.Since(start)
 	served, refused := count(replies, http.StatusOK), count(replies, http.StatusTooManyRequests)
 	if refused == 0 || served+refused != 200 {
@@ -141,7 +166,7 @@ func TestRateLimitDefaultFlood(t *testing.T) {
 	if b, r, err := h.whoami("someone-else", nil); err != nil || b.Subject != "someone-else" {
 		t.Errorf("another buyer of the same address: %+v, %d %s, %v", b, r.status, r.body, err)
 	}
-	anonymous := h.burst(t, 120, 20, func(int) any { return nil }, nil)
+	anonymous := h.burst(t, 120, 20, func(i int) string { return toolCall(i+1, nil) }, nil)
 	if n := count(anonymous, http.StatusOK); n != 120 {
 		t.Errorf("a client with no user id sending 120 calls at once: %d served; want all", n)
 	}
@@ -151,7 +176,7 @@ func TestRateLimitDefaultFlood(t *testing.T) {
 // call is stopped by the per-address limit.
 func TestRateLimitBackstop(t *testing.T) {
 	h := newHost(t, server.Options{AddressRateLimit: 1, AddressRateBurst: 50})
-	replies := h.burst(t, 100, 1, func(i int) any { return fmt.Sprintf("made-up-%d", i) }, nil)
+	replies := h.burst(t, 100, 1, func(i int) string { return toolCall(i+1, fmt.Sprintf("made-up-%d", i)) }, nil)
 	served := count(replies, http.StatusOK)
 	if served < 50 || served > 53 {
 		t.Fatalf("%d of 100 made-up buyers served from one address; want the address's burst of 50 (and its refill)", served)
@@ -165,7 +190,7 @@ func TestRateLimitBackstop(t *testing.T) {
 // TestRateLimitOff: a negative RateLimit turns off both limits.
 func TestRateLimitOff(t *testing.T) {
 	h := newHost(t, server.Options{RateLimit: -1, AddressRateLimit: 1, AddressRateBurst: 1})
-	replies := h.burst(t, 50, 5, func(int) any { return "one" }, nil)
+	replies := h.burst(t, 50, 5, func(i int) string { return toolCall(i+1, "one") }, nil)
 	if n := count(replies, http.StatusOK); n != 50 {
 		t.Errorf("%d of 50 served with the limits off", n)
 	}
