@@ -79,10 +79,11 @@ func rpcID(ctx context.Context) json.RawMessage {
 
 // handshake reports whether method only sets up or keeps up an MCP session
 // (initialize, ping, notifications) or lists the tools, answered from
-// memory. Hosts send these without their user's id, which ChatGPT puts on
-// tools/call only, and a stateless host may send them before every call
-// of every user from one address: the buyer limit of that address would
-// throttle all its users as one. The address backstop still counts them.
+// memory: such requests count against the address backstop only, not
+// against a buyer. Hosts send them without their user's id, which ChatGPT
+// puts on tools/call only, and a stateless host may send them before every
+// call of every user from one address: the buyer limit of that address
+// would throttle all its users as one.
 func handshake(method string) bool {
 	return method == "initialize" || method == "ping" || method == "tools/list" || strings.HasPrefix(method, "notifications/")
 }

@@ -154,7 +154,7 @@ func (l *limiter) handler(next http.Handler) http.Handler {
 			if !l.take(w, r, l.addresses, b.Address, "from this address") {
 				return
 			}
-			if (b.Subject != "" || !handshake(rpcFrom(r.Context()).Method)) && !l.take(w, r, l.buyers, b.Key(), "for this buyer") {
+			if !handshake(rpcFrom(r.Context()).Method) && !l.take(w, r, l.buyers, b.Key(), "for this buyer") {
 				return
 			}
 		}
