@@ -53,9 +53,9 @@ type buckets struct {
 type bucket struct {
 	limiter *rate.Limiter
 	seen    time.Time
-	// refused is set while the bucket refuses, so that a flood is logged
-	// once when it starts, not once a request.
-	refused bool
+	// warned is when the bucket's refusals were last logged: a flood is
+	// logged once in each refill period, not once a request.
+	warned time.Time
 }
 
 // newBuckets returns the buckets of a limit, nil (no limit) when limit is
@@ -69,7 +69,8 @@ func newBuckets(limit rate.Limit, burst int) *buckets {
 }
 
 // allow takes a token of key's bucket at now. Refused, it answers how long
-// until one is there and whether this refusal starts a run of them.
+// until one is there and whether to log the refusal (the first in the
+// bucket's refill period).
 func (b *buckets) allow(key string, now time.Time) (ok bool, wait time.Duration, first bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -90,10 +91,12 @@ func (b *buckets) allow(key string, now time.Time) (ok bool, wait time.Duration,
 	r := c.limiter.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
-		first, c.refused = !c.refused, true
-		return false, d, first
+		if now.Sub(c.warned) <= b.idle {
+			return false, d, false
+		}
+		c.warned = now
+		return false, d, true
 	}
-	c.refused = false
 	return true, 0, false
 }
 
