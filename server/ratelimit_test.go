@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shop/server"
 )
@@ -195,5 +198,29 @@ func TestRateLimitOff(t *testing.T) {
 	replies := h.burst(t, 50, 5, func(i int) string { return toolCall(i+1, "one") }, nil)
 	if n := count(replies, http.StatusOK); n != 50 {
 		t.Errorf("%d of 50 served with the limits off", n)
+	}
+}
+
+// TestRateLimitSeenByHost: a go-sdk host's session (initialize, its
+// notification, then calls) with a burst of 1: the handshake counts against
+// no buyer, so the first call is served and the second refused. (go-sdk
+// v1.8.0 reports a 429 as "Too Many Requests" without reading the body;
+// checkRefusal checks the body hosts that read it get.)
+func TestRateLimitSeenByHost(t *testing.T) {
+	h := newHost(t, server.Options{RateLimit: 0.1, RateBurst: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: h.url + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	params := &mcp.CallToolParams{Name: "whoami", Meta: mcp.Meta{"openai/subject": "impatient"}}
+	if _, err := s.CallTool(ctx, params); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = s.CallTool(ctx, params); err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
+		t.Errorf("second call: %v; want it refused", err)
 	}
 }
