@@ -202,8 +202,9 @@ func TestRateLimitOff(t *testing.T) {
 }
 
 // TestRateLimitSeenByHost: a go-sdk host's session (initialize, its
-// notification, then calls) with a burst of 1: the handshake counts against
-// no buyer, so the first call is served and the second refused. (go-sdk
+// notification, then calls naming no user) with a burst of 1: the handshake
+// counts against no buyer, so the first call is served and the second
+// refused. (go-sdk
 // v1.8.0 reports a 429 as "Too Many Requests" without reading the body;
 // checkRefusal checks the body hosts that read it get.)
 func TestRateLimitSeenByHost(t *testing.T) {
@@ -216,7 +217,7 @@ func TestRateLimitSeenByHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	params := &mcp.CallToolParams{Name: "whoami", Meta: mcp.Meta{"openai/subject": "impatient"}}
+	params := &mcp.CallToolParams{Name: "whoami"} // no user id: the address's bucket, as the handshake's
 	if _, err := s.CallTool(ctx, params); err != nil {
 		t.Fatal(err)
 	}
