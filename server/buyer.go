@@ -44,10 +44,15 @@ func hostSubject(meta map[string]any) string {
 	return ""
 }
 
-// isMCPPost reports whether r posts JSON-RPC to one of the MCP endpoints
-// (/mcp, /admin/mcp and the dialects' …/mcp).
+// isMCP reports whether r is for one of the MCP endpoints (/mcp,
+// /admin/mcp and the dialects' …/mcp).
+func isMCP(r *http.Request) bool {
+	return r.URL.Path == "/mcp" || strings.HasSuffix(r.URL.Path, "/mcp")
+}
+
+// isMCPPost reports whether r posts JSON-RPC to one of the MCP endpoints.
 func isMCPPost(r *http.Request) bool {
-	return r.Method == http.MethodPost && (r.URL.Path == "/mcp" || strings.HasSuffix(r.URL.Path, "/mcp"))
+	return r.Method == http.MethodPost && isMCP(r)
 }
 
 // rpcKey is the context key of the JSON-RPC request being served (its id
@@ -77,15 +82,28 @@ func rpcID(ctx context.Context) json.RawMessage {
 	return json.RawMessage("null")
 }
 
-// handshake reports whether method only sets up or keeps up an MCP session
-// (initialize, ping, notifications) or lists the tools, answered from
-// memory: such requests count against the address backstop only, not
-// against a buyer. Hosts send them without their user's id, which ChatGPT
-// puts on tools/call only, and a stateless host may send them before every
-// call of every user from one address: the buyer limit of that address
-// would throttle all its users as one.
-func handshake(method string) bool {
-	return method == "initialize" || method == "ping" || method == "tools/list" || strings.HasPrefix(method, "notifications/")
+// handshake reports whether r only sets up or keeps up an MCP session
+// (initialize or server/discover, ping, notifications, the GET of a
+// server-sent stream or the DELETE that ends a session) or lists the tools,
+// answered from memory: such
+// requests count against the address backstop only, not against a buyer.
+// Hosts send them without their user's id, which ChatGPT puts on tools/call
+// only, and a stateless host may send them before every call of every user
+// from one address: the buyer limit of that address would throttle all its
+// users as one.
+func handshake(r *http.Request) bool {
+	if !isMCP(r) {
+		return false
+	}
+	if r.Method != http.MethodPost {
+		return true
+	}
+	method := rpcFrom(r.Context()).Method
+	switch method {
+	case "initialize", "server/discover", "ping", "tools/list":
+		return true
+	}
+	return strings.HasPrefix(method, "notifications/")
 }
 
 // identify puts the caller into the request's context as a shop.Buyer: its

@@ -157,7 +157,7 @@ func (l *limiter) handler(next http.Handler) http.Handler {
 			if !l.take(w, r, l.addresses, b.Address, "from this address") {
 				return
 			}
-			if !handshake(rpcFrom(r.Context()).Method) && !l.take(w, r, l.buyers, b.Key(), "for this buyer") {
+			if !handshake(r) && !l.take(w, r, l.buyers, b.Key(), "for this buyer") {
 				return
 			}
 		}

@@ -201,8 +201,8 @@ func TestRateLimitOff(t *testing.T) {
 	}
 }
 
-// TestRateLimitSeenByHost: a go-sdk host's session (initialize, its
-// notification, then calls naming no user) with a burst of 1: the handshake
+// TestRateLimitSeenByHost: a go-sdk host's session (server/discover, then
+// calls naming no user) with a burst of 1: the handshake
 // counts against no buyer, so the first call is served and the second
 // refused. (go-sdk
 // v1.8.0 reports a 429 as "Too Many Requests" without reading the body;
