@@ -202,11 +202,10 @@ func TestRateLimitOff(t *testing.T) {
 }
 
 // TestRateLimitSeenByHost: a go-sdk host's session (server/discover, then
-// calls naming no user) with a burst of 1: the handshake
-// counts against no buyer, so the first call is served and the second
-// refused. (go-sdk
+// calls naming no user) with a burst of 1: the handshake counts against no
+// buyer, so the first call is served and the second refused. (go-sdk
 // v1.8.0 reports a 429 as "Too Many Requests" without reading the body;
-// checkRefusal checks the body hosts that read it get.)
+// checkRefusal checks the body that hosts which read it get.)
 func TestRateLimitSeenByHost(t *testing.T) {
 	h := newHost(t, server.Options{RateLimit: 0.1, RateBurst: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -223,5 +222,27 @@ func TestRateLimitSeenByHost(t *testing.T) {
 	}
 	if _, err = s.CallTool(ctx, params); err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
 		t.Errorf("second call: %v; want it refused", err)
+	}
+}
+
+// TestRateLimitSessionRequests: the GET of a server-sent stream and the
+// DELETE that ends a session, which older hosts send around their calls
+// with no user id, count against no buyer either.
+func TestRateLimitSessionRequests(t *testing.T) {
+	h := newHost(t, server.Options{RateLimit: 0.1, RateBurst: 1})
+	for _, method := range []string{"GET", "DELETE", "GET"} {
+		req, _ := http.NewRequest(method, h.url+"/mcp", nil)
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := h.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests {
+			t.Errorf("%s /mcp: 429", method)
+		}
+	}
+	if _, r, err := h.whoami(nil, nil); err != nil {
+		t.Errorf("the call after them: %d %s %v; want it served", r.status, r.body, err)
 	}
 }
