@@ -118,7 +118,6 @@ env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp" --decline --it
 echo
 env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp" --link --decline
 echo
-sleep 1 # let the shop's per-client rate limit refill before the next client
 conformance/node_modules/.bin/node conformance/run.mjs "$shop_url/mcp"
 stop_shop
 trap - EXIT

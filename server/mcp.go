@@ -44,6 +44,15 @@ func actorContext(ctx context.Context, req *mcp.CallToolRequest, fallback *shop.
 	return ctx
 }
 
+// buyerContext puts the caller's host user id, as the call's own _meta
+// carries it, into the shop.Buyer of ctx, keeping the client address that
+// the HTTP server put there (none over stdio).
+func buyerContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	b := shop.BuyerFrom(ctx)
+	b.Subject = hostSubject(req.Params.GetMeta())
+	return shop.WithBuyer(ctx, b)
+}
+
 // NewMCP returns an MCP server offering the given tools and resources. It is the one place
 // where a tool's error becomes what the caller sees: a *shop.Error keeps its
 // message and code; anything else is logged with its detail and answered
@@ -137,6 +146,7 @@ func handler(t shop.Tool, opts MCPOptions, logger *slog.Logger) mcp.ToolHandler 
 			}
 		}()
 		ctx = actorContext(ctx, req, opts.Actor)
+		ctx = buyerContext(ctx, req)
 		res, err := t.Handle(ctx, req.Params.Arguments)
 		attrs := []any{"tool", t.Name, "duration", time.Since(start).Round(time.Microsecond)}
 		if err != nil {

@@ -1,8 +1,8 @@
 // Package server is the shop's HTTP surface: it assembles the MCP endpoints
 // from the tools the business packages declare, serves the shop's static
 // files and health checks, and hardens all of it (Host and Origin checks,
-// body size limits, timeouts, per-client rate limits). It is the one place
-// where errors are translated for callers.
+// body size limits, timeouts, per-buyer rate limits, no JSON-RPC batches).
+// It is the one place where errors are translated for callers.
 package server
 
 import (
@@ -77,14 +77,30 @@ type Options struct {
 	// TrustedOrigins are further browser origins allowed to call /mcp
 	// ("https://inspector.example.com").
 	TrustedOrigins []string
-	// RateLimit and RateBurst bound each client's requests per second
-	// (default 20, burst 40; a negative RateLimit turns the limit off).
+	// RateLimit and RateBurst bound each buyer's requests per second and at
+	// once (default DefaultRateLimit, DefaultRateBurst). A buyer is the
+	// host's user id the request's _meta carries, else the client address
+	// (shop.Buyer.Key). A negative RateLimit turns every rate limit off,
+	// the address backstop too.
 	RateLimit rate.Limit
 	RateBurst int
+	// AddressRateLimit and AddressRateBurst bound each client address's
+	// requests, whichever buyers they name, so that one address cannot make
+	// up ids to escape RateLimit (default DefaultAddressRateLimit,
+	// DefaultAddressRateBurst; a negative AddressRateLimit turns only this
+	// backstop off). One host's address carries many buyers: keep it far
+	// above RateLimit.
+	AddressRateLimit rate.Limit
+	AddressRateBurst int
 	// ClientIPHeader names the header that carries the client's address
 	// behind a proxy or load balancer ("X-Forwarded-For"); set it only when
 	// such a proxy sets it, or clients could choose their own bucket.
-	ClientIPHeader string
+	// TrustedProxyHops is how many proxies of the shop's own append to it
+	// (default 1): the client address is that many entries from its right,
+	// what the outermost trusted proxy saw; entries further left are the
+	// client's own writing and never trusted.
+	ClientIPHeader   string
+	TrustedProxyHops int
 	// Logger receives access errors and server events.
 	Logger *slog.Logger
 	// Receipts, when set, serves the receipt pages GET /orders/{order_id}.
@@ -116,12 +132,7 @@ func New(opts Options) (*Server, error) {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
 	s.opts.Timeouts = opts.Timeouts.orDefaults()
-	if opts.RateLimit == 0 {
-		s.opts.RateLimit, s.opts.RateBurst = 20, 40
-	}
-	if s.opts.RateBurst <= 0 {
-		s.opts.RateBurst = max(1, int(2*s.opts.RateLimit))
-	}
+	s.opts.rateDefaults()
 	hosts, origins, err := allowed(opts.PublicURL, opts.TrustedOrigins)
 	if err != nil {
 		return nil, err
@@ -162,8 +173,7 @@ func New(opts Options) (*Server, error) {
 			mux.Handle("/admin/mcp", checkHost(hosts, cop.Handler(adminAuth(opts.AdminTokens, s.streamable(opts.AdminMCP)))))
 		}
 	}
-	limiter := newClientLimiter(s.opts.RateLimit, s.opts.RateBurst, opts.ClientIPHeader)
-	s.handler = recoverPanics(s.logger, securityHeaders(limitBody(limiter.handler(mux))))
+	s.handler = recoverPanics(s.logger, securityHeaders(limitBody(s.limiter().handler(mux))))
 	return s, nil
 }
 

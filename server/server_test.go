@@ -187,13 +187,14 @@ func TestRateLimit(t *testing.T) {
 }
 
 // TestRateLimitBehindProxy: behind a proxy each client has its own bucket,
-// named by the configured header; a negative limit turns limiting off.
+// named by the address the proxy appends to the configured header; a
+// negative limit turns limiting off.
 func TestRateLimitBehindProxy(t *testing.T) {
 	get := func(url, client string) int {
 		t.Helper()
 		req, _ := http.NewRequest("GET", url+"/static/products/mug.svg", nil)
 		if client != "" {
-			req.Header.Set("X-Forwarded-For", client+", 10.0.0.1")
+			req.Header.Set("X-Forwarded-For", "10.0.0.1, "+client)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

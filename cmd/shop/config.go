@@ -24,11 +24,18 @@ type Config struct {
 	PublicURL  string
 
 	TrustedOrigins []string
-	// RateLimit is each client's requests per second (burst twice as
-	// many); negative turns the limit off. ClientIPHeader names the header
-	// a proxy puts the client's address in.
-	RateLimit      float64
-	ClientIPHeader string
+	// RateLimit and RateBurst bound each buyer's requests (the host's user
+	// id, else the client address) per second and at once; a negative
+	// RateLimit turns every rate limit off. AddressRateLimit and
+	// AddressRateBurst are the per-address backstop (negative: none).
+	RateLimit        float64
+	RateBurst        int
+	AddressRateLimit float64
+	AddressRateBurst int
+	// ClientIPHeader names the header a proxy appends the client's address
+	// to; TrustedProxyHops is how many proxies of the shop's append to it.
+	ClientIPHeader   string
+	TrustedProxyHops int
 	// SessionTTL is how long a checkout session holds its stock after its
 	// last change.
 	SessionTTL time.Duration
@@ -84,8 +91,12 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	fs.StringVar(&cfg.DB, "db", DefaultDB, "SQLite file path or postgres:// URL")
 	fs.StringVar(&cfg.PolicyFile, "config", "", "merchant policy YAML file")
 	origins := fs.String("trusted-origins", "", "comma-separated browser origins allowed to call /mcp")
-	fs.Float64Var(&cfg.RateLimit, "rate-limit", 20, "requests per second per client (burst twice as many); negative: no limit")
-	fs.StringVar(&cfg.ClientIPHeader, "client-ip-header", "", "header carrying the client's address behind a proxy, e.g. X-Forwarded-For")
+	fs.Float64Var(&cfg.RateLimit, "rate-limit", server.DefaultRateLimit, "requests per second per buyer (the host's user id, else the client address); negative: no rate limits at all")
+	fs.IntVar(&cfg.RateBurst, "rate-burst", server.DefaultRateBurst, "requests at once per buyer")
+	fs.Float64Var(&cfg.AddressRateLimit, "address-rate-limit", server.DefaultAddressRateLimit, "requests per second per client address, whatever buyers they name; negative: no such backstop")
+	fs.IntVar(&cfg.AddressRateBurst, "address-rate-burst", server.DefaultAddressRateBurst, "requests at once per client address")
+	fs.StringVar(&cfg.ClientIPHeader, "client-ip-header", "", "header your proxy appends the client's address to, e.g. X-Forwarded-For")
+	fs.IntVar(&cfg.TrustedProxyHops, "trusted-proxy-hops", 1, "how many proxies of yours append to --client-ip-header: the client is that many entries from its right")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", checkout.DefaultTTL, "how long a checkout session holds its stock after its last change")
 	fs.DurationVar(&cfg.ReconcileGrace, "reconcile-grace", checkout.DefaultReconcileGrace, "how long a payment may stay unsettled before the reconciler asks the provider")
 	// Flags may come before or after the positional arguments.
@@ -137,8 +148,8 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 		}
 		cfg.AdminTokens = tokens
 	}
-	if cfg.RateLimit == 0 {
-		return nil, errors.New("--rate-limit 0 would refuse every request: send a positive number, or a negative one for no limit")
+	if err := cfg.checkRateLimits(); err != nil {
+		return nil, err
 	}
 	if cfg.SessionTTL < time.Minute || cfg.SessionTTL > 24*time.Hour {
 		return nil, fmt.Errorf("--session-ttl %s: send a duration from 1m to 24h, such as 30m", cfg.SessionTTL)
@@ -147,4 +158,24 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 		return nil, errors.New("--db: send a SQLite file path or a postgres:// URL")
 	}
 	return cfg, nil
+}
+
+// checkRateLimits refuses rate-limit flags that would refuse every request
+// or name no client.
+func (cfg *Config) checkRateLimits() error {
+	switch {
+	case cfg.RateLimit == 0:
+		return errors.New("--rate-limit 0 would refuse every request: send a positive number, or a negative one for no limit")
+	case cfg.AddressRateLimit == 0:
+		return errors.New("--address-rate-limit 0 would refuse every request: send a positive number, or a negative one for no backstop")
+	case cfg.RateBurst < 1:
+		return fmt.Errorf("--rate-burst %d: send at least 1", cfg.RateBurst)
+	case cfg.AddressRateBurst < 1:
+		return fmt.Errorf("--address-rate-burst %d: send at least 1", cfg.AddressRateBurst)
+	case cfg.TrustedProxyHops < 1 || cfg.TrustedProxyHops > 16:
+		return fmt.Errorf("--trusted-proxy-hops %d: send the number of your proxies in front of the shop, from 1 to 16", cfg.TrustedProxyHops)
+	case cfg.TrustedProxyHops != 1 && cfg.ClientIPHeader == "":
+		return errors.New("--trusted-proxy-hops counts entries of --client-ip-header: set that header too")
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"shop"
+	"shop/server"
 )
 
 // TestConfigAdminTokens: SHOP_ADMIN_TOKENS is read once, at config time,
@@ -125,5 +126,45 @@ func TestConfigSharedPaymentTokens(t *testing.T) {
 				t.Errorf("config %q %q, want %q %q", cfg.StripeSPTParam, cfg.StripeSPTVersion, tc.param, tc.version)
 			}
 		})
+	}
+}
+
+// TestConfigRateLimits: the rate-limit flags default to the server's
+// defaults, and values that would refuse everyone or name no client are
+// refused at start, saying what to send.
+func TestConfigRateLimits(t *testing.T) {
+	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }, Logger: slog.New(slog.DiscardHandler)}
+	cfg, err := m.parseFlags("serve", []string{"--addr", "127.0.0.1:0"}, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.RateLimit != server.DefaultRateLimit || cfg.RateBurst != server.DefaultRateBurst ||
+		cfg.AddressRateLimit != server.DefaultAddressRateLimit || cfg.AddressRateBurst != server.DefaultAddressRateBurst ||
+		cfg.TrustedProxyHops != 1 || cfg.ClientIPHeader != "" {
+		t.Errorf("defaults %+v", cfg)
+	}
+	cfg, err = m.parseFlags("serve", []string{"--rate-limit", "5", "--rate-burst", "9", "--address-rate-limit", "-1",
+		"--address-rate-burst", "7", "--client-ip-header", "X-Forwarded-For", "--trusted-proxy-hops", "2"}, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.RateLimit != 5 || cfg.RateBurst != 9 || cfg.AddressRateLimit != -1 || cfg.AddressRateBurst != 7 ||
+		cfg.ClientIPHeader != "X-Forwarded-For" || cfg.TrustedProxyHops != 2 {
+		t.Errorf("flags %+v", cfg)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rate-limit", "0"}, "--rate-limit 0 would refuse every request"},
+		{[]string{"--address-rate-limit", "0"}, "--address-rate-limit 0 would refuse every request"},
+		{[]string{"--rate-burst", "0"}, "--rate-burst 0: send at least 1"},
+		{[]string{"--address-rate-burst", "-3"}, "--address-rate-burst -3: send at least 1"},
+		{[]string{"--client-ip-header", "X-Forwarded-For", "--trusted-proxy-hops", "0"}, "--trusted-proxy-hops 0: send the number of your proxies"},
+		{[]string{"--trusted-proxy-hops", "2"}, "--trusted-proxy-hops counts entries of --client-ip-header"},
+	} {
+		if _, err := m.parseFlags("serve", tc.args, true, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v; want an error saying %q", tc.args, err, tc.want)
+		}
 	}
 }

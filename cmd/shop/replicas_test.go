@@ -29,7 +29,8 @@ import (
 // Every replica shares one MCP client session between its callers (go-sdk
 // client sessions multiplex concurrent calls); a client session per caller
 // would cost each caller an initialize round trip and push the callers of one
-// replica past its per-client rate limit (burst 40 from 127.0.0.1).
+// replica past its per-buyer rate limit (a burst of 150 from 127.0.0.1, which
+// names no host user id).
 
 // reconcileGrace is the --reconcile-grace of the replicas that settle a
 // payment left open: the attempt must be that old before the reconciler's

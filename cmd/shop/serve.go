@@ -66,6 +66,12 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		Pay:            server.PayPages(a.checkout, server.PayOptions{Shop: a.policy.Name, Logger: m.Logger}),
 		AdminMCP:       a.adminMCP(m, nil),
 		AdminTokens:    cfg.AdminTokens,
+
+		// The rest of the rate limits (RateLimit, ClientIPHeader above).
+		RateBurst:        cfg.RateBurst,
+		AddressRateLimit: rate.Limit(cfg.AddressRateLimit),
+		AddressRateBurst: cfg.AddressRateBurst,
+		TrustedProxyHops: cfg.TrustedProxyHops,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,154 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"shop"
+)
+
+// subjectKeys are the _meta keys under which hosts send their anonymous id
+// of the user who makes a call, the first present one winning. A host that
+// sends one under another key is added here, and nowhere else.
+var subjectKeys = []string{
+	"openai/subject", // ChatGPT
+}
+
+// maxSubjectLen bounds a host's user id; a longer one is ignored, as is one
+// with control characters.
+const maxSubjectLen = 256
+
+// hostSubject returns the host's user id a request's _meta carries, "" when
+// it carries none (or none the shop accepts: not a string, empty, longer
+// than maxSubjectLen bytes, not UTF-8, or with control characters).
+func hostSubject(meta map[string]any) string {
+	for _, k := range subjectKeys {
+		v, ok := meta[k]
+		if !ok {
+			continue
+		}
+		s, _ := v.(string)
+		if s == "" || len(s) > maxSubjectLen || !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
+			return ""
+		}
+		return s
+	}
+	return ""
+}
+
+// isMCP reports whether r is for one of the MCP endpoints (/mcp,
+// /admin/mcp and the dialects' …/mcp).
+func isMCP(r *http.Request) bool {
+	return r.URL.Path == "/mcp" || strings.HasSuffix(r.URL.Path, "/mcp")
+}
+
+// isMCPPost reports whether r posts JSON-RPC to one of the MCP endpoints.
+func isMCPPost(r *http.Request) bool {
+	return r.Method == http.MethodPost && isMCP(r)
+}
+
+// rpcKey is the context key of the JSON-RPC request being served (its id
+// and method), for the rate limits and the errors they answer before the
+// MCP server sees it.
+type rpcKey struct{}
+
+// rpcRequest is what identify read of a JSON-RPC request.
+type rpcRequest struct {
+	ID     json.RawMessage
+	Method string
+}
+
+// rpcFrom returns the JSON-RPC request ctx serves, the zero one when none.
+func rpcFrom(ctx context.Context) rpcRequest {
+	req, _ := ctx.Value(rpcKey{}).(rpcRequest)
+	return req
+}
+
+// rpcID returns the JSON-RPC id of the request ctx serves, null when it has
+// none (a notification, or a body that is not a JSON-RPC request).
+func rpcID(ctx context.Context) json.RawMessage {
+	// JSON-RPC ids are strings or numbers; anything else is answered as null.
+	if id := rpcFrom(ctx).ID; len(id) > 0 && (id[0] == '"' || id[0] == '-' || '0' <= id[0] && id[0] <= '9') {
+		return id
+	}
+	return json.RawMessage("null")
+}
+
+// handshake reports whether r only sets up or keeps up an MCP session
+// (initialize or server/discover, ping, notifications, the GET of a
+// server-sent stream or the DELETE that ends a session) or lists the tools,
+// answered from memory: such
+// requests count against the address backstop only, not against a buyer.
+// Hosts send them without their user's id, which ChatGPT puts on tools/call
+// only, and a stateless host may send them before every call of every user
+// from one address: the buyer limit of that address would throttle all its
+// users as one.
+func handshake(r *http.Request) bool {
+	if !isMCP(r) {
+		return false
+	}
+	if r.Method != http.MethodPost {
+		return true
+	}
+	method := rpcFrom(r.Context()).Method
+	switch method {
+	case "initialize", "server/discover", "ping", "tools/list":
+		return true
+	}
+	return strings.HasPrefix(method, "notifications/")
+}
+
+// identify puts the caller into the request's context as a shop.Buyer: its
+// client address (set by the rate limiter's handler), and on an MCP POST the
+// host's user id that the JSON-RPC request's params._meta carries. It reads
+// the body (bounded by limitBody) and restores it for the MCP server, and
+// refuses a JSON-RPC batch before any of its elements runs.
+func identify(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isMCPPost(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				http.Error(w, fmt.Sprintf("request body too large: at most %d bytes", MaxBodyBytes), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "the request body could not be read: send it again", http.StatusBadRequest)
+			return
+		}
+		if isBatch(body) {
+			refuseBatch(w)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Meta map[string]any `json:"_meta"`
+			} `json:"params"`
+		}
+		// A body that is not a JSON-RPC request names nobody; the MCP
+		// server answers it as it should.
+		_ = json.Unmarshal(body, &msg)
+		ctx := context.WithValue(r.Context(), rpcKey{}, rpcRequest{ID: msg.ID, Method: msg.Method})
+		if s := hostSubject(msg.Params.Meta); s != "" {
+			b := shop.BuyerFrom(ctx)
+			b.Subject = s
+			ctx = shop.WithBuyer(ctx, b)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
