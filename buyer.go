@@ -1,6 +1,9 @@
 package shop
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // Buyer identifies who calls the buyers' tools, for the limits on what one
 // buyer may hold (CONTRACT.md §4) and the rate limits (§9): the host's
@@ -20,12 +23,19 @@ type Buyer struct {
 func (b Buyer) Key() string {
 	switch {
 	case b.Subject != "":
-		return "subject:" + b.Subject
+		return subjectPrefix + b.Subject
 	case b.Address != "":
 		return "addr:" + b.Address
 	}
 	return ""
 }
+
+// IsHostUser reports whether key, a Buyer's Key, names a host's user (a
+// person) rather than a client address, which many people may share (every
+// user of a host that sends no user id).
+func IsHostUser(key string) bool { return strings.HasPrefix(key, subjectPrefix) }
+
+const subjectPrefix = "subject:"
 
 type buyerKey struct{}
 

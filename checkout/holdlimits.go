@@ -25,8 +25,11 @@ import (
 // transaction that takes its holds, its buyer's other sessions that hold
 // stock are read: those with the same key count toward the limits (units of
 // one variant, units in all, sessions holding stock; a session being paid
-// included), and those ready for payment of the same key, or of the same
-// buyer email when both sessions have one, give way to it. Never a session
+// included), and those ready for payment of the same person give way to it:
+// the same host user id, or the same buyer email when both sessions have
+// one. A client address is not a person (every user of a host that sends no
+// user id shares its address), so sessions keyed by the same address give
+// way to each other only when they have the same buyer email. Never a session
 // being paid (in_progress), nor one with an open hosted payment page
 // (payment_links): those count toward the limits and keep their holds.
 //
@@ -141,9 +144,15 @@ func (c *Checkout) buyerSessions(ctx context.Context, tx *gorm.DB, row *sessionR
 		if len(holds[r.ID]) == 0 {
 			continue // it holds nothing: neither counts nor gives way
 		}
+		sameKey := b.key != "" && r.BuyerKey == b.key
+		// The same person: the same host user, or the same buyer email. A
+		// client address is not a person (all of a host's users may share
+		// one), so its sessions count toward its limits but never give way
+		// to one another, but for the same email.
+		person := (sameKey && shop.IsHostUser(b.key)) || (email != "" && r.BuyerEmail == email)
 		b.others = append(b.others, otherSession{
-			row: r, sameKey: b.key != "" && r.BuyerKey == b.key, holds: holds[r.ID],
-			yields: r.Status == Ready && now.Before(r.ExpiresAt) && !slices.Contains(paying, r.ID),
+			row: r, sameKey: sameKey, holds: holds[r.ID],
+			yields: person && r.Status == Ready && now.Before(r.ExpiresAt) && !slices.Contains(paying, r.ID),
 		})
 	}
 	slices.SortFunc(b.others, func(x, y otherSession) int {
@@ -227,6 +236,9 @@ type overLimits struct {
 	units, otherUnits int64
 	// sessions holding stock besides this one, when over the limit.
 	sessions int64
+	// paying is true when every other session counted is being paid, so
+	// the buyer can only wait for those payments.
+	paying bool
 }
 
 func (o overLimits) none() bool { return len(o.lines) == 0 && o.units == 0 && o.sessions == 0 }
@@ -276,6 +288,12 @@ func (b *buyerSessions) over(lines []cartLine, gone map[string]bool) overLimits 
 	if b.key != "" && sessions+1 > b.limits.OpenSessions {
 		out.sessions = sessions
 	}
+	out.paying = true
+	for _, s := range b.others {
+		if s.sameKey && !gone[s.row.ID] && s.row.Status != InProgress {
+			out.paying = false
+		}
+	}
 	return out
 }
 
@@ -289,28 +307,43 @@ func (o overLimits) messages(l Limits, lines []cartLine) []Message {
 		}
 		text := fmt.Sprintf("At most %d units of %s may be held for one buyer at once", l.UnitsPerVariant, line.Name)
 		if other > 0 {
-			text += fmt.Sprintf(", and your checkout sessions being paid hold %d", other)
+			text += fmt.Sprintf(", and your %s hold %d", o.others(), other)
 		}
-		if left := l.UnitsPerVariant - other; left > 0 {
+		switch left := l.UnitsPerVariant - other; {
+		case left > 0:
 			text += fmt.Sprintf("; lower the quantity to %d or less.", left)
-		} else {
+		case o.paying:
 			text += "; remove it, or add it again once those payments are done."
+		default:
+			text += "; remove it, or pay for or cancel your other checkout sessions first."
 		}
 		out = append(out, errorMessage(string(shop.Invalid), quantityPath(i), text))
 	}
 	if o.units > 0 {
 		text := fmt.Sprintf("At most %d units in all may be held for one buyer at once; this session has %d", l.UnitsPerBuyer, o.units)
 		if o.otherUnits > 0 {
-			text += fmt.Sprintf(" and your checkout sessions being paid hold %d", o.otherUnits)
+			text += fmt.Sprintf(" and your %s hold %d", o.others(), o.otherUnits)
 		}
 		out = append(out, errorMessage(string(shop.Invalid), "$.line_items", text+". Remove items or lower their quantities."))
 	}
 	if o.sessions > 0 {
-		out = append(out, errorMessage(string(shop.Invalid), "$.line_items", fmt.Sprintf(
-			"At most %s may hold items for one buyer at once, and %d of yours are being paid; update this session again once those payments are done.",
-			sessionCount(l.OpenSessions), o.sessions)))
+		text := fmt.Sprintf("At most %s may hold items for one buyer at once, and %d of yours are being paid; update this session again once those payments are done.",
+			sessionCount(l.OpenSessions), o.sessions)
+		if !o.paying {
+			text = fmt.Sprintf("At most %s may hold items for one buyer at once, and %d of yours do; pay for or cancel one of them (cancel_checkout_session), or change one of them with update_checkout_session instead of starting another.",
+				sessionCount(l.OpenSessions), o.sessions)
+		}
+		out = append(out, errorMessage(string(shop.Invalid), "$.line_items", text))
 	}
 	return out
+}
+
+// others names the buyer's other sessions that count toward the limits.
+func (o overLimits) others() string {
+	if o.paying {
+		return "checkout sessions being paid"
+	}
+	return "other checkout sessions"
 }
 
 func quantityPath(line int) string { return fmt.Sprintf("$.line_items[%d].item.quantity", line) }

@@ -60,87 +60,136 @@ func sessionHolds(t *testing.T, db *gorm.DB, id string) int64 {
 // client asks for 50 lines of 999 units, three times, with an address. No
 // line is over the stock's reach but over the limit per line, so nothing is
 // held; and however many sessions of lines within that limit it opens, it
-// never holds more than the limit in all.
+// never holds more than the limit in all, nor in more sessions than the
+// limit. From a client address alone (no host user id) a session past a
+// limit is refused; a host's user's newer session takes over from their
+// older ones instead.
 func TestAttackHoldsNoMoreThanLimits(t *testing.T) {
-	ctx := as("203.0.113.7")
-	const key = "addr:203.0.113.7"
-	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
-		co, _ := demoShop(t, db)
-		ids := inStock(t, db, 10)
-		for k := range 3 {
-			cart := make([]checkout.Item, checkout.MaxLines)
-			for i := range cart {
-				cart[i] = checkout.Item{ID: ids[(k*checkout.MaxLines+i)%len(ids)], Quantity: checkout.MaxQuantity}
-			}
-			s, err := co.Create(ctx, checkout.Request{Items: &cart, Address: californian, OptionID: ptr("us-standard")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s.Status != checkout.NotReady || len(s.Messages) == 0 {
-				t.Fatalf("session %d: %s %+v", k, s.Status, s.Messages)
-			}
-			want := checkout.Message{Type: checkout.MessageError, Code: "invalid", Param: "$.line_items[0].item.quantity", ContentType: "plain",
-				Content: "At most 10 units of one item per order; lower the quantity to 10 or less."}
-			if diff := cmp.Diff(want, s.Messages[0]); diff != "" {
-				t.Errorf("session %d's first message (-want +got):\n%s", k, diff)
-			}
-			if n := len(errorParams(s)); n != checkout.MaxLines {
-				t.Errorf("session %d: %d errors, want one per line: %v", k, n, errorParams(s))
-			}
-		}
-		if n := heldUnits(t, db, ""); n != 0 {
-			t.Fatalf("%d units held after the attack, want none", n)
-		}
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		key  string
+	}{
+		{"ClientAddress", as("203.0.113.7"), "addr:203.0.113.7"},
+		{"HostUser", subject("u-attacker", "203.0.113.7"), "subject:u-attacker"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+				co, _ := demoShop(t, db)
+				attackHugeCarts(t, co, db, tc.ctx)
+				ready := attackFullCarts(t, co, db, tc.ctx, tc.key)
+				if tc.key == "addr:203.0.113.7" {
+					// Let go of the one full session, then many small ones.
+					if _, err := co.Cancel(tc.ctx, ready); err != nil {
+						t.Fatal(err)
+					}
+				}
+				ids := inStock(t, db, 10)
+				for k := range 7 {
+					s, err := co.Create(tc.ctx, checkout.Request{Items: items(ids[k], 1), Address: californian})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if k >= 5 && tc.key == "addr:203.0.113.7" {
+						if diff := cmp.Diff([]string{"invalid $.line_items"}, errorParams(s)); diff != "" || s.Status != checkout.NotReady {
+							t.Errorf("session %d past the limit of sessions: %s (-want +got):\n%s", k, s.Status, diff)
+						}
+					}
+				}
+				var open int64
+				if err := db.Raw("SELECT COUNT(DISTINCT holder) FROM stock_holds").Scan(&open).Error; err != nil {
+					t.Fatal(err)
+				}
+				if open != 5 {
+					t.Errorf("%d sessions hold stock, want the limit of 5", open)
+				}
+			})
+		})
+	}
+}
 
-		// Within the limit per line: 5 lines of 10 units, session after
-		// session. Each is ready, taking over from the buyer's older one;
-		// the buyer never holds more than 50 units.
-		ids = inStock(t, db, 10)
-		var ready []string
-		for k := range 8 {
-			cart := make([]checkout.Item, 5)
-			for i := range cart {
-				cart[i] = checkout.Item{ID: ids[(k*5+i)%len(ids)], Quantity: 10}
-			}
-			s, err := co.Create(ctx, checkout.Request{Items: &cart, Address: californian})
-			if err != nil {
-				t.Fatal(err)
-			}
+// attackHugeCarts: three sessions of 50 lines of 999 units hold nothing.
+func attackHugeCarts(t *testing.T, co *checkout.Checkout, db *gorm.DB, ctx context.Context) {
+	t.Helper()
+	ids := inStock(t, db, 10)
+	for k := range 3 {
+		cart := make([]checkout.Item, checkout.MaxLines)
+		for i := range cart {
+			cart[i] = checkout.Item{ID: ids[(k*checkout.MaxLines+i)%len(ids)], Quantity: checkout.MaxQuantity}
+		}
+		s, err := co.Create(ctx, checkout.Request{Items: &cart, Address: californian, OptionID: ptr("us-standard")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Status != checkout.NotReady || len(s.Messages) == 0 {
+			t.Fatalf("session %d: %s %+v", k, s.Status, s.Messages)
+		}
+		want := checkout.Message{Type: checkout.MessageError, Code: "invalid", Param: "$.line_items[0].item.quantity", ContentType: "plain",
+			Content: "At most 10 units of one item per order; lower the quantity to 10 or less."}
+		if diff := cmp.Diff(want, s.Messages[0]); diff != "" {
+			t.Errorf("session %d's first message (-want +got):\n%s", k, diff)
+		}
+		if n := len(errorParams(s)); n != checkout.MaxLines {
+			t.Errorf("session %d: %d errors, want one per line: %v", k, n, errorParams(s))
+		}
+	}
+	if n := heldUnits(t, db, ""); n != 0 {
+		t.Fatalf("%d units held after the attack, want none", n)
+	}
+}
+
+// attackFullCarts: within the limit per line, 5 lines of 10 units, session
+// after session; the buyer never holds more than 50 units. A host user's
+// newest session is the one ready, taking over from the older ones; from a
+// client address alone the first stays the one ready and the others are
+// refused. It returns the ready session's id.
+func attackFullCarts(t *testing.T, co *checkout.Checkout, db *gorm.DB, ctx context.Context, key string) string {
+	t.Helper()
+	person := shop.IsHostUser(key)
+	ids := inStock(t, db, 10)
+	var sessions []string
+	for k := range 8 {
+		cart := make([]checkout.Item, 5)
+		for i := range cart {
+			cart[i] = checkout.Item{ID: ids[(k*5+i)%len(ids)], Quantity: 10}
+		}
+		s, err := co.Create(ctx, checkout.Request{Items: &cart, Address: californian})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case person || k == 0:
 			if s.Status != checkout.Ready {
 				t.Fatalf("session %d: %s %v", k, s.Status, errorParams(s))
 			}
-			ready = append(ready, s.ID)
-			if n := heldUnits(t, db, key); n > 50 {
-				t.Fatalf("after session %d the buyer holds %d units, over the limit of 50", k, n)
+		default:
+			want := "At most 50 units in all may be held for one buyer at once; this session has 50 and your other checkout sessions hold 50. Remove items or lower their quantities."
+			if s.Status != checkout.NotReady || len(s.Messages) == 0 || s.Messages[0].Param != "$.line_items" || s.Messages[0].Content != want {
+				t.Fatalf("session %d from the same address: %s %+v; want not ready: %s", k, s.Status, s.Messages, want)
 			}
 		}
-		if n := heldUnits(t, db, ""); n != 50 {
-			t.Errorf("%d units held in all, want the 50 of the newest session", n)
+		sessions = append(sessions, s.ID)
+		if n := heldUnits(t, db, key); n > 50 {
+			t.Fatalf("after session %d the buyer holds %d units, over the limit of 50", k, n)
 		}
-		for _, id := range ready[:len(ready)-1] {
-			s, err := co.Get(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s.Status != checkout.NotReady || sessionHolds(t, db, id) != 0 {
-				t.Errorf("older session %s: %s, holding %d", id, s.Status, sessionHolds(t, db, id))
-			}
-		}
-
-		// Many one-unit sessions: at most 5 hold stock at once.
-		for k := range 7 {
-			if _, err := co.Create(ctx, checkout.Request{Items: items(ids[k], 1), Address: californian}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var open int64
-		if err := db.Raw("SELECT COUNT(DISTINCT holder) FROM stock_holds").Scan(&open).Error; err != nil {
+	}
+	if n := heldUnits(t, db, ""); n != 50 {
+		t.Errorf("%d units held in all, want the 50 of one session", n)
+	}
+	ready := sessions[0]
+	if person {
+		ready = sessions[len(sessions)-1]
+	}
+	for _, id := range sessions {
+		s, err := co.Get(ctx, id)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if open != 5 {
-			t.Errorf("%d sessions hold stock, want the limit of 5", open)
+		if id != ready && (s.Status != checkout.NotReady || sessionHolds(t, db, id) != 0) {
+			t.Errorf("session %s: %s, holding %d; want not ready, holding nothing", id, s.Status, sessionHolds(t, db, id))
 		}
-	})
+	}
+	return ready
 }
 
 // TestLimitMessages: each limit, when a session breaks it, is an invalid
@@ -255,11 +304,11 @@ func paidUnits(carts []*[]checkout.Item) int64 {
 	return n
 }
 
-// TestOpenSessionsGiveWay: a buyer's sixth session holding stock makes the
-// one they changed least recently let go of its holds, saying why; changed
-// again, that one takes its turn back from the next.
+// TestOpenSessionsGiveWay: a host user's sixth session holding stock makes
+// the one they changed least recently let go of its holds, saying why;
+// changed again, that one takes its turn back from the next.
 func TestOpenSessionsGiveWay(t *testing.T) {
-	ctx := as("192.0.2.10")
+	ctx := subject("u-open", "192.0.2.10")
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		co, clk := demoShop(t, db)
 		ids := inStock(t, db, 10)

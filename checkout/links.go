@@ -313,8 +313,15 @@ func (c *Checkout) SettleHosted(ctx context.Context, externalID string) error {
 func (c *Checkout) payLink(ctx context.Context, link *linkRow, hp *payments.HostedPayment) error {
 	res := &payments.Result{Status: payments.Succeeded, Reference: hp.PaymentIntent}
 	for range 4 * conflictRetries {
+		// The session is read before the page's attempt: a session found
+		// completed without that attempt was completed by another payment,
+		// never by a settler of this page racing this one.
+		row, err := c.load(ctx, link.SessionID)
+		if err != nil {
+			return err
+		}
 		var att attemptRow
-		err := c.db.WithContext(ctx).Where("idempotency_key = ?", link.key()).Take(&att).Error
+		err = c.db.WithContext(ctx).Where("idempotency_key = ?", link.key()).Take(&att).Error
 		switch {
 		case err == nil:
 			// The page's payment has its attempt already (a replay, or a
@@ -324,10 +331,6 @@ func (c *Checkout) payLink(ctx context.Context, link *linkRow, hp *payments.Host
 			return err
 		case !errors.Is(err, gorm.ErrRecordNotFound):
 			return fmt.Errorf("payment attempt of link %s: %w", link.ID, err)
-		}
-		row, err := c.load(ctx, link.SessionID)
-		if err != nil {
-			return err
 		}
 		reason := ""
 		switch status := row.Status; {

@@ -67,6 +67,11 @@ type benchClient struct {
 	cursorArgs map[string]any // the last search with a next page
 	cursor     string
 	ready      []string // sessions prepared for the complete stage
+	// id and buyers name the buyers the client speaks for: a new one for
+	// each checkout session it creates, as a host speaks for many users
+	// (their ids in _meta["openai/subject"]), so the shop's per-buyer
+	// limits see many buyers, not one.
+	id, buyers int
 }
 
 // countingTransport counts the answers that said 429 Too Many Requests.
@@ -94,7 +99,7 @@ func connectBenchClient(ctx context.Context, url string, seed uint64, i int) (*b
 	if err != nil {
 		return nil, fmt.Errorf("bench: client %d: initialize %s: %w", i, url, err)
 	}
-	return &benchClient{cs: cs, transport: ct, rng: rand.New(rand.NewPCG(seed, uint64(i)))}, nil
+	return &benchClient{cs: cs, transport: ct, rng: rand.New(rand.NewPCG(seed, uint64(i))), id: i}, nil
 }
 
 func (c *benchClient) close() {
@@ -111,7 +116,11 @@ func (c *benchClient) call(ctx context.Context, r *recorder, name string, args a
 	defer cancel()
 	limited := c.transport.rateLimited.Load()
 	start := time.Now()
-	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if name == "create_checkout_session" {
+		c.buyers++
+	}
+	meta := mcp.Meta{"openai/subject": fmt.Sprintf("shop-bench-%d-%d", c.id, c.buyers)}
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: name, Arguments: args})
 	r.observe(name, time.Since(start))
 	switch {
 	case c.transport.rateLimited.Load() != limited:

@@ -156,7 +156,9 @@ func TestReplicasLastUnits(t *testing.T) {
 			o, s := &outcomes[i], reps[i%2]
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "create_checkout_session", Arguments: map[string]any{
+			// Each buyer is a host's user of their own, as ChatGPT's are.
+			meta := mcp.Meta{"openai/subject": fmt.Sprintf("user-%d", i)}
+			res, err := s.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: "create_checkout_session", Arguments: map[string]any{
 				"items":               []map[string]any{{"id": variant, "quantity": 1}},
 				"fulfillment_address": address,
 				"buyer":               map[string]any{"name": fmt.Sprintf("Buyer %d", i), "email": fmt.Sprintf("buyer%d@example.com", i)},
