@@ -130,50 +130,8 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Re
 			}
 			return c.recordSurplus(ctx, tx, row.ID, att.Provider, res.Reference, att.Amount, att.Currency, reason)
 		}
-		st, err := row.state()
-		if err != nil {
-			return err
-		}
-		var snap snapshot
-		if err := json.Unmarshal([]byte(row.Priced), &snap); err != nil {
-			return fmt.Errorf("finish %s: priced: %w", att.ID, err)
-		}
-		orderID := att.OrderID
-		if orderID == "" {
-			orderID = row.OrderID // an attempt made before order ids were chosen with the session
-		}
-		in := orders.NewOrder{
-			ID: orderID, SessionID: row.ID, Buyer: st.Buyer, Address: st.Address,
-			LineItems: snap.LineItems, Totals: snap.Totals, Links: c.links(),
-			Currency: row.Currency, Total: row.Total,
-			Payment: orders.Payment{Provider: att.Provider, Mode: att.Mode, Reference: res.Reference, Status: string(payments.Succeeded)},
-		}
-		if st.Buyer != nil {
-			in.Email = st.Buyer.Email
-		}
-		for i := range snap.Options {
-			if snap.Options[i].ID == snap.OptionID {
-				in.FulfillmentOption = &snap.Options[i]
-			}
-		}
-		// The order is what the buyer paid for (the snapshot), whatever the
-		// catalog says now; the stock takes what it can.
-		if short, err = c.take(ctx, tx, &row, st); err != nil {
-			return err
-		}
-		in.Short = short
-		ord, err := c.orders.Create(ctx, tx, in)
-		if err != nil {
-			return err
-		}
-		row.Status, row.UpdatedAt = Completed, c.now().UTC()
-		snap.Messages = []Message{}
-		row.Priced = marshal(snap)
-		if err := c.save(tx, &row); err != nil {
-			return err
-		}
-		att.completed, att.order = &row, ord
-		return nil
+		short, err = c.placeOrder(ctx, tx, att, res, &row)
+		return err
 	})
 	if err != nil {
 		att.completed, att.order = nil, nil
@@ -201,6 +159,57 @@ func (c *Checkout) take(ctx context.Context, tx *gorm.DB, row *sessionRow, st st
 		}
 	}
 	return out, nil
+}
+
+// placeOrder writes, in tx, the order of a session being paid whose charge
+// succeeded: the order is what the buyer paid for (the session's priced
+// snapshot), whatever the catalog says now, and the stock takes what it can;
+// it returns the units short by variant (nil when none). The session is
+// completed, and att carries the session and its order for the answer.
+func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow, res *payments.Result, row *sessionRow) (map[string]int64, error) {
+	st, err := row.state()
+	if err != nil {
+		return nil, err
+	}
+	var snap snapshot
+	if err := json.Unmarshal([]byte(row.Priced), &snap); err != nil {
+		return nil, fmt.Errorf("finish %s: priced: %w", att.ID, err)
+	}
+	orderID := att.OrderID
+	if orderID == "" {
+		orderID = row.OrderID // an attempt made before order ids were chosen with the session
+	}
+	in := orders.NewOrder{
+		ID: orderID, SessionID: row.ID, Buyer: st.Buyer, Address: st.Address,
+		LineItems: snap.LineItems, Totals: snap.Totals, Links: c.links(),
+		Currency: row.Currency, Total: row.Total,
+		Payment: orders.Payment{Provider: att.Provider, Mode: att.Mode, Reference: res.Reference, Status: string(payments.Succeeded)},
+	}
+	if st.Buyer != nil {
+		in.Email = st.Buyer.Email
+	}
+	for i := range snap.Options {
+		if snap.Options[i].ID == snap.OptionID {
+			in.FulfillmentOption = &snap.Options[i]
+		}
+	}
+	short, err := c.take(ctx, tx, row, st)
+	if err != nil {
+		return nil, err
+	}
+	in.Short = short
+	ord, err := c.orders.Create(ctx, tx, in)
+	if err != nil {
+		return nil, err
+	}
+	row.Status, row.UpdatedAt = Completed, c.now().UTC()
+	snap.Messages = []Message{}
+	row.Priced = marshal(snap)
+	if err := c.save(tx, row); err != nil {
+		return nil, err
+	}
+	att.completed, att.order = row, ord
+	return short, nil
 }
 
 // orphan handles a successful charge whose attempt was settled already. A
