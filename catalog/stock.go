@@ -185,22 +185,9 @@ func (c *Catalog) HoldFor(ctx context.Context, tx *gorm.DB, req HoldRequest) (*H
 		ids[i] = l.VariantID
 	}
 	slices.Sort(ids)
-	// Lock the variants' rows, in id order so that two holders never wait on
-	// each other in a cycle.
-	lock := ""
-	if tx.Dialector.Name() == "postgres" {
-		lock = " FOR UPDATE"
-	}
-	var stock []struct {
-		ID    string
-		Stock int64
-	}
-	if err := tx.Raw("SELECT id, stock FROM variants WHERE id IN ? ORDER BY id"+lock, ids).Scan(&stock).Error; err != nil {
-		return nil, fmt.Errorf("hold stock: lock variants: %w", err)
-	}
-	onHand := make(map[string]int64, len(stock))
-	for _, s := range stock {
-		onHand[s.ID] = s.Stock
+	onHand, err := lockStock(tx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("hold stock: %w", err)
 	}
 	giving := append(slices.Clone(req.Release), req.Yield...)
 	held, err := c.heldExcept(tx, append([]string{req.Holder}, giving...), ids)
@@ -268,21 +255,9 @@ func (c *Catalog) Take(ctx context.Context, tx *gorm.DB, holder string, lines []
 		order[i], ids[i] = i, l.VariantID
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(lines[a].VariantID, lines[b].VariantID) })
-	// Lock the variants' rows in id order, as Hold does.
-	lock := ""
-	if tx.Dialector.Name() == "postgres" {
-		lock = " FOR UPDATE"
-	}
-	var stock []struct {
-		ID    string
-		Stock int64
-	}
-	if err := tx.Raw("SELECT id, stock FROM variants WHERE id IN ? ORDER BY id"+lock, ids).Scan(&stock).Error; err != nil {
-		return nil, fmt.Errorf("take stock: lock variants: %w", err)
-	}
-	onHand := make(map[string]int64, len(stock))
-	for _, s := range stock {
-		onHand[s.ID] = s.Stock
+	onHand, err := lockStock(tx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("take stock: %w", err)
 	}
 	now := c.now().UTC()
 	short := make([]int64, len(lines))
@@ -402,4 +377,28 @@ func (c *Catalog) AdjustStock(ctx context.Context, tx *gorm.DB, variantID string
 			adj.After, adj.Paying.Units, adj.Paying.Sessions, adj.Before, min(adj.Before, adj.Paying.Units))
 	}
 	return adj, nil
+}
+
+// lockStock reads the stock on hand of the variants with the given ids,
+// locking their rows (PostgreSQL: FOR UPDATE; SQLite: the write lock the
+// transaction took when it began) in id order, so that two transactions
+// never wait on each other in a cycle.
+func lockStock(tx *gorm.DB, ids []string) (map[string]int64, error) {
+	ids = slices.Sorted(slices.Values(ids))
+	lock := ""
+	if tx.Dialector.Name() == "postgres" {
+		lock = " FOR UPDATE"
+	}
+	var stock []struct {
+		ID    string
+		Stock int64
+	}
+	if err := tx.Raw("SELECT id, stock FROM variants WHERE id IN ? ORDER BY id"+lock, ids).Scan(&stock).Error; err != nil {
+		return nil, fmt.Errorf("lock variants: %w", err)
+	}
+	onHand := make(map[string]int64, len(stock))
+	for _, s := range stock {
+		onHand[s.ID] = s.Stock
+	}
+	return onHand, nil
 }
