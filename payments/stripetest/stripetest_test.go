@@ -88,6 +88,7 @@ func TestHostedCheckoutLife(t *testing.T) {
 	}
 	wantPaid := *wantOpen
 	wantPaid.Status, wantPaid.Paid, wantPaid.PaymentIntent = "complete", true, pi
+	wantPaid.CardBrand, wantPaid.CardLast4 = "visa", "4242"
 	if diff := cmp.Diff(&wantPaid, paid); diff != "" {
 		t.Errorf("paid page (-want +got):\n%s", diff)
 	}
@@ -99,7 +100,7 @@ func TestHostedCheckoutLife(t *testing.T) {
 	if err != nil || !found {
 		t.Fatalf("Lookup = found %v, %v", found, err)
 	}
-	if diff := cmp.Diff(&payments.Result{Status: payments.Succeeded, Reference: pi}, res); diff != "" {
+	if diff := cmp.Diff(&payments.Result{Status: payments.Succeeded, Reference: pi, CardBrand: "visa", CardLast4: "4242"}, res); diff != "" {
 		t.Errorf("Lookup (-want +got):\n%s", diff)
 	}
 	intents := srv.PaymentIntents()
@@ -260,11 +261,16 @@ func TestCharge(t *testing.T) {
 		token string
 		want  payments.Result
 	}{
-		{"pm_card_visa", payments.Result{Status: payments.Succeeded}},
-		{"spt_1RgaZcB7WZ01zgkWN1pyM2rT", payments.Result{Status: payments.Succeeded}},
-		{"pm_card_visa_chargeDeclined", payments.Result{Status: payments.Declined, DeclineCode: "generic_decline", Message: "Your card was declined."}},
-		{"pm_card_chargeDeclinedInsufficientFunds", payments.Result{Status: payments.Declined, DeclineCode: "insufficient_funds", Message: "Your card has insufficient funds."}},
-		{"pm_card_authenticationRequired", payments.Result{Status: payments.RequiresAction, DeclineCode: "authentication_required"}},
+		{"pm_card_visa", payments.Result{Status: payments.Succeeded, CardBrand: "visa", CardLast4: "4242"}},
+		{"pm_card_mastercard", payments.Result{Status: payments.Succeeded, CardBrand: "mastercard", CardLast4: "4444"}},
+		{"pm_card_amex", payments.Result{Status: payments.Succeeded, CardBrand: "amex", CardLast4: "8431"}},
+		{"spt_1RgaZcB7WZ01zgkWN1pyM2rT", payments.Result{Status: payments.Succeeded, CardBrand: "visa", CardLast4: "4242"}},
+		{"pm_card_visa_chargeDeclined", payments.Result{Status: payments.Declined, DeclineCode: "generic_decline", Message: "Your card was declined.",
+			CardBrand: "visa", CardLast4: "0002"}},
+		{"pm_card_chargeDeclinedInsufficientFunds", payments.Result{Status: payments.Declined, DeclineCode: "insufficient_funds", Message: "Your card has insufficient funds.",
+			CardBrand: "visa", CardLast4: "9995"}},
+		{"pm_card_authenticationRequired", payments.Result{Status: payments.RequiresAction, DeclineCode: "authentication_required",
+			CardBrand: "visa", CardLast4: "3184"}},
 	}
 	for i, tt := range tests {
 		key := fmt.Sprintf("k_charge_%d", i)
@@ -284,9 +290,11 @@ func TestCharge(t *testing.T) {
 		if diff := cmp.Diff(&tt.want, got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tt.token, diff)
 		}
+		// Looked up, the charge shows the same card (its latest charge, or
+		// for 3D Secure its payment method, expanded in the list).
 		found, ok, err := p.Lookup(ctx, key)
-		if err != nil || !ok || found.Reference != got.Reference {
-			t.Errorf("%s: Lookup = %+v, %v, %v", tt.token, found, ok, err)
+		if err != nil || !ok || found.Reference != got.Reference || found.CardBrand != tt.want.CardBrand || found.CardLast4 != tt.want.CardLast4 {
+			t.Errorf("%s: Lookup = %+v, %v, %v; want the card %s %s", tt.token, found, ok, err, tt.want.CardBrand, tt.want.CardLast4)
 		}
 	}
 	if _, err := p.Charge(ctx, payments.Request{Amount: 100, Currency: "usd", Token: "pm_1Nope", IdempotencyKey: "k_nope"}); shop.ErrorCode(err) != shop.Invalid {
