@@ -17,6 +17,17 @@
 //     form metadata['key']:'value')
 //   - POST /v1/refunds
 //
+// A PaymentIntent's latest_charge and payment_method are ids, or objects
+// where the request asks with expand[] (latest_charge, payment_method;
+// data.… in lists and searches; payment_intent, payment_intent.… on a
+// Checkout Session): the charge's payment_method_details.card and the
+// payment method's card have the brand and last four digits of the test
+// card behind each test payment method (pm_card_visa: visa 4242,
+// pm_card_mastercard: mastercard 4444, pm_card_amex: amex 8431,
+// pm_card_visa_chargeDeclined: visa 0002, …; see cards.go). A decline's
+// card error and last_payment_error carry the payment method too, as
+// Stripe's do. Fields it cannot expand are refused with a 400.
+//
 // The test plays the buyer and Stripe's clock with [Server.Pay] and
 // [Server.Expire], makes webhook events with [Server.Event], injects
 // failures with [Server.FailNext] and reads what happened with

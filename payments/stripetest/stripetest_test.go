@@ -450,6 +450,33 @@ func TestShapes(t *testing.T) {
 		t.Errorf("decline: %v", err)
 	}
 
+	// Expanded, a PaymentIntent's latest charge and payment method have
+	// Stripe's shape, with the card; what cannot be expanded is refused.
+	cp := &stripe.PaymentIntentCreateParams{
+		Amount: stripe.Int64(500), Currency: stripe.String("usd"), Confirm: stripe.Bool(true), PaymentMethod: stripe.String("pm_card_visa"),
+	}
+	cp.AddExpand("latest_charge")
+	cp.AddExpand("payment_method")
+	pi, err := client.V1PaymentIntents.Create(ctx, cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch := pi.LatestCharge; ch == nil || !strings.HasPrefix(ch.ID, "ch_") || ch.Status != stripe.ChargeStatusSucceeded || !ch.Paid ||
+		ch.PaymentMethodDetails == nil || ch.PaymentMethodDetails.Card == nil || ch.PaymentMethodDetails.Card.Brand != "visa" ||
+		ch.PaymentMethodDetails.Card.Last4 != "4242" || ch.PaymentIntent == nil || ch.PaymentIntent.ID != pi.ID {
+		t.Errorf("latest charge %+v", ch)
+	}
+	if pm := pi.PaymentMethod; pm == nil || pm.Card == nil || pm.Card.Brand != "visa" || pm.Card.Last4 != "4242" || pm.Type != "card" {
+		t.Errorf("payment method %+v", pm)
+	}
+	if unexpanded, err := client.V1PaymentIntents.Retrieve(ctx, pi.ID, nil); err != nil || unexpanded.LatestCharge == nil ||
+		unexpanded.LatestCharge.ID != pi.LatestCharge.ID || unexpanded.LatestCharge.PaymentMethodDetails != nil {
+		t.Errorf("retrieved without expand: %+v, %v; want the charge's id only", unexpanded, err)
+	}
+	if status, body := call(t, srv, http.MethodGet, "/v1/payment_intents?expand[0]=latest_charge", nil, ""); status != http.StatusBadRequest || !strings.Contains(body, "cannot be expanded") {
+		t.Errorf("a list expanding latest_charge (not data.latest_charge): %d %s", status, body)
+	}
+
 	status, body := call(t, srv, http.MethodGet, "/v1/checkout/sessions/cs_test_nope", nil, "")
 	var e struct{ Error map[string]string }
 	if err := json.Unmarshal([]byte(body), &e); err != nil || status != 404 || e.Error["code"] != "resource_missing" ||
