@@ -175,7 +175,8 @@ func (a *Admin) readTools() []shop.Tool {
   }
 }`, strings.Join(orderStatuses, `", "`), MaxEmailLen, maxSearchTextLen, rangeHelp, rangeHelp, listOrdersDefault), a.listOrders),
 		tool("get_order", "Get an order (staff)", "Get everything about an order: the receipt (lines, address, shipping, totals, payment), "+
-			"the amount refunded, each line's fulfilled and restocked units, refunds, fulfilments with tracking, notes and the audit "+
+			"the amount refunded, each line's fulfilled and restocked units, every payment attempt (declined ones too, with the card's "+
+			"brand and last four digits), refunds, fulfilments with tracking, notes and the audit "+
 			"trail, oldest first. Amounts in minor units of the currency."+errs+"missing or invalid order_id, not_found.", `{
   "type": "object",
   "properties": {
