@@ -472,6 +472,11 @@ func TestOrphanedCharge(t *testing.T) {
 	if status != "orphaned" || p.count(t, "orders") != 0 || p.count(t, "sandbox_charges") != 1 {
 		t.Errorf("attempt %s, %d orders, %d charges; want orphaned, 0, 1", status, p.count(t, "orders"), p.count(t, "sandbox_charges"))
 	}
+	// The orphaned attempt keeps the charge's reference and card, for the
+	// staff to find the payment the buyer asks about.
+	if diff := cmp.Diff([]attemptCard{{Status: "orphaned", Reference: "pi_…", CardBrand: "visa", CardLast4: "4242"}}, attemptCards(t, db, s.ID)); diff != "" {
+		t.Errorf("orphaned attempt (-want +got):\n%s", diff)
+	}
 	if got, _ := p.co.Get(ctx, s.ID); got.Status != checkout.Ready {
 		t.Errorf("session %s, want ready_for_payment again", got.Status)
 	}

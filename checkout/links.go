@@ -311,7 +311,7 @@ func (c *Checkout) SettleHosted(ctx context.Context, externalID string) error {
 // amount than the session's total, or after the session really changed, is
 // refunded.
 func (c *Checkout) payLink(ctx context.Context, link *linkRow, hp *payments.HostedPayment) error {
-	res := &payments.Result{Status: payments.Succeeded, Reference: hp.PaymentIntent}
+	res := &payments.Result{Status: payments.Succeeded, Reference: hp.PaymentIntent, CardBrand: hp.CardBrand, CardLast4: hp.CardLast4}
 	for range 4 * conflictRetries {
 		// The session is read before the page's attempt: a session found
 		// completed without that attempt was completed by another payment,

@@ -67,11 +67,13 @@ func (c *Checkout) settle(ctx context.Context, att *attemptRow, res *payments.Re
 // attempt's status, so callers may race (caller, reconciler, webhook).
 // The payment token goes in the same update: nothing asks the provider
 // with it again once the outcome is known (the reconciler looks charges up
-// by idempotency key), and staff keep the provider's reference.
+// by idempotency key), and staff keep what they need of the payment: the
+// provider's reference and the card's brand and last four digits.
 func (c *Checkout) settleAttempt(ctx context.Context, db *gorm.DB, attemptID, status string, res *payments.Result) (bool, error) {
 	updates := map[string]any{"status": status, "token": "", "updated_at": c.now().UTC()}
 	if res != nil {
 		updates["reference"], updates["decline_code"], updates["message"] = res.Reference, res.DeclineCode, res.Message
+		updates["card_brand"], updates["card_last4"] = res.CardBrand, res.CardLast4
 	}
 	r := db.WithContext(ctx).Model(&attemptRow{}).Where("id = ? AND status = ?", attemptID, attemptPending).Updates(updates)
 	if r.Error != nil {
@@ -220,7 +222,8 @@ func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow,
 // whether it recorded one.
 func (c *Checkout) orphan(ctx context.Context, tx *gorm.DB, att *attemptRow, res *payments.Result) (bool, error) {
 	r := tx.WithContext(ctx).Model(&attemptRow{}).Where("id = ? AND status = ?", att.ID, attemptFailed).
-		Updates(map[string]any{"status": attemptOrphaned, "reference": res.Reference, "updated_at": c.now().UTC()})
+		Updates(map[string]any{"status": attemptOrphaned, "reference": res.Reference,
+			"card_brand": res.CardBrand, "card_last4": res.CardLast4, "updated_at": c.now().UTC()})
 	if r.Error != nil {
 		return false, fmt.Errorf("record orphaned charge %s: %w", att.ID, r.Error)
 	}

@@ -54,7 +54,8 @@ type OrderList struct {
 
 // OrderDetail is the staff's view of an order: the order with its receipt,
 // the amount refunded, the units short of stock, each line's progress, and
-// the refunds, fulfilments, notes and audit trail, each oldest first.
+// the payment attempts, refunds, fulfilments, notes and audit trail, each
+// oldest first.
 type OrderDetail struct {
 	Order
 	Refunded money.Price `json:"refunded"`
@@ -62,12 +63,15 @@ type OrderDetail struct {
 	// order was written (the catalog changed while the buyer paid): they
 	// were paid for and not taken from stock; the staff restock or refund
 	// them. Each line says how many of its units (LineProgress.Short).
-	ShortUnits  int64              `json:"short_units"`
-	Lines       []LineProgress     `json:"lines"`
-	Refunds     []RefundRecord     `json:"refunds"`
-	Fulfilments []FulfilmentRecord `json:"fulfilments"`
-	Notes       []NoteRecord       `json:"notes"`
-	AuditTrail  []AuditEntry       `json:"audit_trail"`
+	ShortUnits int64          `json:"short_units"`
+	Lines      []LineProgress `json:"lines"`
+	// PaymentAttempts are every try to pay for the order's checkout
+	// session, the one that paid among them.
+	PaymentAttempts []PaymentAttemptRecord `json:"payment_attempts"`
+	Refunds         []RefundRecord         `json:"refunds"`
+	Fulfilments     []FulfilmentRecord     `json:"fulfilments"`
+	Notes           []NoteRecord           `json:"notes"`
+	AuditTrail      []AuditEntry           `json:"audit_trail"`
 }
 
 // OrderDetailResult is the staff's get_order structured content.
@@ -171,7 +175,8 @@ func (a *Admin) readTools() []shop.Tool {
   }
 }`, strings.Join(orderStatuses, `", "`), MaxEmailLen, maxSearchTextLen, rangeHelp, rangeHelp, listOrdersDefault), a.listOrders),
 		tool("get_order", "Get an order (staff)", "Get everything about an order: the receipt (lines, address, shipping, totals, payment), "+
-			"the amount refunded, each line's fulfilled and restocked units, refunds, fulfilments with tracking, notes and the audit "+
+			"the amount refunded, each line's fulfilled and restocked units, every payment attempt (declined ones too, with the card's "+
+			"brand and last four digits), refunds, fulfilments with tracking, notes and the audit "+
 			"trail, oldest first. Amounts in minor units of the currency."+errs+"missing or invalid order_id, not_found.", `{
   "type": "object",
   "properties": {
@@ -333,6 +338,9 @@ func (a *Admin) getOrderDetail(ctx context.Context, raw json.RawMessage) (*shop.
 			return nil, fmt.Errorf("read order %s: %T: %w", id, r.dst, err)
 		}
 	}
+	if d.PaymentAttempts, err = paymentAttempts(ctx, a.db, row.CheckoutSessionID); err != nil {
+		return nil, err
+	}
 	for _, r := range refunds {
 		d.Refunds = append(d.Refunds, RefundRecord{ID: r.ID, Amount: priceOf(cur, r.Amount), Reason: r.Reason, Status: r.Status,
 			Reference: r.Reference, Actor: r.Actor, CreatedAt: r.CreatedAt.UTC()})
@@ -364,6 +372,9 @@ func detailText(d *OrderDetail) string {
 			fmt.Fprintf(&sb, ", %d short of stock", l.Short)
 		}
 		sb.WriteString(".")
+	}
+	for _, at := range d.PaymentAttempts {
+		sb.WriteString("\n" + attemptText(at))
 	}
 	for _, r := range d.Refunds {
 		fmt.Fprintf(&sb, "\nRefund %s %s %s by %s at %s: %q.", r.ID, r.Amount.Display, r.Status, r.Actor, r.CreatedAt.Format(time.RFC3339), r.Reason)

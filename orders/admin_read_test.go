@@ -327,6 +327,12 @@ func TestAdminGetOrder(t *testing.T) {
 		d.exec(t, `INSERT INTO fulfilments (id, order_id, carrier, tracking_number, tracking_url, lines, actor, created_at)
 			VALUES ('ful_1', ?, 'UPS', '1Z999', 'https://ups.example/1Z999', '[{"line_id":"li_1","quantity":2}]', 'support:t', ?)`, ord.ID, at(5))
 		d.exec(t, "INSERT INTO order_notes (id, order_id, actor, note, created_at) VALUES ('note_1', ?, 'support:t', 'gift wrap', ?)", ord.ID, at(6))
+		// The payment attempts of the order's session, as checkout keeps
+		// them: the token cleared on settling, the card kept.
+		const attempt = `INSERT INTO payment_attempts (id, session_id, attempt, idempotency_key, provider, mode, token, amount, currency,
+			status, reference, decline_code, message, card_brand, card_last4, created_at, updated_at) VALUES (?, ?, ?, ?, 'stripe', 'test', '', 5210, 'usd', ?, ?, ?, ?, ?, ?, ?, ?)`
+		d.exec(t, attempt, "pa_2", ord.CheckoutSessionID, 2, "k_2", "succeeded", "pi_123", "", "", "mastercard", "4444", at(-1), at(-1))
+		d.exec(t, attempt, "pa_1", ord.CheckoutSessionID, 1, "k_1", "declined", "pi_122", "insufficient_funds", "Your card has insufficient funds.", "visa", "9995", at(-2), at(-2))
 		for i, action := range []string{"refund_order", "fulfill_order"} {
 			d.now = at(10 + i)
 			err := d.o.Audit(ctx, nil, orders.Event{Actor: "owner:t", Action: action, OrderID: ord.ID, Arguments: map[string]int{"n": i}, After: "x"})
@@ -353,6 +359,11 @@ func TestAdminGetOrder(t *testing.T) {
 			Refunded: usd.Price(700),
 			Lines: []orders.LineProgress{{ID: "li_1", VariantID: "mug-slate", Name: "Enamel mug, slate", Quantity: 2, Fulfilled: 2},
 				{ID: "li_2", VariantID: "tee-m", Name: "T-shirt, M", Quantity: 1, Restocked: 1}},
+			PaymentAttempts: []orders.PaymentAttemptRecord{
+				{ID: "pa_1", Attempt: 1, Status: "declined", Amount: usd.Price(5210), Provider: "stripe", Mode: "test", Reference: "pi_122",
+					DeclineCode: "insufficient_funds", Message: "Your card has insufficient funds.", CardBrand: "visa", CardLast4: "9995", CreatedAt: at(-2), UpdatedAt: at(-2)},
+				{ID: "pa_2", Attempt: 2, Status: "succeeded", Amount: usd.Price(5210), Provider: "stripe", Mode: "test", Reference: "pi_123",
+					CardBrand: "mastercard", CardLast4: "4444", CreatedAt: at(-1), UpdatedAt: at(-1)}},
 			Refunds: []orders.RefundRecord{
 				{ID: "ref_2", Amount: usd.Price(500), Reason: "damaged", Status: "succeeded", Reference: "re_2", Actor: "owner:t", CreatedAt: at(3)},
 				{ID: "ref_3", Amount: usd.Price(200), Reason: "damaged", Status: "pending", Reference: "re_3", Actor: "owner:t", CreatedAt: at(4)}},
@@ -374,7 +385,9 @@ func TestAdminGetOrder(t *testing.T) {
 		if diff := cmp.Diff(wantTrail, trail); diff != "" {
 			t.Errorf("audit trail (-want +got):\n%s", diff)
 		}
-		for _, s := range []string{"Order 1001", "Refunded $7.00", "Line li_1 (Enamel mug, slate): 2 ordered, 2 fulfilled", "UPS 1Z999", "gift wrap", "fulfill_order by owner:t"} {
+		for _, s := range []string{"Order 1001", "Refunded $7.00", "Line li_1 (Enamel mug, slate): 2 ordered, 2 fulfilled", "UPS 1Z999", "gift wrap", "fulfill_order by owner:t",
+			"Payment attempt 1 declined (insufficient_funds): $52.10 with visa •••• 9995 (stripe test pi_122).",
+			"Payment attempt 2 succeeded: $52.10 with mastercard •••• 4444 (stripe test pi_123)."} {
 			if !strings.Contains(res.Text, s) {
 				t.Errorf("text %q lacks %q", res.Text, s)
 			}

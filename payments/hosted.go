@@ -105,6 +105,10 @@ type HostedPayment struct {
 	Paid bool
 	// PaymentIntent is the PaymentIntent's id, pi_…, once there is one.
 	PaymentIntent string
+	// CardBrand and CardLast4 are the card the page was paid with, as in
+	// [Result]; empty until it is paid, or when paid by other means.
+	CardBrand string
+	CardLast4 string
 	// Amount is the amount_total, in minor units.
 	Amount          int64
 	Currency        string
@@ -332,17 +336,20 @@ func (s *Stripe) keyedError(op, key string, err error) error {
 	return fmt.Errorf("stripe: %s (idempotency key %s): %s", op, key, s.describe(se))
 }
 
-// HostedCheckout retrieves a Checkout Session. One Stripe does not know is a
-// *shop.Error with code not_found; an error wrapping ErrUnknownOutcome means
-// Stripe could not be asked.
+// HostedCheckout retrieves a Checkout Session, with its PaymentIntent and
+// that one's latest charge expanded in the same request (for the card). One
+// Stripe does not know is a *shop.Error with code not_found; an error
+// wrapping ErrUnknownOutcome means Stripe could not be asked.
 func (s *Stripe) HostedCheckout(ctx context.Context, id string) (*HostedPayment, error) {
 	if err := checkHostedID(id); err != nil {
 		return nil, err
 	}
+	p := &stripe.CheckoutSessionRetrieveParams{}
+	p.AddExpand("payment_intent.latest_charge")
 	var cs *stripe.CheckoutSession
 	err := s.do(ctx, "retrieve checkout session", id, func() error {
 		var err error
-		cs, err = s.client.V1CheckoutSessions.Retrieve(ctx, id, nil)
+		cs, err = s.client.V1CheckoutSessions.Retrieve(ctx, id, p)
 		return err
 	})
 	var se *stripe.Error
@@ -370,6 +377,7 @@ func hostedPayment(cs *stripe.CheckoutSession) *HostedPayment {
 	}
 	if cs.PaymentIntent != nil {
 		p.PaymentIntent = cs.PaymentIntent.ID
+		p.CardBrand, p.CardLast4 = intentCard(cs.PaymentIntent)
 	}
 	return p
 }

@@ -208,9 +208,17 @@ func TestHostedCheckoutStripeMock(t *testing.T) {
 		if got.ID != id || got.Status != "open" || got.Paid {
 			t.Errorf("HostedCheckout = %+v, want stripe-mock's open session", got)
 		}
+		// stripe-mock's fixture session has a PaymentIntent whose charge is a
+		// visa: the expansion reached it.
+		if got.CardBrand != "visa" || got.CardLast4 == "" {
+			t.Errorf("card %q %q, want stripe-mock's visa from the expanded PaymentIntent", got.CardBrand, got.CardLast4)
+		}
 		ex := accepted(t, 1)
 		if ex[0].Method != http.MethodGet || ex[0].Path != "/v1/checkout/sessions/"+id {
 			t.Errorf("%s %s, want GET /v1/checkout/sessions/%s", ex[0].Method, ex[0].Path, id)
+		}
+		if diff := cmp.Diff(url.Values{"expand[0]": {"payment_intent.latest_charge"}}, ex[0].Form); diff != "" {
+			t.Errorf("retrieve parameters (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("expire", func(t *testing.T) {
@@ -230,7 +238,9 @@ func TestHostedCheckoutStripeMock(t *testing.T) {
 
 // Checkout Sessions as Stripe's API reference shows them.
 const (
-	csOpen     = `{"id":"cs_test_a1Open","object":"checkout.session","amount_total":3830,"currency":"usd","client_reference_id":"cs_shop_1","expires_at":1893456000,"metadata":{"checkout_session_id":"cs_shop_1"},"mode":"payment","payment_intent":null,"payment_status":"unpaid","status":"open","url":"https://checkout.stripe.com/c/pay/cs_test_a1Open#fidkdWxOYHwnPyd1blpxYHZxWjA0T0pQ"}`
+	csOpen = `{"id":"cs_test_a1Open","object":"checkout.session","amount_total":3830,"currency":"usd","client_reference_id":"cs_shop_1","expires_at":1893456000,"metadata":{"checkout_session_id":"cs_shop_1"},"mode":"payment","payment_intent":null,"payment_status":"unpaid","status":"open","url":"https://checkout.stripe.com/c/pay/cs_test_a1Open#fidkdWxOYHwnPyd1blpxYHZxWjA0T0pQ"}`
+	// As Stripe answers with expand[]=payment_intent.latest_charge.
+	csPaidCard = `{"id":"cs_test_a1Paid","object":"checkout.session","amount_total":3830,"currency":"usd","client_reference_id":"cs_shop_1","expires_at":1893456000,"metadata":{"checkout_session_id":"cs_shop_1"},"mode":"payment","payment_intent":{"id":"pi_3PsHosted","object":"payment_intent","status":"succeeded","latest_charge":{"id":"ch_3PsHosted","object":"charge","payment_method_details":{"card":{"brand":"amex","last4":"8431"},"type":"card"},"status":"succeeded"}},"payment_status":"paid","status":"complete","url":null}`
 	csPaid     = `{"id":"cs_test_a1Paid","object":"checkout.session","amount_total":3830,"currency":"usd","client_reference_id":"cs_shop_1","expires_at":1893456000,"metadata":{"checkout_session_id":"cs_shop_1"},"mode":"payment","payment_intent":"pi_3PsHosted","payment_status":"paid","status":"complete","url":null}`
 	csExpired  = `{"id":"cs_test_a1Open","object":"checkout.session","amount_total":3830,"currency":"usd","client_reference_id":"cs_shop_1","metadata":{},"mode":"payment","payment_intent":null,"payment_status":"unpaid","status":"expired","url":null}`
 	couponOnce = `{"id":"Z4OV52SU","object":"coupon","amount_off":340,"currency":"usd","duration":"once","max_redemptions":1,"name":"Discount","valid":true}`
@@ -402,6 +412,10 @@ func TestHostedCheckoutRetrieve(t *testing.T) {
 		{name: "paid", script: []reply{{status: 200, body: csPaid}}, tries: 1,
 			want: &payments.HostedPayment{ID: "cs_test_a1Paid", Status: "complete", Paid: true, PaymentIntent: "pi_3PsHosted",
 				Amount: 3830, Currency: "usd", ClientReference: "cs_shop_1", Metadata: map[string]string{"checkout_session_id": "cs_shop_1"}}},
+		{name: "paid, with the card", script: []reply{{status: 200, body: csPaidCard}}, tries: 1,
+			want: &payments.HostedPayment{ID: "cs_test_a1Paid", Status: "complete", Paid: true, PaymentIntent: "pi_3PsHosted",
+				CardBrand: "amex", CardLast4: "8431", Amount: 3830, Currency: "usd", ClientReference: "cs_shop_1",
+				Metadata: map[string]string{"checkout_session_id": "cs_shop_1"}}},
 		{name: "open, after a 503", script: []reply{{status: 503, body: errAPI}, {status: 200, body: csOpen}}, tries: 2,
 			want: &payments.HostedPayment{ID: "cs_test_a1Open", Status: "open", Amount: 3830, Currency: "usd",
 				ClientReference: "cs_shop_1", Metadata: map[string]string{"checkout_session_id": "cs_shop_1"}}},
@@ -427,6 +441,9 @@ func TestHostedCheckoutRetrieve(t *testing.T) {
 			for _, r := range reqs {
 				if r.Method != http.MethodGet || r.Path != "/v1/checkout/sessions/cs_test_a1Paid" {
 					t.Errorf("%s %s, want GET /v1/checkout/sessions/cs_test_a1Paid", r.Method, r.Path)
+				}
+				if got := r.Form.Get("expand[0]"); got != "payment_intent.latest_charge" {
+					t.Errorf("expand[0] = %q, want payment_intent.latest_charge", got)
 				}
 			}
 		})

@@ -93,6 +93,13 @@ type Result struct {
 	Message string
 	// Simulated is true when the sandbox answered: no money moved.
 	Simulated bool
+	// CardBrand is the card's brand as Stripe names it, in lower case
+	// (visa, mastercard, amex, …), and CardLast4 the last four digits of
+	// its number: what staff need to find a payment the buyer asks about.
+	// Both are empty when the provider did not say (a shared payment
+	// token the sandbox charged, a card error without a payment method).
+	CardBrand string
+	CardLast4 string
 }
 
 // ErrUnknownOutcome wraps every error after which the charge may or may not

@@ -44,22 +44,29 @@ func (s *Sandbox) Name() string { return "sandbox" }
 // Mode returns ModeTest: the sandbox never moves money.
 func (s *Sandbox) Mode() Mode { return ModeTest }
 
-// outcome is what the sandbox answers for a token.
+// outcome is what the sandbox answers for a token, with the card Stripe's
+// test payment method stands for.
 type outcome struct {
 	status Status
 	code   string
+	brand  string
+	last4  string
 }
 
 // sandboxMethods are the Stripe test payment methods the sandbox knows, with
-// the outcome Stripe gives them. Shared payment tokens (spt_…) succeed.
+// the outcome Stripe gives them and the brand and last four digits of the
+// test card behind each (Stripe's testing docs: 4242 4242 4242 4242,
+// 4000 0566 5566 5556, 5555 5555 5555 4444, 3714 496353 98431,
+// 4000 0000 0000 0002, 4000 0000 0000 9995, 4000 0027 6000 3184). Shared
+// payment tokens (spt_…) succeed with no card the sandbox could know.
 var sandboxMethods = map[string]outcome{
-	"pm_card_visa":                            {Succeeded, ""},
-	"pm_card_visa_debit":                      {Succeeded, ""},
-	"pm_card_mastercard":                      {Succeeded, ""},
-	"pm_card_amex":                            {Succeeded, ""},
-	"pm_card_visa_chargeDeclined":             {Declined, "card_declined"},
-	"pm_card_chargeDeclinedInsufficientFunds": {Declined, "insufficient_funds"},
-	"pm_card_authenticationRequired":          {RequiresAction, "authentication_required"},
+	"pm_card_visa":                            {Succeeded, "", "visa", "4242"},
+	"pm_card_visa_debit":                      {Succeeded, "", "visa", "5556"},
+	"pm_card_mastercard":                      {Succeeded, "", "mastercard", "4444"},
+	"pm_card_amex":                            {Succeeded, "", "amex", "8431"},
+	"pm_card_visa_chargeDeclined":             {Declined, "card_declined", "visa", "0002"},
+	"pm_card_chargeDeclinedInsufficientFunds": {Declined, "insufficient_funds", "visa", "9995"},
+	"pm_card_authenticationRequired":          {RequiresAction, "authentication_required", "visa", "3184"},
 }
 
 func sandboxOutcome(token string) (outcome, error) {
@@ -90,13 +97,16 @@ type chargeRow struct {
 	Amount         int64
 	Currency       string
 	Refunded       int64
+	CardBrand      string
+	CardLast4      string `gorm:"column:card_last4"`
 	CreatedAt      time.Time
 }
 
 func (chargeRow) TableName() string { return "sandbox_charges" }
 
 func (c *chargeRow) result() *Result {
-	return &Result{Status: c.Status, Reference: c.Reference, DeclineCode: c.DeclineCode, Message: c.Message, Simulated: true}
+	return &Result{Status: c.Status, Reference: c.Reference, DeclineCode: c.DeclineCode, Message: c.Message, Simulated: true,
+		CardBrand: c.CardBrand, CardLast4: c.CardLast4}
 }
 
 // refundRow is a row of sandbox_refunds.
@@ -129,7 +139,7 @@ func (s *Sandbox) Charge(ctx context.Context, r Request) (*Result, error) {
 	row := chargeRow{
 		IdempotencyKey: r.IdempotencyKey, RequestHash: hash, Reference: randomID("pi_sandbox_"),
 		Status: o.status, DeclineCode: o.code, Amount: r.Amount, Currency: r.Currency,
-		CreatedAt: s.now().UTC(),
+		CardBrand: o.brand, CardLast4: o.last4, CreatedAt: s.now().UTC(),
 	}
 	if o.code != "" {
 		row.Message = buyerMessage(o.code, "")

@@ -53,17 +53,20 @@ func TestSandboxCharge(t *testing.T) {
 			token string
 			want  payments.Result
 		}{
-			{"pm_card_visa", payments.Result{Status: payments.Succeeded, Simulated: true}},
-			{"pm_card_mastercard", payments.Result{Status: payments.Succeeded, Simulated: true}},
-			{"pm_card_amex", payments.Result{Status: payments.Succeeded, Simulated: true}},
-			{"pm_card_visa_debit", payments.Result{Status: payments.Succeeded, Simulated: true}},
+			// The card is the one behind Stripe's test payment method, kept
+			// with the charge (Lookup answers it from the database).
+			{"pm_card_visa", payments.Result{Status: payments.Succeeded, Simulated: true, CardBrand: "visa", CardLast4: "4242"}},
+			{"pm_card_mastercard", payments.Result{Status: payments.Succeeded, Simulated: true, CardBrand: "mastercard", CardLast4: "4444"}},
+			{"pm_card_amex", payments.Result{Status: payments.Succeeded, Simulated: true, CardBrand: "amex", CardLast4: "8431"}},
+			{"pm_card_visa_debit", payments.Result{Status: payments.Succeeded, Simulated: true, CardBrand: "visa", CardLast4: "5556"}},
+			// A shared payment token's card is not the sandbox's to know.
 			{"spt_1RgaZcB7WZ01zgkWN1pyM2rT", payments.Result{Status: payments.Succeeded, Simulated: true}},
 			{"pm_card_visa_chargeDeclined", payments.Result{Status: payments.Declined, DeclineCode: "card_declined",
-				Message: "Your card was declined.", Simulated: true}},
+				Message: "Your card was declined.", Simulated: true, CardBrand: "visa", CardLast4: "0002"}},
 			{"pm_card_chargeDeclinedInsufficientFunds", payments.Result{Status: payments.Declined, DeclineCode: "insufficient_funds",
-				Message: "Your card has insufficient funds.", Simulated: true}},
+				Message: "Your card has insufficient funds.", Simulated: true, CardBrand: "visa", CardLast4: "9995"}},
 			{"pm_card_authenticationRequired", payments.Result{Status: payments.RequiresAction, DeclineCode: "authentication_required",
-				Message: "Your bank needs you to confirm this payment.", Simulated: true}},
+				Message: "Your bank needs you to confirm this payment.", Simulated: true, CardBrand: "visa", CardLast4: "3184"}},
 		}
 		for _, tt := range tests {
 			t.Run(tt.token, func(t *testing.T) {

@@ -206,6 +206,11 @@ func (s *Stripe) Charge(ctx context.Context, r Request) (*Result, error) {
 	} else {
 		p.PaymentMethod = stripe.String(r.Token)
 	}
+	// The charge and the payment method come back expanded, with the
+	// card's brand and last four (a payment waiting for 3D Secure has no
+	// charge yet; its payment method has the card).
+	p.AddExpand("latest_charge")
+	p.AddExpand("payment_method")
 	p.SetIdempotencyKey(r.IdempotencyKey)
 
 	var pi *stripe.PaymentIntent
@@ -226,8 +231,12 @@ func (s *Stripe) Charge(ctx context.Context, r Request) (*Result, error) {
 			code = string(se.Code)
 		}
 		res := &Result{Status: declinedStatus(code), DeclineCode: code, Message: buyerMessage(code, se.Msg)}
+		res.CardBrand, res.CardLast4 = methodCard(se.PaymentMethod)
 		if se.PaymentIntent != nil {
 			res.Reference = se.PaymentIntent.ID
+			if res.CardLast4 == "" {
+				res.CardBrand, res.CardLast4 = intentCard(se.PaymentIntent)
+			}
 		}
 		return res, nil
 	case se.Type == stripe.ErrorTypeIdempotency:
@@ -242,6 +251,41 @@ func (s *Stripe) Charge(ctx context.Context, r Request) (*Result, error) {
 // intentResult maps a PaymentIntent to a Result, or to ErrUnknownOutcome
 // while it is still processing.
 func intentResult(pi *stripe.PaymentIntent) (*Result, error) {
+	res, err := intentOutcome(pi)
+	if res != nil {
+		res.CardBrand, res.CardLast4 = intentCard(pi)
+	}
+	return res, err
+}
+
+// intentCard is the brand and last four digits of the card a PaymentIntent
+// was last paid with: from its latest charge when that came expanded, else
+// from its payment method when expanded, else from its last payment error's
+// payment method; empty when none says.
+func intentCard(pi *stripe.PaymentIntent) (brand, last4 string) {
+	if ch := pi.LatestCharge; ch != nil && ch.PaymentMethodDetails != nil && ch.PaymentMethodDetails.Card != nil {
+		if c := ch.PaymentMethodDetails.Card; c.Last4 != "" {
+			return string(c.Brand), c.Last4
+		}
+	}
+	if brand, last4 = methodCard(pi.PaymentMethod); last4 != "" {
+		return brand, last4
+	}
+	if e := pi.LastPaymentError; e != nil {
+		return methodCard(e.PaymentMethod)
+	}
+	return "", ""
+}
+
+// methodCard is the brand and last four digits of a card payment method.
+func methodCard(pm *stripe.PaymentMethod) (brand, last4 string) {
+	if pm == nil || pm.Card == nil || pm.Card.Last4 == "" {
+		return "", ""
+	}
+	return string(pm.Card.Brand), pm.Card.Last4
+}
+
+func intentOutcome(pi *stripe.PaymentIntent) (*Result, error) {
 	switch pi.Status {
 	case stripe.PaymentIntentStatusSucceeded:
 		return &Result{Status: Succeeded, Reference: pi.ID}, nil
@@ -290,6 +334,8 @@ func (s *Stripe) Lookup(ctx context.Context, key string) (*Result, bool, error) 
 	}
 	list := &stripe.PaymentIntentListParams{}
 	list.Limit, list.Single = stripe.Int64(100), true
+	list.AddExpand("data.latest_charge")
+	list.AddExpand("data.payment_method")
 	found, err := s.find(ctx, "list payment intents", key, func() stripe.Seq2[*stripe.PaymentIntent, error] {
 		return s.client.V1PaymentIntents.List(ctx, list)
 	})
@@ -298,6 +344,8 @@ func (s *Stripe) Lookup(ctx context.Context, key string) (*Result, bool, error) 
 		quoted := strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(key)
 		search.Query = "metadata['idempotency_key']:'" + quoted + "'"
 		search.Limit, search.Single = stripe.Int64(10), true
+		search.AddExpand("data.latest_charge")
+		search.AddExpand("data.payment_method")
 		found, err = s.find(ctx, "search payment intents", key, func() stripe.Seq2[*stripe.PaymentIntent, error] {
 			return s.client.V1PaymentIntents.Search(ctx, search)
 		})

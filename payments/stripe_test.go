@@ -99,16 +99,20 @@ func serve(t *testing.T, script ...reply) (*payments.Stripe, *fakeStripe) {
 const (
 	piSucceeded      = `{"id":"pi_3PsSucceeded","object":"payment_intent","amount":2599,"currency":"usd","status":"succeeded","livemode":false,"metadata":{"checkout_session_id":"cs_test"}}`
 	piRequiresAction = `{"id":"pi_3PsAction","object":"payment_intent","amount":2599,"currency":"usd","status":"requires_action","next_action":{"type":"use_stripe_sdk","use_stripe_sdk":{"type":"three_d_secure_redirect"}}}`
-	piProcessing     = `{"id":"pi_3PsProcessing","object":"payment_intent","amount":2599,"currency":"usd","status":"processing"}`
-	errCardDeclined  = `{"error":{"charge":"ch_3PsDeclined","code":"card_declined","decline_code":"generic_decline","doc_url":"https://stripe.com/docs/error-codes/card-declined","message":"Your card was declined.","payment_intent":{"id":"pi_3PsDeclined","object":"payment_intent","status":"requires_payment_method"},"request_log_url":"https://dashboard.stripe.com/test/logs/req_test?t=1714567890","type":"card_error"}}`
-	errInsufficient  = `{"error":{"charge":"ch_3PsFunds","code":"card_declined","decline_code":"insufficient_funds","doc_url":"https://stripe.com/docs/error-codes/card-declined","message":"Your card has insufficient funds.","payment_intent":{"id":"pi_3PsFunds","object":"payment_intent","status":"requires_payment_method"},"type":"card_error"}}`
-	errAuthRequired  = `{"error":{"charge":"ch_3PsAuth","code":"authentication_required","decline_code":"authentication_required","doc_url":"https://stripe.com/docs/error-codes/authentication-required","message":"Your card was declined. This transaction requires authentication.","payment_intent":{"id":"pi_3PsAuth","object":"payment_intent","status":"requires_payment_method"},"type":"card_error"}}`
-	errKeyInUse      = `{"error":{"code":"idempotency_key_in_use","doc_url":"https://stripe.com/docs/error-codes/idempotency-key-in-use","message":"There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through): shop_cs_test_attempt_1. Please try again later.","type":"invalid_request_error"}}`
-	errIdempotency   = `{"error":{"message":"Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than 'shop_cs_test_attempt_1' if you meant to execute a different request.","type":"idempotency_error"}}`
-	errAPI           = `{"error":{"message":"An unknown error occurred","type":"api_error"}}`
-	errRateLimit     = `{"error":{"code":"rate_limit","message":"Too many requests hit the API too quickly. We recommend an exponential backoff of your requests.","type":"invalid_request_error"}}`
-	errNoSuchMethod  = `{"error":{"code":"resource_missing","doc_url":"https://stripe.com/docs/error-codes/resource-missing","message":"No such PaymentMethod: 'pm_1Nope'","param":"payment_method","type":"invalid_request_error"}}`
-	errBadKey        = `{"error":{"message":"Invalid API Key provided: ` + testKey + `","type":"invalid_request_error"}}`
+	// As Stripe answers with expand[]=latest_charge&expand[]=payment_method.
+	piSucceededCard = `{"id":"pi_3PsCard","object":"payment_intent","amount":2599,"currency":"usd","status":"succeeded","latest_charge":{"id":"ch_3PsCard","object":"charge","amount":2599,"paid":true,"payment_intent":"pi_3PsCard","payment_method":"pm_1PsCard","payment_method_details":{"card":{"brand":"mastercard","country":"US","exp_month":12,"exp_year":2034,"funding":"credit","last4":"4444"},"type":"card"},"status":"succeeded"},"payment_method":{"id":"pm_1PsCard","object":"payment_method","card":{"brand":"mastercard","last4":"4444"},"type":"card"}}`
+	piActionCard    = `{"id":"pi_3PsAction","object":"payment_intent","amount":2599,"currency":"usd","status":"requires_action","latest_charge":null,"payment_method":{"id":"pm_1PsAction","object":"payment_method","card":{"brand":"visa","last4":"3184"},"type":"card"},"next_action":{"type":"use_stripe_sdk"}}`
+	errDeclinedCard = `{"error":{"charge":"ch_3PsDeclined","code":"card_declined","decline_code":"generic_decline","message":"Your card was declined.","payment_intent":{"id":"pi_3PsDeclined","object":"payment_intent","status":"requires_payment_method","latest_charge":"ch_3PsDeclined"},"payment_method":{"id":"pm_1PsDeclined","object":"payment_method","card":{"brand":"visa","exp_month":12,"exp_year":2034,"funding":"credit","last4":"0002"},"type":"card"},"type":"card_error"}}`
+	piProcessing    = `{"id":"pi_3PsProcessing","object":"payment_intent","amount":2599,"currency":"usd","status":"processing"}`
+	errCardDeclined = `{"error":{"charge":"ch_3PsDeclined","code":"card_declined","decline_code":"generic_decline","doc_url":"https://stripe.com/docs/error-codes/card-declined","message":"Your card was declined.","payment_intent":{"id":"pi_3PsDeclined","object":"payment_intent","status":"requires_payment_method"},"request_log_url":"https://dashboard.stripe.com/test/logs/req_test?t=1714567890","type":"card_error"}}`
+	errInsufficient = `{"error":{"charge":"ch_3PsFunds","code":"card_declined","decline_code":"insufficient_funds","doc_url":"https://stripe.com/docs/error-codes/card-declined","message":"Your card has insufficient funds.","payment_intent":{"id":"pi_3PsFunds","object":"payment_intent","status":"requires_payment_method"},"type":"card_error"}}`
+	errAuthRequired = `{"error":{"charge":"ch_3PsAuth","code":"authentication_required","decline_code":"authentication_required","doc_url":"https://stripe.com/docs/error-codes/authentication-required","message":"Your card was declined. This transaction requires authentication.","payment_intent":{"id":"pi_3PsAuth","object":"payment_intent","status":"requires_payment_method"},"type":"card_error"}}`
+	errKeyInUse     = `{"error":{"code":"idempotency_key_in_use","doc_url":"https://stripe.com/docs/error-codes/idempotency-key-in-use","message":"There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through): shop_cs_test_attempt_1. Please try again later.","type":"invalid_request_error"}}`
+	errIdempotency  = `{"error":{"message":"Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than 'shop_cs_test_attempt_1' if you meant to execute a different request.","type":"idempotency_error"}}`
+	errAPI          = `{"error":{"message":"An unknown error occurred","type":"api_error"}}`
+	errRateLimit    = `{"error":{"code":"rate_limit","message":"Too many requests hit the API too quickly. We recommend an exponential backoff of your requests.","type":"invalid_request_error"}}`
+	errNoSuchMethod = `{"error":{"code":"resource_missing","doc_url":"https://stripe.com/docs/error-codes/resource-missing","message":"No such PaymentMethod: 'pm_1Nope'","param":"payment_method","type":"invalid_request_error"}}`
+	errBadKey       = `{"error":{"message":"Invalid API Key provided: ` + testKey + `","type":"invalid_request_error"}}`
 )
 
 func stripeCharge(token string) payments.Request {
@@ -144,6 +148,14 @@ func TestStripeCharge(t *testing.T) {
 		{name: "402 authentication required", token: "pm_card_authenticationRequired", script: []reply{{status: 402, body: errAuthRequired}},
 			want: &payments.Result{Status: payments.RequiresAction, Reference: "pi_3PsAuth", DeclineCode: "authentication_required",
 				Message: "Your bank needs you to confirm this payment."}, tries: 1},
+		{name: "succeeded, with the card", token: "pm_card_mastercard", script: []reply{{status: 200, body: piSucceededCard}},
+			want: &payments.Result{Status: payments.Succeeded, Reference: "pi_3PsCard", CardBrand: "mastercard", CardLast4: "4444"}, tries: 1},
+		{name: "requires action, with the card", token: "pm_card_authenticationRequired", script: []reply{{status: 200, body: piActionCard}},
+			want: &payments.Result{Status: payments.RequiresAction, Reference: "pi_3PsAction", DeclineCode: "authentication_required",
+				Message: "Your bank needs you to confirm this payment.", CardBrand: "visa", CardLast4: "3184"}, tries: 1},
+		{name: "card declined, with the card", token: "pm_card_visa_chargeDeclined", script: []reply{{status: 402, body: errDeclinedCard}},
+			want: &payments.Result{Status: payments.Declined, Reference: "pi_3PsDeclined", DeclineCode: "generic_decline",
+				Message: "Your card was declined.", CardBrand: "visa", CardLast4: "0002"}, tries: 1},
 		{name: "409 key in use, then 200", token: "pm_card_visa", script: []reply{{status: 409, body: errKeyInUse}, {status: 200, body: piSucceeded}},
 			want: &payments.Result{Status: payments.Succeeded, Reference: "pi_3PsSucceeded"}, tries: 2},
 		{name: "500 twice, then 200", token: "pm_card_visa", script: []reply{{status: 500, body: errAPI}, {status: 500, body: errAPI}, {status: 200, body: piSucceeded}},
@@ -230,6 +242,9 @@ func checkChargeRequest(t *testing.T, i int, r recorded, req payments.Request) {
 		"metadata[checkout_session_id]":              {"cs_test"},
 		"metadata[order_id]":                         {"ord_testtesttesttesttesttest"},
 		"metadata[idempotency_key]":                  {req.IdempotencyKey},
+		// For the card's brand and last four (Result.CardBrand, CardLast4).
+		"expand[0]": {"latest_charge"},
+		"expand[1]": {"payment_method"},
 	}
 	wantVersion := stripe.APIVersion
 	if strings.HasPrefix(req.Token, "spt_") {

@@ -130,7 +130,12 @@ func TestStripeMock(t *testing.T) {
 			if !strings.HasPrefix(got.Reference, "pi_") {
 				t.Errorf("Reference %q, want pi_…", got.Reference)
 			}
-			t.Logf("stripe-mock's fixture answered %s (%s)", got.Status, got.Reference)
+			t.Logf("stripe-mock's fixture answered %s (%s, %s %s)", got.Status, got.Reference, got.CardBrand, got.CardLast4)
+			// stripe-mock expands what it is asked to (its fixture charge is
+			// a visa): the card came back through the expansion.
+			if got.CardBrand != "visa" || got.CardLast4 == "" {
+				t.Errorf("card %q %q, want stripe-mock's visa from the expanded charge", got.CardBrand, got.CardLast4)
+			}
 			for i, ex := range accepted(t, 1) {
 				checkChargeRequest(t, i, ex.recorded, req)
 			}

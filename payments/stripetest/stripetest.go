@@ -17,6 +17,17 @@
 //     form metadata['key']:'value')
 //   - POST /v1/refunds
 //
+// A PaymentIntent's latest_charge and payment_method are ids, or objects
+// where the request asks with expand[] (latest_charge, payment_method;
+// data.… in lists and searches; payment_intent, payment_intent.… on a
+// Checkout Session): the charge's payment_method_details.card and the
+// payment method's card have the brand and last four digits of the test
+// card behind each test payment method (pm_card_visa: visa 4242,
+// pm_card_mastercard: mastercard 4444, pm_card_amex: amex 8431,
+// pm_card_visa_chargeDeclined: visa 0002, …; see cards.go). A decline's
+// card error and last_payment_error carry the payment method too, as
+// Stripe's do. Fields it cannot expand are refused with a 400.
+//
 // The test plays the buyer and Stripe's clock with [Server.Pay] and
 // [Server.Expire], makes webhook events with [Server.Event], injects
 // failures with [Server.FailNext] and reads what happened with
@@ -264,7 +275,8 @@ func (s *Server) Pay(id string) (paymentIntent string) {
 		return ""
 	}
 	pi := s.newIntent(cs.AmountTotal, cs.Currency, cloneMap(cs.piMetadata))
-	pi.succeed(s.randID("pm_1", 24), s.randID("ch_3", 24))
+	pi.method = s.newMethod("pm_card_visa") // the buyer types 4242 4242 4242 4242
+	s.succeed(pi)
 	pi.PaymentMethodTypes = []string{"card"}
 	pi.session = cs.ID
 	cs.Status, cs.PaymentStatus, cs.URL = "complete", "paid", nil
@@ -479,6 +491,10 @@ type intent struct {
 	seq      int64
 	refunded int64
 	session  string
+	// method and charge are the PaymentMethod confirmed and the latest
+	// charge, shown expanded where a request asks (see intent.view).
+	method *paymentMethod
+	charge *charge
 }
 
 type autoMethods struct {
@@ -486,9 +502,11 @@ type autoMethods struct {
 	Enabled        bool   `json:"enabled"`
 }
 
-func (pi *intent) succeed(method, charge string) {
+// succeed is pi paid with its payment method (set before).
+func (s *Server) succeed(pi *intent) {
 	pi.Status, pi.AmountReceived = "succeeded", pi.Amount
-	pi.PaymentMethod, pi.LatestCharge = &method, &charge
+	pi.PaymentMethod = &pi.method.ID
+	s.charge(pi, "", "")
 }
 
 type refund struct {
@@ -509,14 +527,15 @@ type refund struct {
 // apiError is the "error" of Stripe's error answers, and a PaymentIntent's
 // last_payment_error.
 type apiError struct {
-	Type          string  `json:"type"`
-	Code          string  `json:"code,omitempty"`
-	DeclineCode   string  `json:"decline_code,omitempty"`
-	Message       string  `json:"message"`
-	Param         string  `json:"param,omitempty"`
-	DocURL        string  `json:"doc_url,omitempty"`
-	Charge        string  `json:"charge,omitempty"`
-	PaymentIntent *intent `json:"payment_intent,omitempty"`
+	Type          string         `json:"type"`
+	Code          string         `json:"code,omitempty"`
+	DeclineCode   string         `json:"decline_code,omitempty"`
+	Message       string         `json:"message"`
+	Param         string         `json:"param,omitempty"`
+	DocURL        string         `json:"doc_url,omitempty"`
+	Charge        string         `json:"charge,omitempty"`
+	PaymentIntent *intent        `json:"payment_intent,omitempty"`
+	PaymentMethod *paymentMethod `json:"payment_method,omitempty"`
 }
 
 // answer is an HTTP status and a JSON body.
@@ -673,12 +692,16 @@ func (s *Server) route(method, path string, form url.Values) answer {
 	case method == http.MethodPost && path == "/v1/checkout/sessions":
 		return s.createSession(form)
 	case len(parts) == 3 && parts[0] == "checkout" && parts[1] == "sessions" && method == http.MethodGet:
+		expand, bad := expansions(form, "payment_intent", "payment_intent.latest_charge", "payment_intent.payment_method")
+		if bad != nil {
+			return *bad
+		}
 		cs := s.sessions[parts[2]]
 		if cs == nil {
 			return noSuch(http.StatusNotFound, "checkout.session", parts[2], "session")
 		}
 		s.refresh(cs)
-		return jsonAnswer(http.StatusOK, cs)
+		return jsonAnswer(http.StatusOK, s.sessionView(cs, expand))
 	case len(parts) == 4 && parts[0] == "checkout" && parts[1] == "sessions" && parts[3] == "expire" && method == http.MethodPost:
 		return s.expireSession(parts[2])
 	case method == http.MethodPost && path == "/v1/payment_intents":
@@ -688,11 +711,15 @@ func (s *Server) route(method, path string, form url.Values) answer {
 	case method == http.MethodGet && path == "/v1/payment_intents/search":
 		return s.searchIntents(form)
 	case len(parts) == 2 && parts[0] == "payment_intents" && method == http.MethodGet:
+		expand, bad := expansions(form, "latest_charge", "payment_method")
+		if bad != nil {
+			return *bad
+		}
 		pi := s.intents[parts[1]]
 		if pi == nil {
 			return noSuch(http.StatusNotFound, "payment_intent", parts[1], "intent")
 		}
-		return jsonAnswer(http.StatusOK, pi)
+		return jsonAnswer(http.StatusOK, pi.view(expand, ""))
 	case method == http.MethodPost && path == "/v1/refunds":
 		return s.createRefund(form)
 	}
@@ -897,6 +924,10 @@ var declines = map[string]struct{ code, decline, param, message string }{
 }
 
 func (s *Server) createIntent(form url.Values) answer {
+	expand, bad := expansions(form, "latest_charge", "payment_method")
+	if bad != nil {
+		return *bad
+	}
 	amount, bad := positive(form, "amount")
 	if bad != nil {
 		return *bad
@@ -925,19 +956,23 @@ func (s *Server) createIntent(form url.Values) answer {
 	}
 	if method == "" && spt == "" {
 		pi.Status = "requires_payment_method"
-		return jsonAnswer(http.StatusOK, pi)
+		return jsonAnswer(http.StatusOK, pi.view(expand, ""))
 	}
-	pm := s.randID("pm_1", 24)
-	pi.PaymentMethod = &pm
+	pi.method = s.newMethod(method)
+	pi.PaymentMethod = &pi.method.ID
 	if form.Get("confirm") != "true" {
 		pi.Status = "requires_confirmation"
-		return jsonAnswer(http.StatusOK, pi)
+		return jsonAnswer(http.StatusOK, pi.view(expand, ""))
 	}
 	switch d, declined := declines[method]; {
 	case declined:
-		charge := s.randID("ch_3", 24)
-		pi.Status, pi.LatestCharge = "requires_payment_method", &charge
-		e := apiError{Type: "card_error", Code: d.code, DeclineCode: d.decline, Param: d.param, Message: d.message, Charge: charge}
+		// Stripe's card error carries the failed charge's id, the
+		// PaymentIntent and the payment method, as does its
+		// last_payment_error.
+		s.charge(pi, d.code, d.message)
+		pi.Status = "requires_payment_method"
+		e := apiError{Type: "card_error", Code: d.code, DeclineCode: d.decline, Param: d.param, Message: d.message,
+			Charge: pi.charge.ID, PaymentMethod: pi.method}
 		e.DocURL = "https://stripe.com/docs/error-codes/" + strings.ReplaceAll(d.code, "_", "-")
 		last := e
 		pi.LastPaymentError = &last
@@ -946,10 +981,10 @@ func (s *Server) createIntent(form url.Values) answer {
 	case method == "pm_card_authenticationRequired" || method == "pm_card_threeDSecure2Required":
 		pi.Status = "requires_action"
 		pi.NextAction = map[string]any{"type": "use_stripe_sdk", "use_stripe_sdk": map[string]any{"type": "three_d_secure_redirect"}}
-		return jsonAnswer(http.StatusOK, pi)
+		return jsonAnswer(http.StatusOK, pi.view(expand, ""))
 	}
-	pi.succeed(pm, s.randID("ch_3", 24))
-	return jsonAnswer(http.StatusOK, pi)
+	s.succeed(pi)
+	return jsonAnswer(http.StatusOK, pi.view(expand, ""))
 }
 
 func (s *Server) newIntent(amount int64, currency string, metadata map[string]string) *intent {
@@ -976,6 +1011,10 @@ func (s *Server) newest() []*intent {
 }
 
 func (s *Server) listIntents(form url.Values) answer {
+	expand, bad := expansions(form, "data.latest_charge", "data.payment_method")
+	if bad != nil {
+		return *bad
+	}
 	limit, bad := pageLimit(form)
 	if bad != nil {
 		return *bad
@@ -990,13 +1029,17 @@ func (s *Server) listIntents(form url.Values) answer {
 	}
 	page := all[:min(limit, len(all))]
 	return jsonAnswer(http.StatusOK, map[string]any{
-		"object": "list", "data": nonNil(page), "has_more": len(all) > len(page), "url": "/v1/payment_intents",
+		"object": "list", "data": views(page, expand), "has_more": len(all) > len(page), "url": "/v1/payment_intents",
 	})
 }
 
 var metadataQuery = regexp.MustCompile(`^metadata\['((?:[^'\\]|\\.)*)'\]:'((?:[^'\\]|\\.)*)'$`)
 
 func (s *Server) searchIntents(form url.Values) answer {
+	expand, bad := expansions(form, "data.latest_charge", "data.payment_method")
+	if bad != nil {
+		return *bad
+	}
 	limit, bad := pageLimit(form)
 	if bad != nil {
 		return *bad
@@ -1019,7 +1062,7 @@ func (s *Server) searchIntents(form url.Values) answer {
 	}
 	page := found[:min(limit, len(found))]
 	return jsonAnswer(http.StatusOK, map[string]any{
-		"object": "search_result", "data": nonNil(page), "has_more": len(found) > len(page),
+		"object": "search_result", "data": views(page, expand), "has_more": len(found) > len(page),
 		"next_page": nil, "url": "/v1/payment_intents/search",
 	})
 }
@@ -1175,13 +1218,6 @@ func money(minor int64, currency string) string {
 		return "$" + s
 	}
 	return s + " " + strings.ToUpper(currency)
-}
-
-func nonNil(page []*intent) []*intent {
-	if page == nil {
-		return []*intent{}
-	}
-	return page
 }
 
 func cloneMap(m map[string]string) map[string]string {

@@ -88,6 +88,7 @@ func TestHostedCheckoutLife(t *testing.T) {
 	}
 	wantPaid := *wantOpen
 	wantPaid.Status, wantPaid.Paid, wantPaid.PaymentIntent = "complete", true, pi
+	wantPaid.CardBrand, wantPaid.CardLast4 = "visa", "4242"
 	if diff := cmp.Diff(&wantPaid, paid); diff != "" {
 		t.Errorf("paid page (-want +got):\n%s", diff)
 	}
@@ -99,7 +100,7 @@ func TestHostedCheckoutLife(t *testing.T) {
 	if err != nil || !found {
 		t.Fatalf("Lookup = found %v, %v", found, err)
 	}
-	if diff := cmp.Diff(&payments.Result{Status: payments.Succeeded, Reference: pi}, res); diff != "" {
+	if diff := cmp.Diff(&payments.Result{Status: payments.Succeeded, Reference: pi, CardBrand: "visa", CardLast4: "4242"}, res); diff != "" {
 		t.Errorf("Lookup (-want +got):\n%s", diff)
 	}
 	intents := srv.PaymentIntents()
@@ -260,11 +261,16 @@ func TestCharge(t *testing.T) {
 		token string
 		want  payments.Result
 	}{
-		{"pm_card_visa", payments.Result{Status: payments.Succeeded}},
-		{"spt_1RgaZcB7WZ01zgkWN1pyM2rT", payments.Result{Status: payments.Succeeded}},
-		{"pm_card_visa_chargeDeclined", payments.Result{Status: payments.Declined, DeclineCode: "generic_decline", Message: "Your card was declined."}},
-		{"pm_card_chargeDeclinedInsufficientFunds", payments.Result{Status: payments.Declined, DeclineCode: "insufficient_funds", Message: "Your card has insufficient funds."}},
-		{"pm_card_authenticationRequired", payments.Result{Status: payments.RequiresAction, DeclineCode: "authentication_required"}},
+		{"pm_card_visa", payments.Result{Status: payments.Succeeded, CardBrand: "visa", CardLast4: "4242"}},
+		{"pm_card_mastercard", payments.Result{Status: payments.Succeeded, CardBrand: "mastercard", CardLast4: "4444"}},
+		{"pm_card_amex", payments.Result{Status: payments.Succeeded, CardBrand: "amex", CardLast4: "8431"}},
+		{"spt_1RgaZcB7WZ01zgkWN1pyM2rT", payments.Result{Status: payments.Succeeded, CardBrand: "visa", CardLast4: "4242"}},
+		{"pm_card_visa_chargeDeclined", payments.Result{Status: payments.Declined, DeclineCode: "generic_decline", Message: "Your card was declined.",
+			CardBrand: "visa", CardLast4: "0002"}},
+		{"pm_card_chargeDeclinedInsufficientFunds", payments.Result{Status: payments.Declined, DeclineCode: "insufficient_funds", Message: "Your card has insufficient funds.",
+			CardBrand: "visa", CardLast4: "9995"}},
+		{"pm_card_authenticationRequired", payments.Result{Status: payments.RequiresAction, DeclineCode: "authentication_required",
+			CardBrand: "visa", CardLast4: "3184"}},
 	}
 	for i, tt := range tests {
 		key := fmt.Sprintf("k_charge_%d", i)
@@ -284,9 +290,11 @@ func TestCharge(t *testing.T) {
 		if diff := cmp.Diff(&tt.want, got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tt.token, diff)
 		}
+		// Looked up, the charge shows the same card (its latest charge, or
+		// for 3D Secure its payment method, expanded in the list).
 		found, ok, err := p.Lookup(ctx, key)
-		if err != nil || !ok || found.Reference != got.Reference {
-			t.Errorf("%s: Lookup = %+v, %v, %v", tt.token, found, ok, err)
+		if err != nil || !ok || found.Reference != got.Reference || found.CardBrand != tt.want.CardBrand || found.CardLast4 != tt.want.CardLast4 {
+			t.Errorf("%s: Lookup = %+v, %v, %v; want the card %s %s", tt.token, found, ok, err, tt.want.CardBrand, tt.want.CardLast4)
 		}
 	}
 	if _, err := p.Charge(ctx, payments.Request{Amount: 100, Currency: "usd", Token: "pm_1Nope", IdempotencyKey: "k_nope"}); shop.ErrorCode(err) != shop.Invalid {
@@ -440,6 +448,33 @@ func TestShapes(t *testing.T) {
 		se.DeclineCode != stripe.DeclineCodeGenericDecline || se.PaymentIntent == nil || se.PaymentIntent.Status != stripe.PaymentIntentStatusRequiresPaymentMethod ||
 		se.PaymentIntent.LastPaymentError == nil || se.RequestID == "" {
 		t.Errorf("decline: %v", err)
+	}
+
+	// Expanded, a PaymentIntent's latest charge and payment method have
+	// Stripe's shape, with the card; what cannot be expanded is refused.
+	cp := &stripe.PaymentIntentCreateParams{
+		Amount: stripe.Int64(500), Currency: stripe.String("usd"), Confirm: stripe.Bool(true), PaymentMethod: stripe.String("pm_card_visa"),
+	}
+	cp.AddExpand("latest_charge")
+	cp.AddExpand("payment_method")
+	pi, err := client.V1PaymentIntents.Create(ctx, cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch := pi.LatestCharge; ch == nil || !strings.HasPrefix(ch.ID, "ch_") || ch.Status != stripe.ChargeStatusSucceeded || !ch.Paid ||
+		ch.PaymentMethodDetails == nil || ch.PaymentMethodDetails.Card == nil || ch.PaymentMethodDetails.Card.Brand != "visa" ||
+		ch.PaymentMethodDetails.Card.Last4 != "4242" || ch.PaymentIntent == nil || ch.PaymentIntent.ID != pi.ID {
+		t.Errorf("latest charge %+v", ch)
+	}
+	if pm := pi.PaymentMethod; pm == nil || pm.Card == nil || pm.Card.Brand != "visa" || pm.Card.Last4 != "4242" || pm.Type != "card" {
+		t.Errorf("payment method %+v", pm)
+	}
+	if unexpanded, err := client.V1PaymentIntents.Retrieve(ctx, pi.ID, nil); err != nil || unexpanded.LatestCharge == nil ||
+		unexpanded.LatestCharge.ID != pi.LatestCharge.ID || unexpanded.LatestCharge.PaymentMethodDetails != nil {
+		t.Errorf("retrieved without expand: %+v, %v; want the charge's id only", unexpanded, err)
+	}
+	if status, body := call(t, srv, http.MethodGet, "/v1/payment_intents?expand[0]=latest_charge", nil, ""); status != http.StatusBadRequest || !strings.Contains(body, "cannot be expanded") {
+		t.Errorf("a list expanding latest_charge (not data.latest_charge): %d %s", status, body)
 	}
 
 	status, body := call(t, srv, http.MethodGet, "/v1/checkout/sessions/cs_test_nope", nil, "")

@@ -1,0 +1,208 @@
+package stripetest
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// card is a PaymentMethod's card and a charge's payment_method_details.card,
+// with the fields of Stripe's shape the shop may read.
+type card struct {
+	Brand    string `json:"brand"`
+	Country  string `json:"country"`
+	ExpMonth int64  `json:"exp_month"`
+	ExpYear  int64  `json:"exp_year"`
+	Funding  string `json:"funding"`
+	Last4    string `json:"last4"`
+}
+
+// testCards are the cards behind Stripe's test payment methods, as Stripe's
+// testing docs list them (brand, last four digits, funding). A pm_card_…
+// name the table does not hold, and a shared payment token, pay with
+// pm_card_visa's card.
+var testCards = map[string]struct{ brand, last4, funding string }{
+	"pm_card_visa":                                 {"visa", "4242", "credit"},
+	"pm_card_visa_debit":                           {"visa", "5556", "debit"},
+	"pm_card_mastercard":                           {"mastercard", "4444", "credit"},
+	"pm_card_mastercard_debit":                     {"mastercard", "8210", "debit"},
+	"pm_card_amex":                                 {"amex", "8431", "credit"},
+	"pm_card_discover":                             {"discover", "1117", "credit"},
+	"pm_card_visa_chargeDeclined":                  {"visa", "0002", "credit"},
+	"pm_card_chargeDeclined":                       {"visa", "0002", "credit"},
+	"pm_card_visa_chargeDeclinedInsufficientFunds": {"visa", "9995", "credit"},
+	"pm_card_chargeDeclinedInsufficientFunds":      {"visa", "9995", "credit"},
+	"pm_card_visa_chargeDeclinedLostCard":          {"visa", "9987", "credit"},
+	"pm_card_chargeDeclinedLostCard":               {"visa", "9987", "credit"},
+	"pm_card_visa_chargeDeclinedStolenCard":        {"visa", "9979", "credit"},
+	"pm_card_chargeDeclinedStolenCard":             {"visa", "9979", "credit"},
+	"pm_card_chargeDeclinedFraudulent":             {"visa", "0019", "credit"},
+	"pm_card_chargeDeclinedExpiredCard":            {"visa", "0069", "credit"},
+	"pm_card_chargeDeclinedIncorrectCvc":           {"visa", "0127", "credit"},
+	"pm_card_chargeDeclinedProcessingError":        {"visa", "0119", "credit"},
+	"pm_card_authenticationRequired":               {"visa", "3184", "credit"},
+	"pm_card_threeDSecure2Required":                {"visa", "3220", "credit"},
+}
+
+// testCard is the card a test payment method (or shared payment token)
+// stands for.
+func testCard(method string) *card {
+	c, ok := testCards[method]
+	if !ok {
+		c = testCards["pm_card_visa"]
+	}
+	return &card{Brand: c.brand, Country: "US", ExpMonth: 12, ExpYear: 2034, Funding: c.funding, Last4: c.last4}
+}
+
+// paymentMethod is a card PaymentMethod as Stripe answers it.
+type paymentMethod struct {
+	ID             string            `json:"id"`
+	Object         string            `json:"object"`
+	BillingDetails billingDetails    `json:"billing_details"`
+	Card           *card             `json:"card"`
+	Created        int64             `json:"created"`
+	Customer       *string           `json:"customer"`
+	Livemode       bool              `json:"livemode"`
+	Metadata       map[string]string `json:"metadata"`
+	Type           string            `json:"type"`
+}
+
+type billingDetails struct {
+	Email *string `json:"email"`
+	Name  *string `json:"name"`
+	Phone *string `json:"phone"`
+}
+
+// charge is a PaymentIntent's charge as Stripe answers it, expanded.
+type charge struct {
+	ID                   string            `json:"id"`
+	Object               string            `json:"object"`
+	Amount               int64             `json:"amount"`
+	AmountCaptured       int64             `json:"amount_captured"`
+	AmountRefunded       int64             `json:"amount_refunded"`
+	Captured             bool              `json:"captured"`
+	Created              int64             `json:"created"`
+	Currency             string            `json:"currency"`
+	FailureCode          *string           `json:"failure_code"`
+	FailureMessage       *string           `json:"failure_message"`
+	Livemode             bool              `json:"livemode"`
+	Metadata             map[string]string `json:"metadata"`
+	Paid                 bool              `json:"paid"`
+	PaymentIntent        string            `json:"payment_intent"`
+	PaymentMethod        string            `json:"payment_method"`
+	PaymentMethodDetails methodDetails     `json:"payment_method_details"`
+	Refunded             bool              `json:"refunded"`
+	Status               string            `json:"status"`
+}
+
+type methodDetails struct {
+	Card *card  `json:"card"`
+	Type string `json:"type"`
+}
+
+// newMethod is the PaymentMethod Stripe makes of a test payment method or
+// shared payment token when a PaymentIntent is confirmed with it.
+func (s *Server) newMethod(token string) *paymentMethod {
+	return &paymentMethod{
+		ID: s.randID("pm_1", 24), Object: "payment_method", Card: testCard(token), Created: s.now().Unix(),
+		Metadata: map[string]string{}, Type: "card",
+	}
+}
+
+// charge makes pi's latest charge with its payment method: succeeded, or
+// failed with the decline's code and message.
+func (s *Server) charge(pi *intent, failureCode, failureMessage string) {
+	pm := pi.method
+	ch := &charge{
+		ID: s.randID("ch_3", 24), Object: "charge", Amount: pi.Amount, Created: s.now().Unix(), Currency: pi.Currency,
+		Metadata: cloneMap(pi.Metadata), PaymentIntent: pi.ID, PaymentMethod: pm.ID,
+		PaymentMethodDetails: methodDetails{Card: pm.Card, Type: "card"}, Status: "succeeded",
+	}
+	if failureCode != "" {
+		ch.Status, ch.FailureCode, ch.FailureMessage = "failed", &failureCode, &failureMessage
+	} else {
+		ch.AmountCaptured, ch.Captured, ch.Paid = pi.Amount, true, true
+	}
+	pi.charge, pi.LatestCharge = ch, &ch.ID
+}
+
+// expansions are the fields a request asks to expand (expand[]=… or
+// expand[0]=…), or a 400 answer naming one that the emulator cannot expand
+// where it is asked (allowed lists those it can), as Stripe refuses them.
+func expansions(form url.Values, allowed ...string) (map[string]bool, *answer) {
+	out := map[string]bool{}
+	for k, vs := range form {
+		if k != "expand" && !strings.HasPrefix(k, "expand[") {
+			continue
+		}
+		for _, v := range vs {
+			ok := false
+			for _, a := range allowed {
+				ok = ok || v == a
+			}
+			if !ok {
+				a := errAnswer(http.StatusBadRequest, apiError{Type: "invalid_request_error", Param: k,
+					Message: "This property cannot be expanded (" + v + "). (stripetest expands only " + strings.Join(allowed, ", ") + " here.)"})
+				return nil, &a
+			}
+			out[v] = true
+		}
+	}
+	return out, nil
+}
+
+// intentView is a PaymentIntent as an answer shows it: with its latest
+// charge and payment method as ids, or as objects where expanded under
+// prefix ("" for the PaymentIntent itself, "data." in a list).
+type intentView struct {
+	*intent
+	LatestCharge  any `json:"latest_charge"`
+	PaymentMethod any `json:"payment_method"`
+}
+
+func (pi *intent) view(expand map[string]bool, prefix string) intentView {
+	v := intentView{intent: pi}
+	if pi.charge != nil {
+		v.LatestCharge = pi.charge.ID
+		if expand[prefix+"latest_charge"] {
+			ch := *pi.charge
+			ch.AmountRefunded, ch.Refunded = pi.refunded, pi.refunded > 0 && pi.refunded >= pi.Amount
+			v.LatestCharge = &ch
+		}
+	}
+	if pi.method != nil {
+		v.PaymentMethod = pi.method.ID
+		if expand[prefix+"payment_method"] {
+			v.PaymentMethod = pi.method
+		}
+	}
+	return v
+}
+
+// views are a page of PaymentIntents as a list or search answer shows them.
+func views(page []*intent, expand map[string]bool) []intentView {
+	out := make([]intentView, len(page))
+	for i, pi := range page {
+		out[i] = pi.view(expand, "data.")
+	}
+	return out
+}
+
+// sessionView is a Checkout Session as an answer shows it: its
+// PaymentIntent as an id, or as an object where expanded (with that one's
+// latest charge and payment method where expanded under payment_intent.).
+type sessionView struct {
+	*session
+	PaymentIntent any `json:"payment_intent"`
+}
+
+func (s *Server) sessionView(cs *session, expand map[string]bool) sessionView {
+	v := sessionView{session: cs}
+	if cs.PaymentIntent != nil {
+		v.PaymentIntent = *cs.PaymentIntent
+		if pi := s.intents[*cs.PaymentIntent]; pi != nil && (expand["payment_intent"] || expand["payment_intent.latest_charge"] || expand["payment_intent.payment_method"]) {
+			v.PaymentIntent = pi.view(expand, "payment_intent.")
+		}
+	}
+	return v
+}
