@@ -11,6 +11,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"shop/purchase"
 )
 
 // `shop bench` loads a running shop with N concurrent MCP clients over
@@ -80,7 +82,7 @@ func (m *Main) bench(ctx context.Context, args []string) error {
 	o := benchOptions{}
 	fs := flag.NewFlagSet("shop bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.URL, "url", DefaultPurchaseURL, "the shop's MCP endpoint")
+	fs.StringVar(&o.URL, "url", purchase.DefaultURL, "the shop's MCP endpoint")
 	fs.IntVar(&o.Clients, "clients", DefaultBenchClients, "concurrent MCP clients")
 	fs.DurationVar(&o.Duration, "duration", DefaultBenchDuration, "measured time of each phase (at most 60s)")
 	fs.DurationVar(&o.Warmup, "warmup", DefaultBenchWarmup, "unmeasured load before each phase")
@@ -120,12 +122,12 @@ func (m *Main) bench(ctx context.Context, args []string) error {
 		return bad("--duration %s: send a duration up to %s", o.Duration, maxBenchDuration)
 	case o.Warmup < 0 || o.Warmup > maxBenchWarmup:
 		return bad("--warmup %s: send 0 to %s", o.Warmup, maxBenchWarmup)
-	case o.Items < 1 || o.Items > maxPurchaseItems:
-		return bad("--items %d: send 1 to %d", o.Items, maxPurchaseItems)
+	case o.Items < 1 || o.Items > purchase.MaxItems:
+		return bad("--items %d: send 1 to %d", o.Items, purchase.MaxItems)
 	case o.PID < 0:
 		return bad("--pid %d: send the shop's process id", o.PID)
 	case !strings.HasPrefix(o.URL, "http://") && !strings.HasPrefix(o.URL, "https://"):
-		return bad("--url %q: send the shop's MCP endpoint, such as %s", o.URL, DefaultPurchaseURL)
+		return bad("--url %q: send the shop's MCP endpoint, such as %s", o.URL, purchase.DefaultURL)
 	}
 	switch o.Scenario {
 	case scenarioNoop, scenarioSearch, scenarioPurchase, scenarioComplete, scenarioAll:

@@ -137,6 +137,17 @@ func (c *benchClient) call(ctx context.Context, r *recorder, name string, args a
 	return nil, false
 }
 
+// resultText is the text of a result's text blocks.
+func resultText(res *mcp.CallToolResult) string {
+	var sb strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			sb.WriteString(tc.Text)
+		}
+	}
+	return sb.String()
+}
+
 func errorText(err error, res *mcp.CallToolResult) string {
 	if err != nil {
 		return err.Error()

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shop/checkout"
+	"shop/purchase"
 )
 
 // The scenarios of `shop bench` against the shop: search_products with
@@ -134,7 +135,7 @@ func summaries(res *mcp.CallToolResult) []benchProduct {
 // The buyer and address of every bench purchase: the purchase command's.
 var (
 	benchBuyer   = checkout.Buyer{Name: "Bench Buyer", Email: "bench@example.com"}
-	benchAddress = purchaseAddress
+	benchAddress = purchase.DefaultAddress
 )
 
 // benchPoolSize bounds the variants the purchase flows choose from: enough

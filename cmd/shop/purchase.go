@@ -3,166 +3,22 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"strings"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"shop/checkout"
-	"shop/money"
+	"shop/payments"
+	"shop/purchase"
 )
 
-// `shop purchase` makes a whole purchase against a running shop as a host
-// does (CONTRACT.md §3–§5), over streamable HTTP with go-sdk's client, and
-// checks every answer and figure on the way. Its checks are in
-// purchase_check.go, its payment tokens in purchase_pay.go.
-
-// Defaults of `shop purchase`.
-const (
-	DefaultPurchaseURL     = "http://127.0.0.1:8000/mcp"
-	DefaultPurchaseTimeout = 60 * time.Second
-	// maxPurchaseItems bounds --items: one search page is enough to find them.
-	maxPurchaseItems = 20
-)
-
-// The buyer and address of a purchase run: an address in California, which
-// the demo policy ships to (zone us) and taxes.
-var (
-	purchaseBuyer   = checkout.Buyer{Name: "Purchase Check", Email: "purchase-check@example.com"}
-	purchaseAddress = checkout.Address{
-		Name: "Purchase Check", LineOne: "1 Market St", City: "San Francisco",
-		State: "CA", Country: "US", PostalCode: "94105",
-	}
-)
-
-// parsePurchaseAddress reads --address: an Address of CONTRACT.md §4 in
-// JSON, with at least the fields every shop needs. Whether the shop ships
-// there is for the run to find out.
-func parsePurchaseAddress(s string) (checkout.Address, error) {
-	var a checkout.Address
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&a); err != nil {
-		return a, fmt.Errorf("send an address as JSON, such as %s: %w", mustAddressJSON(purchaseAddress), err)
-	}
-	for _, f := range []struct{ name, value string }{
-		{"name", a.Name}, {"line_one", a.LineOne}, {"city", a.City}, {"country", a.Country}, {"postal_code", a.PostalCode},
-	} {
-		if strings.TrimSpace(f.value) == "" {
-			return a, fmt.Errorf("the address has no %s: send one, as in %s", f.name, mustAddressJSON(purchaseAddress))
-		}
-	}
-	return a, nil
-}
-
-func mustAddressJSON(a checkout.Address) string {
-	b, err := json.Marshal(a)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
-// errPurchaseFailed is a run in which some check did not hold; the report
-// says which.
-var errPurchaseFailed = errors.New("purchase: a check failed (see the report)")
-
-// purchaseOptions are the flags of `shop purchase` and what it reads from
-// the environment.
-type purchaseOptions struct {
-	URL     string
-	Items   int
-	Promo   string
-	Decline bool
-	// Link pays as a buyer in a host without a payment sheet does: on the
-	// page create_payment_link answers.
-	Link    bool
-	JSON    bool
-	Live    bool
-	Timeout time.Duration
-	// Address is where the run ships to (--address; default purchaseAddress).
-	Address checkout.Address
-	// StripeKey is STRIPE_SECRET_KEY; a sk_test_ key pays with shared
-	// payment tokens made by Stripe's test helpers.
-	StripeKey string
-	// stripeAPI is Stripe's address; tests point it at a fake.
-	stripeAPI string
-}
-
-// PurchaseStep is one step of a purchase run as the report shows it.
-type PurchaseStep struct {
-	Name   string `json:"name"`
-	OK     bool   `json:"ok"`
-	Ms     int64  `json:"ms"`
-	Detail string `json:"detail"`
-}
-
-// PurchaseReport is what `shop purchase --json` prints.
-type PurchaseReport struct {
-	URL    string         `json:"url"`
-	OK     bool           `json:"ok"`
-	Passed int            `json:"passed"`
-	Failed int            `json:"failed"`
-	Ms     int64          `json:"ms"`
-	Steps  []PurchaseStep `json:"steps"`
-	// Order is the order the run placed, when it placed one.
-	Order *PurchaseOrder `json:"order,omitempty"`
-}
-
-// PurchaseOrder identifies the order a run placed.
-type PurchaseOrder struct {
-	ID           string `json:"id"`
-	Number       int64  `json:"number"`
-	Total        int64  `json:"total"`
-	Currency     string `json:"currency"`
-	PaymentMode  string `json:"payment_mode"`
-	PermalinkURL string `json:"permalink_url"`
-}
-
+// purchase is `shop purchase`: its flags and environment into
+// purchase.Options, the run, and its report.
 func (m *Main) purchase(ctx context.Context, args []string) error {
-	o := purchaseOptions{StripeKey: m.Getenv("STRIPE_SECRET_KEY"), stripeAPI: stripeAPIBase, Address: purchaseAddress}
-	var address string
-	fs := flag.NewFlagSet("shop purchase", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.URL, "url", DefaultPurchaseURL, "the shop's MCP endpoint")
-	fs.IntVar(&o.Items, "items", 1, "how many lines to buy")
-	fs.StringVar(&o.Promo, "promo", "", "a promotion code to apply")
-	fs.BoolVar(&o.Decline, "decline", false, "pay with a declined card first")
-	fs.BoolVar(&o.Link, "link", false, "pay on the payment page of create_payment_link instead of through complete_checkout")
-	fs.BoolVar(&o.JSON, "json", false, "print a JSON report")
-	fs.BoolVar(&o.Live, "live", false, "run against a live-mode shop")
-	fs.DurationVar(&o.Timeout, "timeout", DefaultPurchaseTimeout, "the whole run's time limit")
-	fs.StringVar(&address, "address", "", "the address to ship to, as the contract's Address JSON")
-	bad := func(format string, a ...any) error {
-		fmt.Fprintf(m.Stderr, "shop purchase: "+format+"\n\n%s", append(a, usage)...)
-		return errUsage
+	o, err := m.purchaseOptions(args)
+	if err != nil {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		return bad("%v", err)
-	}
-	switch {
-	case fs.NArg() > 0:
-		return bad("unexpected argument %q", fs.Arg(0))
-	case o.Items < 1 || o.Items > maxPurchaseItems:
-		return bad("--items %d: send 1 to %d", o.Items, maxPurchaseItems)
-	case o.Timeout <= 0:
-		return bad("--timeout %s: send a positive duration such as 60s", o.Timeout)
-	case !strings.HasPrefix(o.URL, "http://") && !strings.HasPrefix(o.URL, "https://"):
-		return bad("--url %q: send the shop's MCP endpoint, such as %s", o.URL, DefaultPurchaseURL)
-	}
-	if address != "" {
-		a, err := parsePurchaseAddress(address)
-		if err != nil {
-			return bad("--address: %v", err)
-		}
-		o.Address = a
-	}
-	rep := runPurchase(ctx, o, m.Stdout)
+	rep := purchase.Run(ctx, o, m.Stdout)
 	if o.JSON {
 		enc := json.NewEncoder(m.Stdout)
 		enc.SetIndent("", "  ")
@@ -171,250 +27,49 @@ func (m *Main) purchase(ctx context.Context, args []string) error {
 		}
 	}
 	if !rep.OK {
-		return errPurchaseFailed
+		return purchase.ErrFailed
 	}
 	return nil
 }
 
-// purchaser is one purchase run: the connection, what it has learnt so far
-// and the report.
-type purchaser struct {
-	o     purchaseOptions
-	out   io.Writer // the step lines; nil under --json
-	rep   *PurchaseReport
-	http  *http.Client
-	cs    *mcp.ClientSession
-	tools map[string]*mcp.Tool
-
-	cur     money.Currency
-	session checkout.Session // the session as last answered
-	ready   checkout.Session // the session as it was when paid
-	done    checkout.Session // the completed session
-	stopped string           // why the run stopped before paying, when it did on purpose
-}
-
-// runPurchase makes the run and returns its report; under o.JSON it writes
-// nothing, otherwise a line per step and a summary to out.
-func runPurchase(ctx context.Context, o purchaseOptions, out io.Writer) *PurchaseReport {
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	if o.Address == (checkout.Address{}) {
-		o.Address = purchaseAddress
+// purchaseOptions reads the flags of `shop purchase` and the environment;
+// a command line it cannot take prints the usage and answers errUsage.
+func (m *Main) purchaseOptions(args []string) (purchase.Options, error) {
+	o := purchase.Options{
+		StripeKey: m.Getenv("STRIPE_SECRET_KEY"), StripeAPI: purchase.DefaultStripeAPI,
+		SPTVersion: payments.DefaultSPTVersion, Version: version(), Address: purchase.DefaultAddress,
 	}
-	start := time.Now()
-	p := &purchaser{
-		o: o, rep: &PurchaseReport{URL: o.URL, Steps: []PurchaseStep{}},
-		http: &http.Client{Transport: retry429{http.DefaultTransport}},
+	var address string
+	fs := flag.NewFlagSet("shop purchase", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.URL, "url", purchase.DefaultURL, "the shop's MCP endpoint")
+	fs.IntVar(&o.Items, "items", 1, "how many lines to buy")
+	fs.StringVar(&o.Promo, "promo", "", "a promotion code to apply")
+	fs.BoolVar(&o.Decline, "decline", false, "pay with a declined card first")
+	fs.BoolVar(&o.Link, "link", false, "pay on the payment page of create_payment_link instead of through complete_checkout")
+	fs.BoolVar(&o.JSON, "json", false, "print a JSON report")
+	fs.BoolVar(&o.Live, "live", false, "run against a live-mode shop")
+	fs.DurationVar(&o.Timeout, "timeout", purchase.DefaultTimeout, "the whole run's time limit")
+	fs.StringVar(&address, "address", "", "the address to ship to, as the contract's Address JSON")
+	bad := func(format string, a ...any) (purchase.Options, error) {
+		fmt.Fprintf(m.Stderr, "shop purchase: "+format+"\n\n%s", append(a, usage)...)
+		return o, errUsage
 	}
-	if !o.JSON {
-		p.out = out
+	if err := fs.Parse(args); err != nil {
+		return bad("%v", err)
 	}
-	p.run(ctx)
-	p.release(ctx)
-	if p.cs != nil {
-		_ = p.cs.Close()
+	if fs.NArg() > 0 {
+		return bad("unexpected argument %q", fs.Arg(0))
 	}
-	p.rep.Ms = time.Since(start).Milliseconds()
-	p.rep.OK = p.rep.Failed == 0 && p.rep.Passed > 0
-	if p.out != nil {
-		p.summary()
+	if err := o.Validate(); err != nil {
+		return bad("%v", err)
 	}
-	return p.rep
-}
-
-// step runs one step, reports it as it ends and says whether it held.
-func (p *purchaser) step(name string, fn func() (string, error)) bool {
-	start := time.Now()
-	detail, err := fn()
-	s := PurchaseStep{Name: name, OK: err == nil, Ms: time.Since(start).Milliseconds(), Detail: detail}
-	if err != nil {
-		s.Detail = err.Error()
-		if errors.Is(err, context.DeadlineExceeded) {
-			s.Detail += fmt.Sprintf(" (the run's --timeout %s is up)", p.o.Timeout)
+	if address != "" {
+		a, err := purchase.ParseAddress(address)
+		if err != nil {
+			return bad("--address: %v", err)
 		}
-		p.rep.Failed++
-	} else {
-		p.rep.Passed++
+		o.Address = a
 	}
-	p.rep.Steps = append(p.rep.Steps, s)
-	if p.out != nil {
-		mark := "✓"
-		if !s.OK {
-			mark = "✗"
-		}
-		fmt.Fprintf(p.out, "%s %-26s %5d ms  %s\n", mark, s.Name, s.Ms, s.Detail)
-	}
-	return s.OK
-}
-
-func (p *purchaser) summary() {
-	r := p.rep
-	if r.OK {
-		fmt.Fprintf(p.out, "\nPASS: all %d steps held in %d ms", r.Passed, r.Ms)
-		switch {
-		case r.Order != nil:
-			fmt.Fprintf(p.out, "; order #%d, %s, %s mode", r.Order.Number, p.cur.Format(r.Order.Total), r.Order.PaymentMode)
-		case p.stopped != "":
-			fmt.Fprint(p.out, "; "+p.stopped)
-		default:
-			fmt.Fprint(p.out, "; live mode: stopped at payment, nothing charged")
-		}
-		fmt.Fprintln(p.out)
-		return
-	}
-	var failed []string
-	for _, s := range r.Steps {
-		if !s.OK {
-			failed = append(failed, s.Name)
-		}
-	}
-	fmt.Fprintf(p.out, "\nFAIL: %d of %d steps failed in %d ms: %s\n", r.Failed, r.Failed+r.Passed, r.Ms, strings.Join(failed, ", "))
-}
-
-// run is the purchase, step by step; a step the next ones need ends the run
-// when it fails.
-func (p *purchaser) run(ctx context.Context) {
-	if !p.step("connect", func() (string, error) { return p.connect(ctx) }) {
-		return
-	}
-	p.step("tools/list", func() (string, error) { return p.checkTools(ctx) })
-	var products []summaryRef
-	if !p.step("search_products", func() (d string, err error) { products, d, err = p.search(ctx); return }) {
-		return
-	}
-	var items []checkout.Item
-	for _, sr := range products {
-		if len(items) == p.o.Items {
-			break
-		}
-		if !p.step("get_product", func() (d string, err error) { items, d, err = p.pickVariant(ctx, sr, items); return }) {
-			return
-		}
-	}
-	if len(items) < p.o.Items && !p.step("enough products", func() (string, error) {
-		return "", fmt.Errorf("found %d in-stock variants in %d products, want %d (--items)", len(items), len(products), p.o.Items)
-	}) {
-		return
-	}
-	if !p.step("create_checkout_session", func() (string, error) { return p.create(ctx, items) }) {
-		return
-	}
-	if !p.step("payment mode", p.checkMode) {
-		return
-	}
-	if !p.step("update: address", func() (string, error) { return p.address(ctx) }) {
-		return
-	}
-	if !p.step("update: shipping", func() (string, error) { return p.shipping(ctx) }) {
-		return
-	}
-	if p.o.Promo != "" && !p.step("update: promotion", func() (string, error) { return p.promotion(ctx) }) {
-		return
-	}
-	if !p.step("render_checkout", func() (string, error) { return p.render(ctx) }) {
-		return
-	}
-	p.step("template", func() (string, error) { return p.template(ctx) })
-	p.ready = p.session
-	if p.session.PaymentMode == checkout.PaymentLive {
-		p.step("complete_checkout (live)", func() (string, error) { return p.refusedInLive(ctx) })
-		return
-	}
-	if p.o.Link {
-		if !p.payOnPage(ctx) {
-			return
-		}
-	} else {
-		if p.o.Decline && !p.step("complete_checkout: decline", func() (string, error) { return p.payDeclined(ctx) }) {
-			return
-		}
-		if !p.step("complete_checkout", func() (string, error) { return p.pay(ctx) }) {
-			return
-		}
-		p.step("complete_checkout: again", func() (string, error) { return p.payAgain(ctx) })
-	}
-	p.step("get_order", func() (string, error) { return p.getOrder(ctx) })
-	p.step("permalink_url", func() (string, error) { return p.permalink(ctx) })
-	p.step("figures", func() (string, error) { return p.figures(ctx) })
-}
-
-func (p *purchaser) connect(ctx context.Context) (string, error) {
-	client := mcp.NewClient(&mcp.Implementation{Name: "shop-purchase", Version: version()}, nil)
-	// No standalone SSE stream: a purchase needs only answers to its own requests.
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: p.o.URL, HTTPClient: p.http, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		return "", fmt.Errorf("initialize %s: %w", p.o.URL, err)
-	}
-	p.cs = cs
-	init := cs.InitializeResult()
-	if init == nil || init.ServerInfo == nil {
-		return "", errors.New("initialize answered no serverInfo")
-	}
-	return fmt.Sprintf("%s %s (%q), protocol %s", init.ServerInfo.Name, init.ServerInfo.Version, init.ServerInfo.Title, init.ProtocolVersion), nil
-}
-
-// call calls a tool and decodes its structuredContent into out. A result
-// with isError, without structuredContent or without a text block is an
-// error (CONTRACT.md §3: every tool answers both).
-func (p *purchaser) call(ctx context.Context, name string, args, out any) (*mcp.CallToolResult, error) {
-	res, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if res.IsError {
-		return res, fmt.Errorf("%s answered isError: %s", name, resultText(res))
-	}
-	if err := decodeResult(res, out); err != nil {
-		return res, fmt.Errorf("%s: %w", name, err)
-	}
-	return res, nil
-}
-
-// decodeResult checks a tool result's two forms and decodes its structuredContent.
-func decodeResult(res *mcp.CallToolResult, out any) error {
-	if strings.TrimSpace(resultText(res)) == "" {
-		return errors.New("no text content block")
-	}
-	if res.StructuredContent == nil {
-		return errors.New("no structuredContent")
-	}
-	b, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("structuredContent: %w", err)
-	}
-	return nil
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var sb strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			sb.WriteString(tc.Text)
-		}
-	}
-	return sb.String()
-}
-
-// release cancels a session the run created but did not pay (it stopped
-// early, or the shop is live), so that its stock goes back on sale at once.
-// It gets a few seconds of its own when the run's time is up.
-func (p *purchaser) release(ctx context.Context) {
-	if p.cs == nil || p.session.ID == "" || p.session.Status.Final() || p.done.Order != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	p.step("cancel_checkout_session", func() (string, error) {
-		var s checkout.Session
-		if _, err := p.call(ctx, "cancel_checkout_session", map[string]any{"checkout_session_id": p.session.ID}, &s); err != nil {
-			return "", err
-		}
-		if s.Status != checkout.Canceled {
-			return "", fmt.Errorf("status %s, want canceled", s.Status)
-		}
-		return s.ID + " canceled, unpaid: its stock is released", nil
-	})
+	return o, nil
 }

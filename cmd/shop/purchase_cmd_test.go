@@ -22,6 +22,8 @@ import (
 	"shop"
 	"shop/database"
 	"shop/database/dbtest"
+	"shop/payments"
+	"shop/purchase"
 )
 
 // runCmd runs the shop's command line in-process with env and returns what
@@ -129,7 +131,7 @@ func TestPurchaseCommand(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
-		var rep PurchaseReport
+		var rep purchase.Report
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("stdout is not one JSON report: %v\n%s", err, out)
 		}
@@ -141,9 +143,16 @@ func TestPurchaseCommand(t *testing.T) {
 	t.Run("SharedPaymentToken", func(t *testing.T) {
 		stripe := fakeStripe(t)
 		var out bytes.Buffer
-		rep := runPurchase(context.Background(), purchaseOptions{
-			URL: endpoint, Items: 1, Timeout: time.Minute, StripeKey: "sk_test_" + strings.Repeat("x", 24), stripeAPI: stripe.url,
-		}, &out)
+		// The options as the command line makes them from the environment,
+		// with Stripe's address pointed at the fake.
+		key := "sk_test_" + strings.Repeat("x", 24)
+		m := &Main{Stderr: io.Discard, Getenv: func(k string) string { return map[string]string{"STRIPE_SECRET_KEY": key}[k] }}
+		o, err := m.purchaseOptions([]string{"--url", endpoint})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.StripeAPI = stripe.url
+		rep := purchase.Run(context.Background(), o, &out)
 		if !rep.OK {
 			t.Fatalf("with a test key:\n%s", out.String())
 		}
@@ -166,7 +175,7 @@ func TestPurchaseCommand(t *testing.T) {
 
 	t.Run("ErrNoShop", func(t *testing.T) {
 		out, err := runCmd(t, nil, "purchase", "--url", "http://127.0.0.1:1/mcp", "--timeout", "5s")
-		if !errors.Is(err, errPurchaseFailed) || !strings.HasPrefix(out, "✗ connect") || !strings.Contains(out, "FAIL: 1 of 1") {
+		if !errors.Is(err, purchase.ErrFailed) || !strings.HasPrefix(out, "✗ connect") || !strings.Contains(out, "FAIL: 1 of 1") {
 			t.Errorf("err %v, out:\n%s", err, out)
 		}
 	})
@@ -187,14 +196,14 @@ func TestPurchaseCommand(t *testing.T) {
 		if took := time.Since(start); took > 10*time.Second {
 			t.Errorf("the run took %s with --timeout 1s", took)
 		}
-		if !errors.Is(err, errPurchaseFailed) || !strings.Contains(out, "✗ connect") || !strings.Contains(out, "--timeout 1s is up") {
+		if !errors.Is(err, purchase.ErrFailed) || !strings.Contains(out, "✗ connect") || !strings.Contains(out, "--timeout 1s is up") {
 			t.Errorf("err %v, out:\n%s", err, out)
 		}
 	})
 
 	t.Run("ErrUnknownPromo", func(t *testing.T) {
 		out, err := runCmd(t, nil, "purchase", "--url", endpoint, "--promo", "FREEMONEY")
-		if !errors.Is(err, errPurchaseFailed) || !strings.Contains(out, "✗ update: promotion") || !strings.Contains(out, "✓ cancel_checkout_session") {
+		if !errors.Is(err, purchase.ErrFailed) || !strings.Contains(out, "✗ update: promotion") || !strings.Contains(out, "✓ cancel_checkout_session") {
 			t.Errorf("err %v, out:\n%s", err, out)
 		}
 	})
@@ -232,7 +241,7 @@ func TestPurchaseLiveShop(t *testing.T) {
 		"--db", dbtest.DSN(t, database.SQLite), "--config", file) + "/mcp"
 
 	out, err := runCmd(t, nil, "purchase", "--url", endpoint)
-	if !errors.Is(err, errPurchaseFailed) || !strings.Contains(out, "✗ payment mode") || !strings.Contains(out, "--live") ||
+	if !errors.Is(err, purchase.ErrFailed) || !strings.Contains(out, "✗ payment mode") || !strings.Contains(out, "--live") ||
 		!strings.Contains(out, "✓ cancel_checkout_session") || strings.Contains(out, "complete_checkout") {
 		t.Errorf("without --live: err %v, out:\n%s", err, out)
 	}
@@ -288,7 +297,7 @@ func fakeStripe(t *testing.T) *stripeFake {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, _, _ := r.BasicAuth()
 		if r.Method != http.MethodPost || r.URL.Path != "/v1/test_helpers/shared_payment/granted_tokens" ||
-			!strings.HasPrefix(key, "sk_test_") || r.Header.Get("Stripe-Version") != sptStripeVersion || r.ParseForm() != nil {
+			!strings.HasPrefix(key, "sk_test_") || r.Header.Get("Stripe-Version") != payments.DefaultSPTVersion || r.ParseForm() != nil {
 			t.Errorf("unexpected Stripe request %s %s (version %q)", r.Method, r.URL, r.Header.Get("Stripe-Version"))
 			http.Error(w, `{"error": {"message": "unexpected"}}`, http.StatusBadRequest)
 			return

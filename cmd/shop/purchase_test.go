@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,3 +111,16 @@ func TestPurchase(t *testing.T) {
 		})
 	}
 }
+
+// totalOf is the amount of the total of type t, 0 when it is not listed.
+func totalOf(ts []checkout.Total, t checkout.TotalType) int64 {
+	for _, x := range ts {
+		if x.Type == t {
+			return x.Amount
+		}
+	}
+	return 0
+}
+
+// seenField is the sandbox page form's signed "what you saw".
+var seenField = regexp.MustCompile(`name="seen" value="([^"]*)"`)

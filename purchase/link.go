@@ -1,4 +1,4 @@
-package main
+package purchase
 
 import (
 	"context"
@@ -10,8 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-
-	"shop/checkout"
 )
 
 // payOnPage pays as a buyer in a host without a payment sheet: it makes the
@@ -21,7 +19,7 @@ import (
 // needs a browser: the run checks the link and stops there. It reports
 // whether the run may go on to the order's checks.
 func (p *purchaser) payOnPage(ctx context.Context) bool {
-	var link checkout.PaymentLink
+	var link paymentLink
 	if !p.step("create_payment_link", func() (string, error) {
 		if _, err := p.call(ctx, "create_payment_link", map[string]any{"checkout_session_id": p.session.ID}, &link); err != nil {
 			return "", err
@@ -65,7 +63,7 @@ func (p *purchaser) payOnPage(ctx context.Context) bool {
 			return "", fmt.Errorf("paying answered %d to %q, want 303 to the receipt", code, loc)
 		}
 		receipt = loc
-		var s checkout.Session
+		var s session
 		if _, err := p.call(ctx, "get_checkout_session", map[string]any{"checkout_session_id": p.session.ID}, &s); err != nil {
 			return "", err
 		}

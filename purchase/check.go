@@ -1,4 +1,4 @@
-package main
+package purchase
 
 import (
 	"context"
@@ -12,9 +12,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"shop/checkout"
-	"shop/orders"
 )
 
 // The checks of a purchase run: the contract's tool surface (CONTRACT.md
@@ -198,11 +195,11 @@ func contains(list []string, s string) bool { return slices.Contains(list, s) }
 
 // checkNewSession checks a session as create_checkout_session answers it,
 // before it has an address.
-func checkNewSession(s checkout.Session, items []checkout.Item) error {
+func checkNewSession(s session, items []item) error {
 	switch {
 	case !strings.HasPrefix(s.ID, "cs_"):
 		return fmt.Errorf("id %q, want cs_…", s.ID)
-	case s.Status != checkout.NotReady:
+	case s.Status != statusNotReady:
 		return fmt.Errorf("status %s without an address, want not_ready_for_payment", s.Status)
 	case s.PaymentProvider.Provider != "stripe" || !slices.Contains(s.PaymentProvider.SupportedPaymentMethods, "card"):
 		return fmt.Errorf("payment_provider %+v, want stripe taking card", s.PaymentProvider)
@@ -220,9 +217,9 @@ func checkNewSession(s checkout.Session, items []checkout.Item) error {
 }
 
 // checkLinks checks the legal links a ready session must carry.
-func checkLinks(links []checkout.Link) error {
+func checkLinks(links []link) error {
 	for _, want := range []string{"terms_of_use", "privacy_policy", "return_policy", "support"} {
-		if !slices.ContainsFunc(links, func(l checkout.Link) bool { return l.Type == want && l.URL != "" }) {
+		if !slices.ContainsFunc(links, func(l link) bool { return l.Type == want && l.URL != "" }) {
 			return fmt.Errorf("links: no %s", want)
 		}
 	}
@@ -230,7 +227,7 @@ func checkLinks(links []checkout.Link) error {
 }
 
 // totalOf is the amount of the total of type t, 0 when it is not listed.
-func totalOf(ts []checkout.Total, t checkout.TotalType) int64 {
+func totalOf(ts []total, t totalType) int64 {
 	for _, x := range ts {
 		if x.Type == t {
 			return x.Amount
@@ -239,10 +236,10 @@ func totalOf(ts []checkout.Total, t checkout.TotalType) int64 {
 	return 0
 }
 
-func sameTotals(a, b []checkout.Total) bool { return slices.Equal(a, b) }
+func sameTotals(a, b []total) bool { return slices.Equal(a, b) }
 
 // lineIdentities checks the line identities of CONTRACT.md §4.
-func lineIdentities(where string, lines []checkout.LineItem) error {
+func lineIdentities(where string, lines []lineItem) error {
 	for i, l := range lines {
 		switch {
 		case l.UnitAmount < 0 || l.Item.Quantity < 1 || l.BaseAmount < 0 || l.Discount < 0 || l.Subtotal < 0 || l.Tax < 0 || l.Total < 0:
@@ -264,15 +261,15 @@ func lineIdentities(where string, lines []checkout.LineItem) error {
 // (fulfillment = the option's total, and tax = Σ line tax + option tax); the
 // shop counts it once, in tax, with fulfillment = the option's subtotal
 // (equal to its total where shipping is not taxed), and so does this check.
-func totalsIdentities(lines []checkout.LineItem, totals []checkout.Total, option *checkout.FulfillmentOption) error {
-	seen := map[checkout.TotalType]bool{}
+func totalsIdentities(lines []lineItem, totals []total, option *fulfillmentOption) error {
+	seen := map[totalType]bool{}
 	for _, t := range totals {
 		if seen[t.Type] {
 			return fmt.Errorf("totals: %s listed twice", t.Type)
 		}
 		seen[t.Type] = true
 	}
-	for _, t := range []checkout.TotalType{checkout.TotalItemsBase, checkout.TotalSubtotal, checkout.TotalTotal} {
+	for _, t := range []totalType{totalItemsBase, totalSubtotal, totalTotal} {
 		if !seen[t] {
 			return fmt.Errorf("totals: no %s", t)
 		}
@@ -288,18 +285,18 @@ func totalsIdentities(lines []checkout.LineItem, totals []checkout.Total, option
 		}
 		shipping, tax = option.Subtotal, tax+option.Tax
 	}
-	get := func(t checkout.TotalType) int64 { return totalOf(totals, t) }
+	get := func(t totalType) int64 { return totalOf(totals, t) }
 	for _, c := range []struct {
-		t    checkout.TotalType
+		t    totalType
 		want int64
 		how  string
 	}{
-		{checkout.TotalItemsBase, base, "Σ base_amount"},
-		{checkout.TotalItemsDiscount, discount, "Σ line discount"},
-		{checkout.TotalSubtotal, get(checkout.TotalItemsBase) - get(checkout.TotalItemsDiscount), "items_base_amount − items_discount"},
-		{checkout.TotalFulfillment, shipping, "the chosen option's subtotal"},
-		{checkout.TotalTax, tax, "Σ line tax + option tax"},
-		{checkout.TotalTotal, get(checkout.TotalSubtotal) - get(checkout.TotalDiscount) + get(checkout.TotalFulfillment) + get(checkout.TotalTax), "subtotal − discount + fulfillment + tax"},
+		{totalItemsBase, base, "Σ base_amount"},
+		{totalItemsDiscount, discount, "Σ line discount"},
+		{totalSubtotal, get(totalItemsBase) - get(totalItemsDiscount), "items_base_amount − items_discount"},
+		{totalFulfillment, shipping, "the chosen option's subtotal"},
+		{totalTax, tax, "Σ line tax + option tax"},
+		{totalTotal, get(totalSubtotal) - get(totalDiscount) + get(totalFulfillment) + get(totalTax), "subtotal − discount + fulfillment + tax"},
 	} {
 		if got := get(c.t); got != c.want {
 			return fmt.Errorf("totals: %s %d ≠ %s = %d", c.t, got, c.how, c.want)
@@ -314,13 +311,13 @@ func totalsIdentities(lines []checkout.LineItem, totals []checkout.Total, option
 }
 
 // sessionIdentities checks CONTRACT.md §4's identities on a session.
-func sessionIdentities(s checkout.Session) error {
+func sessionIdentities(s session) error {
 	if err := lineIdentities("line_items", s.LineItems); err != nil {
 		return err
 	}
-	var option *checkout.FulfillmentOption
+	var option *fulfillmentOption
 	if s.FulfillmentOptionID != "" {
-		i := slices.IndexFunc(s.FulfillmentOptions, func(o checkout.FulfillmentOption) bool { return o.ID == s.FulfillmentOptionID })
+		i := slices.IndexFunc(s.FulfillmentOptions, func(o fulfillmentOption) bool { return o.ID == s.FulfillmentOptionID })
 		if i < 0 {
 			return fmt.Errorf("fulfillment_option_id %q is not one of the fulfillment_options", s.FulfillmentOptionID)
 		}
@@ -330,7 +327,7 @@ func sessionIdentities(s checkout.Session) error {
 }
 
 // receiptIdentities checks CONTRACT.md §4's identities on a receipt.
-func receiptIdentities(r orders.Receipt) error {
+func receiptIdentities(r receipt) error {
 	if err := lineIdentities("line_items", r.LineItems); err != nil {
 		return err
 	}
@@ -338,8 +335,8 @@ func receiptIdentities(r orders.Receipt) error {
 }
 
 // receiptMatches checks a receipt against the session it was paid from.
-func receiptMatches(r orders.Receipt, s checkout.Session) error {
-	var chosen *checkout.FulfillmentOption
+func receiptMatches(r receipt, s session) error {
+	var chosen *fulfillmentOption
 	for i := range s.FulfillmentOptions {
 		if s.FulfillmentOptions[i].ID == s.FulfillmentOptionID {
 			chosen = &s.FulfillmentOptions[i]
@@ -358,7 +355,7 @@ func receiptMatches(r orders.Receipt, s checkout.Session) error {
 		return fmt.Errorf("email %q, the buyer's %q", r.Email, s.Buyer.Email)
 	case r.Currency != s.Currency:
 		return fmt.Errorf("currency %q, the session's %q", r.Currency, s.Currency)
-	case r.Payment.Mode != string(s.PaymentMode) || r.Payment.Status != orders.PaymentSucceeded || r.Payment.Reference == "":
+	case r.Payment.Mode != s.PaymentMode || r.Payment.Status != paymentSucceeded || r.Payment.Reference == "":
 		return fmt.Errorf("payment %+v, want a succeeded %s-mode payment with a reference", r.Payment, s.PaymentMode)
 	case !reflect.DeepEqual(r.Links, s.Links):
 		return fmt.Errorf("links %v, the session showed %v", r.Links, s.Links)
@@ -367,7 +364,7 @@ func receiptMatches(r orders.Receipt, s checkout.Session) error {
 }
 
 // sameReceipt compares two answers for the same receipt.
-func sameReceipt(a, b orders.Receipt) error {
+func sameReceipt(a, b receipt) error {
 	if !a.CreatedAt.Equal(b.CreatedAt) {
 		return fmt.Errorf("created_at %s and %s", a.CreatedAt, b.CreatedAt)
 	}
@@ -381,7 +378,7 @@ func sameReceipt(a, b orders.Receipt) error {
 }
 
 // messagesText is a session's messages for a report line.
-func messagesText(ms []checkout.Message) string {
+func messagesText(ms []message) string {
 	if len(ms) == 0 {
 		return "none"
 	}

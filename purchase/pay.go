@@ -1,4 +1,4 @@
-package main
+package purchase
 
 import (
 	"context"
@@ -10,9 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"shop/checkout"
-	"shop/payments"
 )
 
 // How a purchase run pays, and what it asks Stripe.
@@ -27,13 +24,6 @@ import (
 // method, limited to the session's total and currency for ten minutes; and it
 // reads the PaymentIntent back to compare the amount charged with the total.
 
-// stripeAPIBase is Stripe's API; tests point purchaseOptions.stripeAPI elsewhere.
-const stripeAPIBase = "https://api.stripe.com"
-
-// sptStripeVersion is the preview API version of shared payment tokens,
-// the one the shop charges them with.
-const sptStripeVersion = payments.DefaultSPTVersion
-
 // stripeTestKey reports whether key is a Stripe test-mode secret key.
 func stripeTestKey(key string) bool {
 	return strings.HasPrefix(key, "sk_test_") || strings.HasPrefix(key, "rk_test_")
@@ -44,7 +34,7 @@ func (p *purchaser) token(ctx context.Context, pm string) (token, via string, er
 	if !stripeTestKey(p.o.StripeKey) {
 		return pm, pm, nil
 	}
-	total := totalOf(p.session.Totals, checkout.TotalTotal)
+	total := totalOf(p.session.Totals, totalTotal)
 	form := url.Values{
 		"payment_method":            {pm},
 		"usage_limits[currency]":    {p.session.Currency},
@@ -55,7 +45,7 @@ func (p *purchaser) token(ctx context.Context, pm string) (token, via string, er
 	var spt struct {
 		ID string `json:"id"`
 	}
-	if err := p.stripe(ctx, http.MethodPost, "/v1/test_helpers/shared_payment/granted_tokens", sptStripeVersion, form, &spt); err != nil {
+	if err := p.stripe(ctx, http.MethodPost, "/v1/test_helpers/shared_payment/granted_tokens", p.o.SPTVersion, form, &spt); err != nil {
 		return "", "", fmt.Errorf("shared payment token for %s: %w", pm, err)
 	}
 	if !strings.HasPrefix(spt.ID, "spt_") {
@@ -70,8 +60,8 @@ func (p *purchaser) token(ctx context.Context, pm string) (token, via string, er
 // over MCP, so there the receipt's total, which the shop charged, is what
 // the run can compare.
 func (p *purchaser) charged(ctx context.Context, reference string) (string, error) {
-	total := totalOf(p.ready.Totals, checkout.TotalTotal)
-	if got := totalOf(p.done.Order.Receipt.Totals, checkout.TotalTotal); got != total {
+	total := totalOf(p.ready.Totals, totalTotal)
+	if got := totalOf(p.done.Order.Receipt.Totals, totalTotal); got != total {
 		return "", fmt.Errorf("the receipt's total %d is not the session's %d", got, total)
 	}
 	if !stripeTestKey(p.o.StripeKey) || !strings.HasPrefix(reference, "pi_") || strings.HasPrefix(reference, "pi_sandbox_") {
@@ -100,7 +90,7 @@ func (p *purchaser) stripe(ctx context.Context, method, path, version string, fo
 	if form != nil {
 		body = strings.NewReader(form.Encode())
 	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(p.o.stripeAPI, "/")+path, body)
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(p.o.StripeAPI, "/")+path, body)
 	if err != nil {
 		return err
 	}
