@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"shop/bench"
 	"shop/catalog"
 )
 
@@ -41,14 +42,14 @@ func TestMain(m *testing.M) {
 // CPU time and RSS read from /proc (the shop runs in this process).
 func TestBench(t *testing.T) {
 	url := startShopArgs(t, nil, "--db", filepath.Join(t.TempDir(), "shop.db"), "--rate-limit", "-1")
-	o := benchOptions{
+	o := bench.Options{
 		URL: url + "/mcp", Clients: 2, Duration: time.Second, Warmup: 200 * time.Millisecond,
-		Scenario: scenarioAll, Items: 2, Seed: 1, PID: os.Getpid(),
+		Scenario: bench.ScenarioAll, Items: 2, Seed: 1, PID: os.Getpid(),
 	}
 	var progress bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rep, err := runBench(ctx, o, floorProcess{}, &progress)
+	rep, err := bench.Run(ctx, o, bench.FloorProcess{}, &progress)
 	if err != nil {
 		t.Fatalf("runBench: %v\n%s", err, progress.String())
 	}
@@ -59,16 +60,16 @@ func TestBench(t *testing.T) {
 		t.Fatalf("%d phases, want search, purchase, complete", len(rep.Phases))
 	}
 	wantSteps := map[string][]string{
-		scenarioSearch:   {"search_products"},
-		scenarioPurchase: {"create_checkout_session", "update_checkout_session", "complete_checkout", "flow"},
-		scenarioComplete: {"complete_checkout", "prepare: create_checkout_session", "prepare: update_checkout_session"},
+		bench.ScenarioSearch:   {"search_products"},
+		bench.ScenarioPurchase: {"create_checkout_session", "update_checkout_session", "complete_checkout", "flow"},
+		bench.ScenarioComplete: {"complete_checkout", "prepare: create_checkout_session", "prepare: update_checkout_session"},
 	}
-	for _, ph := range append([]*PhaseReport{rep.Floor}, rep.Phases...) {
+	for _, ph := range append([]*bench.PhaseReport{rep.Floor}, rep.Phases...) {
 		if ph.Ops == 0 || ph.OpsPerSec <= 0 || ph.ErrorTotal != 0 || ph.RateLimited != 0 {
 			t.Errorf("%s: %d %s at %.1f/s, errors %d %v", ph.Scenario, ph.Ops, ph.Unit, ph.OpsPerSec, ph.ErrorTotal, errorKinds(ph))
 		}
 		for _, name := range wantSteps[ph.Scenario] {
-			s := ph.step(name)
+			s := ph.Step(name)
 			if s == nil || s.Count == 0 || s.P50 <= 0 || s.P50 > s.P90 || s.P90 > s.P99 || s.P99 > s.Max {
 				t.Errorf("%s: step %s: %+v", ph.Scenario, name, s)
 			}
@@ -80,7 +81,7 @@ func TestBench(t *testing.T) {
 			t.Errorf("%s: ratios %+v", ph.Scenario, ph.Ratios)
 		}
 	}
-	if p := rep.Phases[1]; p.step("flow").Count != int(p.Ops) || p.step("complete_checkout").Count < int(p.Ops) {
+	if p := rep.Phases[1]; p.Step("flow").Count != int(p.Ops) || p.Step("complete_checkout").Count < int(p.Ops) {
 		t.Errorf("purchase: %d flows, steps %+v", p.Ops, p.Steps)
 	}
 	if !strings.Contains(progress.String(), "done:") {
@@ -89,7 +90,7 @@ func TestBench(t *testing.T) {
 
 	// Both forms of the report.
 	var text bytes.Buffer
-	rep.print(&text)
+	rep.Print(&text)
 	for _, want := range []string{"floor (no-op go-sdk tool, same run)", "search:", "purchase:", "vs floor: throughput ×", "errors: none"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, text.String())
@@ -99,13 +100,13 @@ func TestBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back BenchReport
+	var back bench.Report
 	if err := json.Unmarshal(b, &back); err != nil || back.Floor == nil || len(back.Phases) != 3 {
 		t.Errorf("JSON report: %v, %s", err, b)
 	}
 }
 
-func errorKinds(ph *PhaseReport) []string {
+func errorKinds(ph *bench.PhaseReport) []string {
 	var out []string
 	for _, e := range ph.Errors {
 		out = append(out, e.Step+": "+e.Kind+": "+e.Example)

@@ -112,6 +112,17 @@ func TestPurchase(t *testing.T) {
 	}
 }
 
+// resultText is the text of a result's text blocks.
+func resultText(res *mcp.CallToolResult) string {
+	var sb strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			sb.WriteString(tc.Text)
+		}
+	}
+	return sb.String()
+}
+
 // totalOf is the amount of the total of type t, 0 when it is not listed.
 func totalOf(ts []checkout.Total, t checkout.TotalType) int64 {
 	for _, x := range ts {

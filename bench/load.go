@@ -1,28 +1,19 @@
-package main
+package bench
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// How a phase of `shop bench` runs: N clients connect, the scenario learns
-// what it needs from the shop (setup), the clients load the shop for the
-// warm-up, then for the measured time; the server's CPU time and RSS are read
-// at the edges of the measured window, the RSS also every second within it.
-// A worker starts no new iteration after the deadline and finishes the one
-// it is in, so no call is cut off and the window is the time until the last
-// one ended.
+// The load's parts: scenarios, clients and their recorders.
 
 // benchCallTimeout bounds one tool call.
 const benchCallTimeout = 30 * time.Second
@@ -46,13 +37,13 @@ type staged interface {
 	finish(ctx context.Context, c *benchClient, r *recorder) bool
 }
 
-func newScenario(name string, o benchOptions) scenario {
+func newScenario(name string, o Options) scenario {
 	switch name {
-	case scenarioSearch:
+	case ScenarioSearch:
 		return &searchScenario{}
-	case scenarioPurchase:
+	case ScenarioPurchase:
 		return &purchaseScenario{items: o.Items}
-	case scenarioComplete:
+	case ScenarioComplete:
 		return &completeScenario{purchaseScenario{items: o.Items}}
 	}
 	return noopScenario{}
@@ -88,11 +79,11 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	return resp, err
 }
 
-func connectBenchClient(ctx context.Context, url string, seed uint64, i int) (*benchClient, error) {
+func connectBenchClient(ctx context.Context, url, version string, seed uint64, i int) (*benchClient, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 4
 	ct := &countingTransport{next: tr}
-	client := mcp.NewClient(&mcp.Implementation{Name: "shop-bench", Version: version()}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "shop-bench", Version: version}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint: url, HTTPClient: &http.Client{Transport: ct}, DisableStandaloneSSE: true,
 	}, nil)
@@ -221,184 +212,6 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
-}
-
-// stage runs fn on every client until the deadline (or until fn answers
-// false) and returns when all are done.
-func stage(ctx context.Context, clients []*benchClient, recs []*recorder, until time.Time, fn func(context.Context, *benchClient, *recorder) bool) {
-	var wg sync.WaitGroup
-	for i, c := range clients {
-		wg.Go(func() {
-			for ctx.Err() == nil && time.Now().Before(until) {
-				if !fn(ctx, c, recs[i]) {
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-}
-
-// runPhase measures one scenario against url; pid, when not 0, is the
-// server's process, pprof its pprof base URL.
-func runPhase(ctx context.Context, o benchOptions, name, url string, pid int, pprof string, progress io.Writer) (*PhaseReport, error) {
-	sc := newScenario(name, o)
-	unit, perOp := sc.unit()
-	ph := &PhaseReport{Scenario: name, URL: url, Clients: o.Clients, Unit: unit, CallsPerOp: perOp, Errors: []*ErrorCount{}}
-	logf := func(format string, a ...any) {
-		fmt.Fprintf(progress, "bench %-8s "+format+"\n", append([]any{name}, a...)...)
-	}
-
-	if pprof != "" {
-		n, err := goroutines(ctx, pprof)
-		if err != nil {
-			return nil, err
-		}
-		ph.Goroutines = &GoroutineCounts{Before: n}
-	}
-	clients := make([]*benchClient, o.Clients)
-	defer func() {
-		for _, c := range clients {
-			if c != nil {
-				c.close()
-			}
-		}
-	}()
-	for i := range clients {
-		c, err := connectBenchClient(ctx, url, o.Seed, i)
-		if err != nil {
-			return nil, err
-		}
-		clients[i] = c
-	}
-	if err := sc.setup(ctx, clients[0]); err != nil {
-		return nil, err
-	}
-
-	if o.Warmup > 0 {
-		logf("warming up for %s with %d clients", o.Warmup, o.Clients)
-		recs := make([]*recorder, len(clients))
-		for i := range recs {
-			recs[i] = newRecorder(nil)
-		}
-		stage(ctx, clients, recs, time.Now().Add(o.Warmup), sc.iterate)
-		if st, ok := sc.(staged); ok { // pay what the warm-up prepared, so that it is not left holding stock
-			stage(ctx, clients, recs, time.Now().Add(o.Warmup), st.finish)
-		}
-	}
-
-	live := &liveCounts{}
-	recs := make([]*recorder, len(clients))
-	for i := range recs {
-		recs[i] = newRecorder(live)
-	}
-	measure := sc.iterate
-	window := o.Duration
-	if st, ok := sc.(staged); ok {
-		// The first half prepares; the second, measured, finishes.
-		logf("preparing for %s", o.Duration/2)
-		prep := make([]*recorder, len(clients))
-		for i := range prep {
-			prep[i] = newRecorder(nil)
-		}
-		stage(ctx, clients, prep, time.Now().Add(o.Duration/2), sc.iterate)
-		for _, r := range prep {
-			for step, ds := range r.lat {
-				recs[0].lat["prepare: "+step] = append(recs[0].lat["prepare: "+step], ds...)
-			}
-			for _, e := range r.errs {
-				recs[0].mergeError(e, "prepare: ")
-			}
-		}
-		measure, window = st.finish, o.Duration-o.Duration/2
-	}
-
-	var sampler *rssSampler
-	var cpu0 time.Duration
-	if pid > 0 {
-		var err error
-		if cpu0, err = procCPU(pid); err != nil {
-			return nil, err
-		}
-		sampler = startRSS(ctx, pid, time.Second)
-	}
-	var self0 syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self0)
-	start := time.Now()
-	stopProgress := make(chan struct{})
-	var progressDone sync.WaitGroup
-	progressDone.Go(func() {
-		t := time.NewTicker(benchProgressEvery)
-		defer t.Stop()
-		var last int64
-		for {
-			select {
-			case <-stopProgress:
-				return
-			case now := <-t.C:
-				ops := live.ops.Load()
-				logf("%4.0fs/%s  %d %s, %.0f/s in the last %s, %d errors",
-					now.Sub(start).Seconds(), window, ops, unit, float64(ops-last)/benchProgressEvery.Seconds(), benchProgressEvery, live.errs.Load())
-				last = ops
-			}
-		}
-	})
-	stage(ctx, clients, recs, start.Add(window), measure)
-	elapsed := time.Since(start)
-	close(stopProgress)
-	progressDone.Wait()
-	var self1 syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self1)
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("bench %s: %w", name, err)
-	}
-
-	ph.summarize(recs, elapsed)
-	ph.ClientCPUSeconds = (rusageCPU(self1) - rusageCPU(self0)).Seconds()
-	if pid > 0 {
-		cpu1, err := procCPU(pid)
-		if err != nil {
-			return nil, err
-		}
-		ph.setCPU(pid, cpu1-cpu0, elapsed)
-		ph.Memory = sampler.stop()
-	}
-	for _, c := range clients {
-		ph.RateLimited += c.transport.rateLimited.Load()
-	}
-	if ph.RateLimited > 0 {
-		logf("WARNING: the shop answered 429 Too Many Requests %d times: its per-client rate limit is on; start it with --rate-limit -1 to measure it", ph.RateLimited)
-	}
-	if ph.Goroutines != nil {
-		for i, c := range clients {
-			c.close()
-			clients[i] = nil
-		}
-		// Let the server see the connections close.
-		time.Sleep(time.Second)
-		n, err := goroutines(ctx, pprof)
-		if err != nil {
-			return nil, err
-		}
-		ph.Goroutines.After = n
-	}
-	logf("done: %d %s in %.1fs, %.1f/s, %d errors", ph.Ops, unit, ph.Seconds, ph.OpsPerSec, ph.ErrorTotal)
-	return ph, nil
-}
-
-func (r *recorder) mergeError(e *ErrorCount, prefix string) {
-	key := prefix + e.Step + ": " + e.Kind
-	if have := r.errs[key]; have != nil {
-		have.Count += e.Count
-		return
-	}
-	c := *e
-	c.Step = prefix + e.Step
-	r.errs[key] = &c
-}
-
-func rusageCPU(ru syscall.Rusage) time.Duration {
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // noopScenario calls the floor's one tool.

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -7,9 +7,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"shop/checkout"
-	"shop/purchase"
 )
 
 // The scenarios of `shop bench` against the shop: search_products with
@@ -132,10 +129,41 @@ func summaries(res *mcp.CallToolResult) []benchProduct {
 	return out
 }
 
-// The buyer and address of every bench purchase: the purchase command's.
+// item, buyer and address are the contract's shapes (CONTRACT.md §4) as
+// the bench sends them.
+type (
+	item struct {
+		ID       string `json:"id"`
+		Quantity int64  `json:"quantity"`
+	}
+	buyer struct {
+		Name  string `json:"name,omitempty"`
+		Email string `json:"email"`
+	}
+	address struct {
+		Name       string `json:"name"`
+		LineOne    string `json:"line_one"`
+		City       string `json:"city"`
+		State      string `json:"state"`
+		Country    string `json:"country"`
+		PostalCode string `json:"postal_code"`
+	}
+)
+
+// The statuses of a session the bench waits for.
+const (
+	statusReady     = "ready_for_payment"
+	statusCompleted = "completed"
+)
+
+// The buyer and address of every bench purchase: an address in California,
+// which the demo policy ships to and taxes (the purchase command's).
 var (
-	benchBuyer   = checkout.Buyer{Name: "Bench Buyer", Email: "bench@example.com"}
-	benchAddress = purchase.DefaultAddress
+	benchBuyer   = buyer{Name: "Bench Buyer", Email: "bench@example.com"}
+	benchAddress = address{
+		Name: "Purchase Check", LineOne: "1 Market St", City: "San Francisco",
+		State: "CA", Country: "US", PostalCode: "94105",
+	}
 )
 
 // benchPoolSize bounds the variants the purchase flows choose from: enough
@@ -222,9 +250,9 @@ func (s *purchaseScenario) cart(c *benchClient) []string {
 }
 
 func (s *purchaseScenario) create(ctx context.Context, c *benchClient, r *recorder, variants []string) (string, bool) {
-	items := make([]checkout.Item, len(variants))
+	items := make([]item, len(variants))
 	for i, v := range variants {
-		items[i] = checkout.Item{ID: v, Quantity: 1}
+		items[i] = item{ID: v, Quantity: 1}
 	}
 	res, ok := c.call(ctx, r, "create_checkout_session", map[string]any{"items": items, "buyer": benchBuyer})
 	if !ok {
@@ -249,7 +277,7 @@ func (s *purchaseScenario) ready(ctx context.Context, c *benchClient, r *recorde
 		"checkout_session_id": id, "fulfillment_address": benchAddress, "fulfillment_option_id": s.option,
 	})
 	if ok {
-		if st, _ := structuredField(res, "status").(string); st != string(checkout.Ready) {
+		if st, _ := structuredField(res, "status").(string); st != statusReady {
 			r.fail("unexpected: status "+st, "update_checkout_session", resultText(res))
 			ok = false
 		}
@@ -271,7 +299,7 @@ func (s *purchaseScenario) pay(ctx context.Context, c *benchClient, r *recorder,
 		return false
 	}
 	st, _ := structuredField(res, "status").(string)
-	if order, _ := structuredField(res, "order").(map[string]any); st != string(checkout.Completed) || order["id"] == nil {
+	if order, _ := structuredField(res, "order").(map[string]any); st != statusCompleted || order["id"] == nil {
 		r.fail("unexpected: status "+st+" without an order", "complete_checkout", resultText(res))
 		return false
 	}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bufio"
@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
-
-	"shop/catalog"
 )
 
 // `shop bench --gen-catalog N FILE` writes a catalog of N generated
@@ -18,12 +16,33 @@ import (
 // 4 to 210 dollars. One variant in ten is out of stock; the others hold 50
 // to 5,000 units, so that long purchase runs do not sell the pool out.
 
-// maxGenCatalog bounds --gen-catalog.
-const maxGenCatalog = 1_000_000
+// MaxGenCatalog bounds --gen-catalog.
+const MaxGenCatalog = 1_000_000
 
-func (m *Main) genCatalog(n int, seed uint64, path string) error {
-	if n > maxGenCatalog {
-		return fmt.Errorf("--gen-catalog %d: at most %d products", n, maxGenCatalog)
+// product and productVariant are a product and a variant in the import
+// format of `shop catalog import`, written as any merchant's tool would
+// write it: Price in minor units, Stock the units on hand.
+type product struct {
+	ID          string           `json:"id"`
+	Title       string           `json:"title"`
+	Category    string           `json:"category"`
+	Description string           `json:"description"`
+	Images      []string         `json:"images"`
+	Variants    []productVariant `json:"variants"`
+}
+
+type productVariant struct {
+	ID      string            `json:"id"`
+	Title   string            `json:"title"`
+	Options map[string]string `json:"options"`
+	Price   *int64            `json:"price"`
+	Stock   *int64            `json:"stock"`
+}
+
+// GenCatalog writes a catalog of n generated products to the file at path.
+func GenCatalog(path string, n int, seed uint64) error {
+	if n > MaxGenCatalog {
+		return fmt.Errorf("--gen-catalog %d: at most %d products", n, MaxGenCatalog)
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -41,7 +60,6 @@ func (m *Main) genCatalog(n int, seed uint64, path string) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("gen-catalog %s: %w", path, err)
 	}
-	fmt.Fprintf(m.Stdout, "wrote %d products to %s\n", n, path)
 	return nil
 }
 
@@ -70,7 +88,7 @@ func writeGenCatalog(w *bufio.Writer, n int, seed uint64) error {
 			desc[k] = pick(genVocab)
 		}
 		id := fmt.Sprintf("p%06d", i)
-		p := catalog.ProductRecord{
+		p := product{
 			ID: id, Title: strings.ToUpper(title[:1]) + title[1:], Category: pick(genCategories),
 			Description: strings.Join(desc, " ") + ".", Images: []string{"/static/products/" + id + ".svg"},
 		}
@@ -81,7 +99,7 @@ func writeGenCatalog(w *bufio.Writer, n int, seed uint64) error {
 				stock = 0
 			}
 			colour := genColours[(i+k)%len(genColours)]
-			p.Variants = append(p.Variants, catalog.VariantRecord{
+			p.Variants = append(p.Variants, productVariant{
 				ID: fmt.Sprintf("%s-%d", id, k), Title: genSizes[k] + " / " + colour,
 				Options: map[string]string{"Size": genSizes[k], "Colour": colour},
 				Price:   &price, Stock: &stock,

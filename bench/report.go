@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"cmp"
@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// BenchReport is what `shop bench --json` prints.
-type BenchReport struct {
+// Report is what `shop bench --json` prints.
+type Report struct {
 	URL       string `json:"url"`
 	Scenario  string `json:"scenario"`
 	Clients   int    `json:"clients"`
@@ -179,7 +179,7 @@ func (ph *PhaseReport) setCPU(pid int, cpu, elapsed time.Duration) {
 }
 
 // step is the named step's statistics, or nil.
-func (ph *PhaseReport) step(name string) *StepStats {
+func (ph *PhaseReport) Step(name string) *StepStats {
 	for _, s := range ph.Steps {
 		if s.Name == name {
 			return s
@@ -191,11 +191,11 @@ func (ph *PhaseReport) step(name string) *StepStats {
 // mainStep is the step whose p99 the ratios compare.
 func (ph *PhaseReport) mainStep() string {
 	switch ph.Scenario {
-	case scenarioSearch:
+	case ScenarioSearch:
 		return "search_products"
-	case scenarioPurchase:
+	case ScenarioPurchase:
 		return "flow"
-	case scenarioComplete:
+	case ScenarioComplete:
 		return "complete_checkout"
 	}
 	return noopTool
@@ -207,7 +207,7 @@ func (ph *PhaseReport) ratios(floor *PhaseReport) {
 		return
 	}
 	r := &Ratios{Throughput: round3(ph.OpsPerSec / floor.OpsPerSec), P99Step: ph.mainStep()}
-	if s, f := ph.step(r.P99Step), floor.step(noopTool); s != nil && f != nil && f.P99 > 0 {
+	if s, f := ph.Step(r.P99Step), floor.Step(noopTool); s != nil && f != nil && f.P99 > 0 {
 		r.P99 = round3(s.P99 / f.P99)
 	}
 	if ph.ServerCPU != nil && floor.ServerCPU != nil && floor.ServerCPU.PerCallMicros > 0 {
@@ -220,7 +220,7 @@ func (ph *PhaseReport) ratios(floor *PhaseReport) {
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // print writes the report for a reader.
-func (rep *BenchReport) print(w io.Writer) {
+func (rep *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "shop bench: %s, %d clients, %s measured after %s warm-up, %s on %d CPUs, %s\n",
 		rep.URL, rep.Clients, rep.Duration, rep.Warmup, rep.GoVersion, rep.CPUs, rep.Started)
 	if rep.Floor != nil {

@@ -1,10 +1,11 @@
-package main
+package bench
 
 import (
 	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,8 +16,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"shop/server"
 )
 
 // The floor: the shop's go-sdk server setup (server.NewMCP's mcp.NewServer
@@ -24,36 +23,49 @@ import (
 // the body limit) serving one tool that does nothing. The bench runs it as a
 // child process, `shop bench --serve-noop`, so that its CPU time and RSS are
 // read from /proc exactly as the shop's are, and so that it runs with the
-// garbage-collector settings `shop serve` takes (tuneGC). It has none of the
-// shop's HTTP middleware (Host and Origin checks, rate limit, security
-// headers): those are the shop's own cost, measured in the shop.
+// garbage-collector settings `shop serve` takes (the command tunes them
+// before it calls FloorServer.Serve). It has none of the shop's HTTP
+// middleware (Host and Origin checks, rate limit, security headers): those
+// are the shop's own cost, measured in the shop.
 
 // noopTool is the floor's one tool.
 const noopTool = "noop"
 
+// FloorServer is the floor's server process.
+type FloorServer struct {
+	// Addr is where it listens.
+	Addr string
+	// Out receives the line "listen=http://ADDR" once it listens.
+	Out    io.Writer
+	Logger *slog.Logger
+	// MaxBodyBytes is the shop's limit of a request body, which the floor
+	// takes too.
+	MaxBodyBytes int64
+	// Version is the server's version in its initialize answer.
+	Version string
+}
+
 // floorStartTimeout bounds the floor process's start.
 const floorStartTimeout = 15 * time.Second
 
-// serveNoop is the floor's server process: it prints "listen=http://ADDR"
-// on stdout and serves until ctx is done.
-func (m *Main) serveNoop(ctx context.Context, addr string) error {
-	tuneGC(m.Getenv, m.Logger)
-	ln, err := net.Listen("tcp", addr)
+// Serve prints "listen=http://ADDR" on f.Out and serves until ctx is done.
+func (f FloorServer) Serve(ctx context.Context) error {
+	ln, err := net.Listen("tcp", f.Addr)
 	if err != nil {
-		return fmt.Errorf("bench floor: listen on %s: %w", addr, err)
+		return fmt.Errorf("bench floor: listen on %s: %w", f.Addr, err)
 	}
 	defer ln.Close()
 	hs := &http.Server{
-		Handler:           noopHandler(m.Logger),
+		Handler:           f.handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(f.Logger.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	fmt.Fprintf(m.Stdout, "listen=http://%s\n", ln.Addr())
+	fmt.Fprintf(f.Out, "listen=http://%s\n", ln.Addr())
 	select {
 	case err := <-errc:
 		return fmt.Errorf("bench floor: serve: %w", err)
@@ -70,10 +82,10 @@ func (m *Main) serveNoop(ctx context.Context, addr string) error {
 	return nil
 }
 
-// noopHandler is the floor's /mcp: the shop's server options, one tool
+// handler is the floor's /mcp: the shop's server options, one tool
 // answering a text block.
-func noopHandler(logger *slog.Logger) http.Handler {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "shop-bench-floor", Version: version()},
+func (f FloorServer) handler() http.Handler {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "shop-bench-floor", Version: f.Version},
 		&mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
 	srv.AddTool(&mcp.Tool{
 		Name:        noopTool,
@@ -86,17 +98,21 @@ func noopHandler(logger *slog.Logger) http.Handler {
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               true,
-		Logger:                     logger,
-		MaxRequestBodyBytes:        server.MaxBodyBytes,
+		Logger:                     f.Logger,
+		MaxRequestBodyBytes:        f.MaxBodyBytes,
 		DisableLocalhostProtection: true,
 	}))
 	return mux
 }
 
-// floorProcess starts the floor as a child process of this executable.
-type floorProcess struct{}
+// FloorProcess starts the floor as a child process of this executable,
+// which must serve it when run as `EXE bench --serve-noop --addr ADDR`
+// (FloorServer).
+type FloorProcess struct{}
 
-func (floorProcess) start(ctx context.Context) (string, int, func(), error) {
+// Start starts the process and answers its /mcp address, its process id and
+// the function that stops it.
+func (FloorProcess) Start(ctx context.Context) (string, int, func(), error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", 0, nil, fmt.Errorf("find this executable: %w", err)
