@@ -12,7 +12,8 @@ import (
 // demo merchant) which anyone may import and which imports no other of ours;
 // migrations (embedded SQL); database (opens and migrates; for wiring only);
 // and database/dbtest and payments/stripetest (a Stripe emulator), which only
-// tests import.
+// tests import. purchase and bench are MCP clients of a running shop: they
+// import none of its packages.
 var allowed = map[string][]string{
 	"shop/cmd/shop":            {"*"},
 	"shop/purchase":            {"shop/money"},
@@ -32,7 +33,7 @@ var allowed = map[string][]string{
 }
 
 // external limits where some third-party modules may be used: the MCP SDK
-// only at the edge, gorm only where data is stored.
+// only at the edge and in the MCP clients, gorm only where data is stored.
 var external = map[string][]string{
 	"github.com/modelcontextprotocol/go-sdk": {"shop/server", "shop/cmd/shop", "shop/purchase", "shop/bench"},
 	"gorm.io/":                               {"shop/catalog", "shop/checkout", "shop/orders", "shop/payments", "shop/database", "shop/database/dbtest", "shop/cmd/shop"},
