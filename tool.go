@@ -20,9 +20,13 @@ type Tool struct {
 	// Description tells the model what the tool does, what to call first and
 	// which error codes it may answer.
 	Description string
-	// InputSchema is the JSON Schema of the arguments, written by hand so that
-	// it carries bounds and enums.
+	// InputSchema is the JSON Schema of the arguments; NewTool infers it
+	// from the arguments' Go type.
 	InputSchema json.RawMessage
+	// OutputSchema is the JSON Schema of the structured content of a
+	// successful call; NewTool infers it from the result's Go type. Package
+	// server adds the shape of a refusal to it (see server.NewMCP).
+	OutputSchema json.RawMessage
 	// ReadOnly, Destructive and Idempotent become the tool's annotations.
 	ReadOnly, Destructive, Idempotent bool
 	// Meta is the tool's _meta (widget templates and the like); may be nil.
