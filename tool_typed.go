@@ -10,20 +10,22 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// Refiner is implemented by a tool's argument and result types, and by the
-// types they hold, to add to the schema inferred from their fields what a
-// struct tag cannot say: bounds, lengths, patterns, enums and defaults, from
-// the same constants the code checks. s is the schema of the type itself (of
-// the object that holds its fields, for an embedded struct); a type's
+// Refiner is implemented by a tool's argument types, and by the types they
+// hold, to add to the schema inferred from their fields what a struct tag
+// cannot say: bounds, lengths, patterns, enums and defaults, from the same
+// constants the code checks. s is the schema of the type itself (of the
+// object that holds its fields, for an embedded struct); a type's
 // RefineSchema runs after those of the types it holds, so it may override
-// them.
+// them. Results are described by their fields alone: a value type shared by
+// arguments and results (an address) is bounded where it is an argument.
 type Refiner interface {
 	RefineSchema(s *jsonschema.Schema)
 }
 
 // NewTool declares t from Go types: its InputSchema is inferred from In and
 // its OutputSchema from Out (github.com/google/jsonschema-go: a field's
-// `jsonschema` tag is its description, a Refiner adds the rest), and its
+// `jsonschema` tag is its description; a Refiner of the arguments adds
+// their bounds), and its
 // Handle decodes the arguments into In with DecodeArgs (unknown fields
 // ignored, a wrong type an *Error naming the field), calls h and answers
 // its Out as the structured content and its string as the text.
@@ -62,8 +64,8 @@ func SchemaFor[T any](input bool) (*jsonschema.Schema, error) {
 	s.Types, s.Type = nil, "object" // a tool's arguments and results are objects, never null
 	if input {
 		lenient(s)
+		refine(typ, s)
 	}
-	refine(typ, s)
 	return s, nil
 }
 
