@@ -46,15 +46,74 @@ func NewTool[In, Out any](t Tool, h func(ctx context.Context, in In) (Out, strin
 		if err != nil {
 			return nil, err
 		}
-		return &Result{Structured: out, Text: text}, nil
+		return &Result{Structured: chosen(out), Text: text}, nil
 	}
 	return t
+}
+
+// OneOf, embedded in a tool's result struct, makes its exported pointer
+// fields alternatives, exactly one of them set (a two-step action's preview,
+// or what it did): the structured content is that one, and the result's
+// schema is anyOf theirs.
+type OneOf struct{}
+
+var oneOfType = reflect.TypeFor[OneOf]()
+
+// alternatives are the types of the alternatives of a result type that
+// embeds OneOf, or nil.
+func alternatives(t reflect.Type) []reflect.Type {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var alts []reflect.Type
+	embeds := false
+	for i := range t.NumField() {
+		f := t.Field(i)
+		switch {
+		case f.Anonymous && f.Type == oneOfType:
+			embeds = true
+		case f.IsExported() && f.Type.Kind() == reflect.Pointer:
+			alts = append(alts, f.Type.Elem())
+		}
+	}
+	if !embeds {
+		return nil
+	}
+	return alts
+}
+
+// chosen is the alternative set in a result that embeds OneOf, else v.
+func chosen(v any) any {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() || alternatives(rv.Type()) == nil {
+		return v
+	}
+	for i := range rv.NumField() {
+		if f := rv.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() && rv.Type().Field(i).IsExported() {
+			return f.Interface()
+		}
+	}
+	return nil
 }
 
 // SchemaFor is the JSON Schema NewTool infers for T: for the arguments of a
 // tool when input is true, else for its results.
 func SchemaFor[T any](input bool) (*jsonschema.Schema, error) {
-	typ := reflect.TypeFor[T]()
+	return schemaFor(reflect.TypeFor[T](), input)
+}
+
+func schemaFor(typ reflect.Type, input bool) (*jsonschema.Schema, error) {
+	if alts := alternatives(typ); !input && alts != nil {
+		s := &jsonschema.Schema{Type: "object"}
+		for _, alt := range alts {
+			as, err := schemaFor(alt, false)
+			if err != nil {
+				return nil, err
+			}
+			s.AnyOf = append(s.AnyOf, as)
+		}
+		return s, nil
+	}
 	s, err := jsonschema.ForType(typ, &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[json.RawMessage](): {}, // any JSON value
 	}})
