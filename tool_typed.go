@@ -25,10 +25,10 @@ type Refiner interface {
 // NewTool declares t from Go types: its InputSchema is inferred from In and
 // its OutputSchema from Out (github.com/google/jsonschema-go: a field's
 // `jsonschema` tag is its description; a Refiner of the arguments adds
-// their bounds), and its
-// Handle decodes the arguments into In with DecodeArgs (unknown fields
-// ignored, a wrong type an *Error naming the field), calls h and answers
-// its Out as the structured content and its string as the text.
+// their bounds), and its Handle decodes the arguments into In with
+// DecodeArgs (unknown fields ignored, a wrong type an *Error naming the
+// field), calls h and answers its Out as the structured content (the
+// alternative set, for an Out that embeds OneOf) and its string as the text.
 //
 // The input schema does not forbid other properties, since the decoding
 // ignores them, and none of its properties allows null unless a Refiner
