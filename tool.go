@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"strings"
 )
 
 // Tool is an MCP tool as a part of the shop declares it, free of any MCP
@@ -20,9 +21,13 @@ type Tool struct {
 	// Description tells the model what the tool does, what to call first and
 	// which error codes it may answer.
 	Description string
-	// InputSchema is the JSON Schema of the arguments, written by hand so that
-	// it carries bounds and enums.
+	// InputSchema is the JSON Schema of the arguments; NewTool infers it
+	// from the arguments' Go type.
 	InputSchema json.RawMessage
+	// OutputSchema is the JSON Schema of the structured content of a
+	// successful call; NewTool infers it from the result's Go type. Package
+	// server adds the shape of a refusal to it (see server.NewMCP).
+	OutputSchema json.RawMessage
 	// ReadOnly, Destructive and Idempotent become the tool's annotations.
 	ReadOnly, Destructive, Idempotent bool
 	// Meta is the tool's _meta (widget templates and the like); may be nil.
@@ -58,7 +63,7 @@ func DecodeArgs(args json.RawMessage, v any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	if err := dec.Decode(v); err != nil {
-		return decodeError(err)
+		return decodeError(err, reflect.TypeOf(v))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return Errorf(Invalid, "$", "the arguments must be one JSON object")
@@ -66,12 +71,12 @@ func DecodeArgs(args json.RawMessage, v any) error {
 	return nil
 }
 
-func decodeError(err error) error {
+func decodeError(err error, into reflect.Type) error {
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
 		param := "$"
 		if typeErr.Field != "" {
-			param = "$." + typeErr.Field
+			param = "$." + jsonPath(into, typeErr.Field)
 		}
 		return Errorf(Invalid, param, "must be %s, not a JSON %s", describeType(typeErr.Type), typeErr.Value)
 	}
@@ -84,6 +89,38 @@ func decodeError(err error) error {
 		return e
 	}
 	return Errorf(Invalid, "$", "the arguments could not be read: %v", err)
+}
+
+// jsonPath is the JSON path of a field as encoding/json names it in an
+// *json.UnmarshalTypeError, without the Go names of the embedded structs it
+// goes through (which are no part of the JSON): "cartArgs.items.quantity"
+// becomes "items.quantity".
+func jsonPath(t reflect.Type, field string) string {
+	var out []string
+	for _, name := range strings.Split(field, ".") {
+		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+			t = t.Elem()
+		}
+		var next reflect.Type
+		embedded := false
+		for i := 0; t != nil && t.Kind() == reflect.Struct && i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous && tag == "" && f.Name == name {
+				next, embedded = f.Type, true
+				break
+			}
+			if tag == name || (tag == "" && f.Name == name) {
+				next = f.Type
+				break
+			}
+		}
+		if !embedded {
+			out = append(out, name)
+		}
+		t = next
+	}
+	return strings.Join(out, ".")
 }
 
 // describeType names a Go type the way a JSON caller thinks of it.

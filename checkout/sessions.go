@@ -182,7 +182,7 @@ func (c *Checkout) load(ctx context.Context, id string) (*sessionRow, error) {
 	if id == "" {
 		return nil, shop.Errorf(shop.Missing, "$.checkout_session_id", "send the id of a checkout session (cs_…), as create_checkout_session returned it")
 	}
-	if len(id) > 64 || !strings.HasPrefix(id, "cs_") {
+	if len(id) > maxSessionIDLen || !strings.HasPrefix(id, "cs_") {
 		return nil, shop.Errorf(shop.Invalid, "$.checkout_session_id", "not a checkout session id; send the id create_checkout_session returned (cs_…)")
 	}
 	var row sessionRow
@@ -281,7 +281,7 @@ func (c *Checkout) apply(st *state, req Request) error {
 		st.Address = &a
 	}
 	if req.OptionID != nil {
-		if len(*req.OptionID) > 64 {
+		if len(*req.OptionID) > maxOptionIDLen {
 			return shop.Errorf(shop.Invalid, "$.fulfillment_option_id", "send the id of one of fulfillment_options")
 		}
 		st.changed = st.changed || st.OptionID != *req.OptionID

@@ -146,84 +146,31 @@ const rangeHelp = `RFC 3339 time (2025-10-01T09:00:00Z) or date (2025-10-01: tha
 // readTools returns the staff's read-only tools, each for the viewer role.
 func (a *Admin) readTools() []shop.Tool {
 	errs := " Role viewer (any admin token). Errors: forbidden, "
-	tool := func(name, title, desc, schema string, h func(context.Context, json.RawMessage) (*shop.Result, error)) shop.Tool {
-		return shop.Tool{Name: name, Title: title, Description: desc, InputSchema: json.RawMessage(schema), ReadOnly: true, Idempotent: true,
-			Handle: func(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
-				if _, err := require(ctx, shop.Viewer); err != nil {
-					return nil, err
-				}
-				return h(ctx, raw)
-			}}
+	read := func(name, title, desc string) shop.Tool {
+		return shop.Tool{Name: name, Title: title, Description: desc, ReadOnly: true, Idempotent: true}
 	}
-	page := fmt.Sprintf(`
-    "limit": {"type": "integer", "minimum": 1, "maximum": %d, "default": %%d, "description": "Rows per page."},
-    "cursor": {"type": "string", "maxLength": %d, "description": "next_cursor of the previous page, with the same filters."}`, maxListLimit, maxListCursorLen)
 	return []shop.Tool{
-		tool("list_orders", "List orders", "List orders, newest first: number, status, email, total and refunded (minor units and display), "+
+		shop.NewTool(read("list_orders", "List orders", "List orders, newest first: number, status, email, total and refunded (minor units and display), "+
 			"created_at and units. Filters combine: status, email (exact), text (an order number, or part of the buyer's email or name), "+
 			"created_from (inclusive), created_to (exclusive), short (true: only orders short of stock, whose short_units the stock did not cover when they were paid). "+
 			"For the next page pass next_cursor as cursor with the same filters."+
-			errs+"invalid (status, email, text, created_from, created_to, short, limit, cursor).", fmt.Sprintf(`{
-  "type": "object",
-  "properties": {
-    "status": {"type": "string", "enum": ["%s"], "description": "Only orders in this status."},
-    "email": {"type": "string", "maxLength": %d, "description": "Only orders placed with this email (case does not matter)."},
-    "text": {"type": "string", "maxLength": %d, "description": "An order number (1001), or part of the buyer's email or name."},
-    "created_from": {"type": "string", "maxLength": 40, "description": "Created at or after this %s."},
-    "created_to": {"type": "string", "maxLength": 40, "description": "Created before this %s."},
-    "short": {"type": "boolean", "description": "true: only orders short of stock (units paid for that were not on hand); false: only the others."},`+page+`
-  }
-}`, strings.Join(orderStatuses, `", "`), MaxEmailLen, maxSearchTextLen, rangeHelp, rangeHelp, listOrdersDefault), a.listOrders),
-		tool("get_order", "Get an order (staff)", "Get everything about an order: the receipt (lines, address, shipping, totals, payment), "+
+			errs+"invalid (status, email, text, created_from, created_to, short, limit, cursor)."), viewer(a.listOrders)),
+		shop.NewTool(read("get_order", "Get an order (staff)", "Get everything about an order: the receipt (lines, address, shipping, totals, payment), "+
 			"the amount refunded, each line's fulfilled and restocked units, every payment attempt (declined ones too, with the card's "+
 			"brand and last four digits), refunds, fulfilments with tracking, notes and the audit "+
-			"trail, oldest first. Amounts in minor units of the currency."+errs+"missing or invalid order_id, not_found.", `{
-  "type": "object",
-  "properties": {
-    "order_id": {"type": "string", "minLength": 30, "maxLength": 30, "pattern": "^ord_[a-z2-7]{26}$", "description": "The order's id, \"ord_…\", as list_orders shows it."}
-  },
-  "required": ["order_id"]
-}`, a.getOrderDetail),
-		tool("sales_report", "Sales report", "Sales per UTC day from one date to another, both included (default the 7 days ending "+
+			"trail, oldest first. Amounts in minor units of the currency."+errs+"missing or invalid order_id, not_found."), viewer(a.getOrderDetail)),
+		shop.NewTool(read("sales_report", "Sales report", "Sales per UTC day from one date to another, both included (default the 7 days ending "+
 			"today), every day listed: orders, gross, refunds and net in minor units with display strings, and totals. Gross counts "+
 			"every order created that day, canceled ones too (what was charged); refunds sums the succeeded refunds made that day; "+
-			"net = gross − refunds."+errs+fmt.Sprintf("invalid (from, to: YYYY-MM-DD, to not before from, at most %d days).", maxReportDays), `{
-  "type": "object",
-  "properties": {
-    "from": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "description": "First day, YYYY-MM-DD (UTC); default 6 days before to."},
-    "to": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "description": "Last day, YYYY-MM-DD (UTC); default today."}
-  }
-}`, a.salesReportTool),
-		tool("list_audit_events", "List audit events", "List the audit log, newest first: when, who (role:token label, or checkout), "+
+			"net = gross − refunds."+errs+fmt.Sprintf("invalid (from, to: YYYY-MM-DD, to not before from, at most %d days).", maxReportDays)), viewer(a.salesReportTool)),
+		shop.NewTool(read("list_audit_events", "List audit events", "List the audit log, newest first: when, who (role:token label, or checkout), "+
 			"the action (a tool such as refund_order, or order.created), the order or session, and the arguments and the state "+
 			"before and after as JSON. Filters combine: order_id, actor, tool, from (inclusive), to (exclusive). For the next page "+
-			"pass next_cursor as cursor with the same filters."+errs+"invalid (order_id, actor, tool, from, to, limit, cursor).", fmt.Sprintf(`{
-  "type": "object",
-  "properties": {
-    "order_id": {"type": "string", "maxLength": 30, "pattern": "^ord_[a-z2-7]{26}$", "description": "Only events of this order."},
-    "actor": {"type": "string", "maxLength": %d, "description": "Only events by this actor, exactly as shown (\"owner:3f9a1c0b\", \"checkout\")."},
-    "tool": {"type": "string", "maxLength": %d, "description": "Only this action (\"refund_order\", \"order.created\")."},
-    "from": {"type": "string", "maxLength": 40, "description": "At or after this %s."},
-    "to": {"type": "string", "maxLength": 40, "description": "Before this %s."},`+page+`
-  }
-}`, maxActorFilterLen, maxActionFilterLen, rangeHelp, rangeHelp, listEventsDefault), a.listAuditEvents),
+			"pass next_cursor as cursor with the same filters."+errs+"invalid (order_id, actor, tool, from, to, limit, cursor)."), viewer(a.listAuditEvents)),
 	}
 }
 
-func (a *Admin) listOrders(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
-	var args struct {
-		Status      string `json:"status"`
-		Email       string `json:"email"`
-		Text        string `json:"text"`
-		CreatedFrom string `json:"created_from"`
-		CreatedTo   string `json:"created_to"`
-		Short       *bool  `json:"short"`
-		Limit       *int   `json:"limit"`
-		Cursor      string `json:"cursor"`
-	}
-	if err := shop.DecodeArgs(raw, &args); err != nil {
-		return nil, err
-	}
+func (a *Admin) listOrders(ctx context.Context, args ListOrdersArgs) (OrderList, string, error) {
 	q := a.db.WithContext(ctx).Table("orders o")
 	short := "-"
 	if args.Short != nil {
@@ -235,20 +182,20 @@ func (a *Admin) listOrders(ctx context.Context, raw json.RawMessage) (*shop.Resu
 	}
 	if args.Status != "" {
 		if !slices.Contains(orderStatuses, args.Status) {
-			return nil, shop.Errorf(shop.Invalid, "$.status", "no status %q; send one of: %s", args.Status, strings.Join(orderStatuses, ", "))
+			return OrderList{}, "", shop.Errorf(shop.Invalid, "$.status", "no status %q; send one of: %s", args.Status, strings.Join(orderStatuses, ", "))
 		}
 		q = q.Where("o.status = ?", args.Status)
 	}
 	email := normalizeEmail(args.Email)
 	if len(email) > MaxEmailLen {
-		return nil, shop.Errorf(shop.Invalid, "$.email", "at most %d characters", MaxEmailLen)
+		return OrderList{}, "", shop.Errorf(shop.Invalid, "$.email", "at most %d characters", MaxEmailLen)
 	}
 	if email != "" {
 		q = q.Where("o.email = ?", email)
 	}
 	text := strings.ToLower(strings.TrimSpace(args.Text))
 	if n := utf8.RuneCountInString(text); n > maxSearchTextLen {
-		return nil, shop.Errorf(shop.Invalid, "$.text", "the text is %d characters; send at most %d", n, maxSearchTextLen)
+		return OrderList{}, "", shop.Errorf(shop.Invalid, "$.text", "the text is %d characters; send at most %d", n, maxSearchTextLen)
 	}
 	if n, ok := orderNumber(text); ok {
 		q = q.Where("o.number = ?", n)
@@ -261,7 +208,7 @@ func (a *Admin) listOrders(ctx context.Context, raw json.RawMessage) (*shop.Resu
 	}
 	from, to, err := timeRange(args.CreatedFrom, args.CreatedTo, "$.created_from", "$.created_to")
 	if err != nil {
-		return nil, err
+		return OrderList{}, "", err
 	}
 	type row struct {
 		ID, Status, Email, Currency                string
@@ -274,7 +221,7 @@ func (a *Admin) listOrders(ctx context.Context, raw json.RawMessage) (*shop.Resu
 		fp: fingerprint("orders", args.Status, email, text, instantKey(from), instantKey(to), short)}
 	rows, next, err := readPage(q, k, func(r row) (time.Time, string) { return r.CreatedAt, r.ID })
 	if err != nil {
-		return nil, err
+		return OrderList{}, "", err
 	}
 	list := OrderList{Orders: []OrderSummary{}, NextCursor: next}
 	lines := make([]string, 0, len(rows))
@@ -292,29 +239,23 @@ func (a *Admin) listOrders(ctx context.Context, raw json.RawMessage) (*shop.Resu
 		}
 		lines = append(lines, line)
 	}
-	return &shop.Result{Structured: list, Text: listText(lines, "No orders match.", next)}, nil
+	return list, listText(lines, "No orders match.", next), nil
 }
 
 // getOrderDetail answers the order (its receipt as buyers see it) and
 // everything recorded about it.
-func (a *Admin) getOrderDetail(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
-	var args struct {
-		OrderID string `json:"order_id"`
-	}
-	if err := shop.DecodeArgs(raw, &args); err != nil {
-		return nil, err
-	}
+func (a *Admin) getOrderDetail(ctx context.Context, args OrderDetailArgs) (OrderDetailResult, string, error) {
 	id := strings.TrimSpace(args.OrderID)
 	if id != "" && !idPattern.MatchString(id) {
-		return nil, shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as list_orders shows it`)
+		return OrderDetailResult{}, "", shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as list_orders shows it`)
 	}
 	row, lines, err := a.load(ctx, a.db, id) // missing or not_found $.order_id
 	if err != nil {
-		return nil, err
+		return OrderDetailResult{}, "", err
 	}
 	ord, err := a.orders.order(row, lines)
 	if err != nil {
-		return nil, err
+		return OrderDetailResult{}, "", err
 	}
 	cur := row.Currency
 	d := &OrderDetail{Order: *ord, Refunded: priceOf(cur, row.Refunded), ShortUnits: row.ShortUnits, Lines: []LineProgress{}, Refunds: []RefundRecord{},
@@ -335,11 +276,11 @@ func (a *Admin) getOrderDetail(ctx context.Context, raw json.RawMessage) (*shop.
 		order string
 	}{{&refunds, "created_at, id"}, {&fulfilments, "created_at, id"}, {&notes, "created_at, id"}, {&events, "at, id"}} {
 		if err := db.Where("order_id = ?", id).Order(r.order).Find(r.dst).Error; err != nil {
-			return nil, fmt.Errorf("read order %s: %T: %w", id, r.dst, err)
+			return OrderDetailResult{}, "", fmt.Errorf("read order %s: %T: %w", id, r.dst, err)
 		}
 	}
 	if d.PaymentAttempts, err = paymentAttempts(ctx, a.db, row.CheckoutSessionID); err != nil {
-		return nil, err
+		return OrderDetailResult{}, "", err
 	}
 	for _, r := range refunds {
 		d.Refunds = append(d.Refunds, RefundRecord{ID: r.ID, Amount: priceOf(cur, r.Amount), Reason: r.Reason, Status: r.Status,
@@ -355,7 +296,7 @@ func (a *Admin) getOrderDetail(ctx context.Context, raw json.RawMessage) (*shop.
 	for _, e := range events {
 		d.AuditTrail = append(d.AuditTrail, auditEntry(e))
 	}
-	return &shop.Result{Structured: OrderDetailResult{Order: *d}, Text: detailText(d)}, nil
+	return OrderDetailResult{Order: *d}, detailText(d), nil
 }
 
 // detailText is the buyer's summary of the order, then what staff did.
@@ -392,27 +333,15 @@ func detailText(d *OrderDetail) string {
 }
 
 // listAuditEvents lists the audit log, newest first, as its filters say.
-func (a *Admin) listAuditEvents(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
-	var args struct {
-		OrderID string `json:"order_id"`
-		Actor   string `json:"actor"`
-		Tool    string `json:"tool"`
-		From    string `json:"from"`
-		To      string `json:"to"`
-		Limit   *int   `json:"limit"`
-		Cursor  string `json:"cursor"`
-	}
-	if err := shop.DecodeArgs(raw, &args); err != nil {
-		return nil, err
-	}
+func (a *Admin) listAuditEvents(ctx context.Context, args AuditArgs) (AuditList, string, error) {
 	orderID, actor, action := strings.TrimSpace(args.OrderID), strings.TrimSpace(args.Actor), strings.TrimSpace(args.Tool)
 	switch {
 	case orderID != "" && !idPattern.MatchString(orderID):
-		return nil, shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as list_orders shows it`)
+		return AuditList{}, "", shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as list_orders shows it`)
 	case len(actor) > maxActorFilterLen:
-		return nil, shop.Errorf(shop.Invalid, "$.actor", "at most %d characters, such as \"owner:3f9a1c0b\"", maxActorFilterLen)
+		return AuditList{}, "", shop.Errorf(shop.Invalid, "$.actor", "at most %d characters, such as \"owner:3f9a1c0b\"", maxActorFilterLen)
 	case len(action) > maxActionFilterLen:
-		return nil, shop.Errorf(shop.Invalid, "$.tool", "at most %d characters, such as \"refund_order\"", maxActionFilterLen)
+		return AuditList{}, "", shop.Errorf(shop.Invalid, "$.tool", "at most %d characters, such as \"refund_order\"", maxActionFilterLen)
 	}
 	q := a.db.WithContext(ctx).Model(&auditRow{})
 	for _, f := range [][2]string{{"order_id", orderID}, {"actor", actor}, {"action", action}} {
@@ -422,13 +351,13 @@ func (a *Admin) listAuditEvents(ctx context.Context, raw json.RawMessage) (*shop
 	}
 	from, to, err := timeRange(args.From, args.To, "$.from", "$.to")
 	if err != nil {
-		return nil, err
+		return AuditList{}, "", err
 	}
 	k := keyset{timeCol: "at", idCol: "id", from: from, to: to, limit: args.Limit, def: listEventsDefault, cursor: args.Cursor,
 		fp: fingerprint("audit", orderID, actor, action, instantKey(from), instantKey(to))}
 	rows, next, err := readPage(q, k, func(r auditRow) (time.Time, string) { return r.At, r.ID })
 	if err != nil {
-		return nil, err
+		return AuditList{}, "", err
 	}
 	list := AuditList{Events: make([]AuditEntry, len(rows)), NextCursor: next}
 	lines := make([]string, len(rows))
@@ -443,5 +372,5 @@ func (a *Admin) listAuditEvents(ctx context.Context, raw json.RawMessage) (*shop
 			lines[i] += " " + string(e.Arguments)
 		}
 	}
-	return &shop.Result{Structured: list, Text: listText(lines, "No audit events match.", next)}, nil
+	return list, listText(lines, "No audit events match.", next), nil
 }

@@ -2,7 +2,6 @@ package orders
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,114 +14,44 @@ import (
 	"shop/catalog"
 )
 
-// writeTools are the tools that change orders and stock.
+// writeTools are the tools that change orders and stock: each calls the
+// Go API of the same action (Fulfill, AddNote, Refund, Cancel,
+// AdjustInventory).
 func (a *Admin) writeTools() []shop.Tool {
 	return []shop.Tool{
-		{
+		shop.NewTool(shop.Tool{
 			Name: "fulfill_order", Title: "Fulfil an order",
 			Description: "Role support. Record a shipment: carrier, tracking number and URL, and which lines (line ids and quantities; " +
 				"default every unshipped unit). An order may ship in several parts: its status becomes partially_shipped, then shipped. " +
 				"With delivered: true (and nothing else) a shipped order becomes delivered. " +
 				"Errors: not_found $.order_id; invalid when the order is canceled, refunded or shipped already, or a line is over-shipped.",
-			InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "order_id": {"type": "string", "minLength": 1, "maxLength": 64},
-    "carrier": {"type": "string", "minLength": 1, "maxLength": 64, "description": "USPS, UPS, DHL, …"},
-    "tracking_number": {"type": "string", "minLength": 1, "maxLength": 100},
-    "tracking_url": {"type": "string", "maxLength": 500, "description": "https:// link to the carrier's tracking page."},
-    "delivered": {"type": "boolean", "description": "Mark a shipped order delivered."},
-    "lines": {"type": "array", "maxItems": 50, "items": {
-      "type": "object",
-      "properties": {"line_id": {"type": "string", "maxLength": 80}, "quantity": {"type": "integer", "minimum": 1, "maximum": 999}},
-      "required": ["line_id", "quantity"]
-    }}
-  },
-  "required": ["order_id"]
-}`),
-			Handle: a.fulfillTool,
-		},
-		{
+		}, a.Fulfill),
+		shop.NewTool(shop.Tool{
 			Name: "add_order_note", Title: "Add a note to an order",
 			Description: "Role support. Add a note (what the buyer asked, what was promised) to an order; notes show in get_order. Errors: not_found $.order_id, invalid $.note.",
-			InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "order_id": {"type": "string", "minLength": 1, "maxLength": 64},
-    "note": {"type": "string", "minLength": 1, "maxLength": 2000}
-  },
-  "required": ["order_id", "note"]
-}`),
-			Handle: a.noteTool,
-		},
-		{
+		}, a.AddNote),
+		shop.NewTool(shop.Tool{
 			Name: "refund_order", Title: "Refund an order",
 			Description: "Role owner. Two steps: without confirm it changes nothing and previews the refund (amount, what is left) with a confirm token " +
 				"bound to these arguments and to what the preview shows; " +
 				"the same call with that token refunds through the payment provider. amount defaults to everything not yet refunded and never exceeds it; " +
 				"restock puts chosen lines back on sale. Errors: not_found $.order_id; invalid $.amount, $.restock, $.confirm (used, expired, other arguments or actor, or the order changed since the preview so that the refund would differ).",
-			InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "order_id": {"type": "string", "minLength": 1, "maxLength": 64},
-    "amount": {"type": "integer", "minimum": 1, "description": "Minor units; default: what is left to refund."},
-    "reason": {"type": "string", "minLength": 1, "maxLength": 500},
-    "restock": {"type": "array", "maxItems": 50, "items": {
-      "type": "object",
-      "properties": {"line_id": {"type": "string", "maxLength": 80}, "quantity": {"type": "integer", "minimum": 1, "maximum": 999}},
-      "required": ["line_id", "quantity"]
-    }},
-    "confirm": {"type": "string", "maxLength": 100, "description": "The token of this call's preview."}
-  },
-  "required": ["order_id", "reason"]
-}`),
 			Destructive: true,
-			Handle:      a.refundTool,
-		},
-		{
+		}, a.Refund),
+		shop.NewTool(shop.Tool{
 			Name: "cancel_order", Title: "Cancel an order",
 			Description: "Role owner. Two steps, like refund_order. Cancels an order nothing of which has shipped; by default it refunds what is left " +
 				"and puts every unit back on sale (refund: false, restock: false to skip). Errors: not_found $.order_id; invalid when the order has shipped or ended, $.confirm.",
-			InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "order_id": {"type": "string", "minLength": 1, "maxLength": 64},
-    "reason": {"type": "string", "minLength": 1, "maxLength": 500},
-    "refund": {"type": "boolean", "default": true},
-    "restock": {"type": "boolean", "default": true},
-    "confirm": {"type": "string", "maxLength": 100}
-  },
-  "required": ["order_id", "reason"]
-}`),
 			Destructive: true,
-			Handle:      a.cancelTool,
-		},
-		{
+		}, a.Cancel),
+		shop.NewTool(shop.Tool{
 			Name: "adjust_inventory", Title: "Adjust a variant's stock",
 			Description: "Role owner. Two steps, like refund_order. Set a variant's stock on hand (set) or change it by a number (add, negative to remove), with a reason. " +
 				"The preview shows the units held by checkout sessions being paid (held_for_payment, by paying_sessions sessions): the stock cannot be lowered below them until those payments settle. " +
 				"Errors: not_found $.variant_id; invalid $.set / $.add (the stock must stay from 0 up, and not go below the units held for payment), $.confirm.",
-			InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "variant_id": {"type": "string", "minLength": 1, "maxLength": 64},
-    "set": {"type": "integer", "minimum": 0, "maximum": 1000000000},
-    "add": {"type": "integer", "minimum": -1000000000, "maximum": 1000000000},
-    "reason": {"type": "string", "minLength": 1, "maxLength": 500},
-    "confirm": {"type": "string", "maxLength": 100}
-  },
-  "required": ["variant_id", "reason"]
-}`),
 			Destructive: true,
-			Handle:      a.adjustTool,
-		},
+		}, a.AdjustInventory),
 	}
-}
-
-// lineQty names a quantity of one order line by its id (li_…).
-type lineQty struct {
-	LineID   string `json:"line_id"`
-	Quantity int64  `json:"quantity"`
 }
 
 // orderState is what the audit log records of an order before and after a change.
@@ -183,7 +112,7 @@ func setStatus(ctx context.Context, tx *gorm.DB, o *orderRow, status string, now
 
 // pick resolves line quantities against an order's lines; room says how
 // many units of a line can still be taken.
-func pick(param string, lines []lineRow, want []lineQty, room func(lineRow) int64) (map[int]int64, error) {
+func pick(param string, lines []lineRow, want []LineQty, room func(lineRow) int64) (map[int]int64, error) {
 	byID := map[string]int{}
 	for i, l := range lines {
 		byID[l.LineID] = i
@@ -215,15 +144,6 @@ func checkText(param, s string, max int) error {
 	return nil
 }
 
-type fulfillArgs struct {
-	OrderID        string    `json:"order_id"`
-	Carrier        string    `json:"carrier"`
-	TrackingNumber string    `json:"tracking_number"`
-	TrackingURL    string    `json:"tracking_url"`
-	Lines          []lineQty `json:"lines"`
-	Delivered      bool      `json:"delivered"`
-}
-
 // fulfilmentRow is a row of fulfilments; Lines is JSON [{line_id, quantity}].
 type fulfilmentRow struct {
 	ID             string `gorm:"primaryKey"`
@@ -238,14 +158,12 @@ type fulfilmentRow struct {
 
 func (fulfilmentRow) TableName() string { return "fulfilments" }
 
-func (a *Admin) fulfillTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+// Fulfill records a shipment of an order, or with args.Delivered its
+// delivery (role support): fulfill_order.
+func (a *Admin) Fulfill(ctx context.Context, args FulfillArgs) (FulfillResult, string, error) {
 	actor, err := require(ctx, shop.Support)
 	if err != nil {
-		return nil, err
-	}
-	var args fulfillArgs
-	if err := shop.DecodeArgs(raw, &args); err != nil {
-		return nil, err
+		return FulfillResult{}, "", err
 	}
 	if args.Delivered {
 		return a.delivered(ctx, actor, args)
@@ -253,19 +171,15 @@ func (a *Admin) fulfillTool(ctx context.Context, raw json.RawMessage) (*shop.Res
 	for _, f := range []struct {
 		param, v string
 		max      int
-	}{{"$.carrier", args.Carrier, 64}, {"$.tracking_number", args.TrackingNumber, 100}} {
+	}{{"$.carrier", args.Carrier, maxCarrierLen}, {"$.tracking_number", args.TrackingNumber, maxTrackingLen}} {
 		if err := checkText(f.param, f.v, f.max); err != nil {
-			return nil, err
+			return FulfillResult{}, "", err
 		}
 	}
-	if args.TrackingURL != "" && (!strings.HasPrefix(args.TrackingURL, "https://") || len(args.TrackingURL) > 500) {
-		return nil, shop.Errorf(shop.Invalid, "$.tracking_url", "send an https:// link of at most 500 characters")
+	if args.TrackingURL != "" && (!strings.HasPrefix(args.TrackingURL, "https://") || len(args.TrackingURL) > maxTrackingURLLen) {
+		return FulfillResult{}, "", shop.Errorf(shop.Invalid, "$.tracking_url", "send an https:// link of at most %d characters", maxTrackingURLLen)
 	}
-	var out struct {
-		FulfilmentID string    `json:"fulfilment_id"`
-		Status       string    `json:"status"`
-		Lines        []lineQty `json:"lines"`
-	}
+	out := &Shipment{}
 	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		o, lines, err := a.load(ctx, tx, args.OrderID)
 		if err != nil {
@@ -280,7 +194,7 @@ func (a *Admin) fulfillTool(ctx context.Context, raw json.RawMessage) (*shop.Res
 		if len(want) == 0 {
 			for _, l := range lines {
 				if unshipped(l) > 0 {
-					want = append(want, lineQty{LineID: l.LineID, Quantity: unshipped(l)})
+					want = append(want, LineQty{LineID: l.LineID, Quantity: unshipped(l)})
 				}
 			}
 		}
@@ -319,16 +233,16 @@ func (a *Admin) fulfillTool(ctx context.Context, raw json.RawMessage) (*shop.Res
 			Arguments: args, Before: before, After: stateOf(o, lines)})
 	})
 	if err != nil {
-		return nil, err
+		return FulfillResult{}, "", err
 	}
-	return &shop.Result{Structured: out, Text: fmt.Sprintf("Shipped %d line(s) with %s %s; the order is now %s.",
-		len(out.Lines), args.Carrier, args.TrackingNumber, out.Status)}, nil
+	return FulfillResult{Shipped: out}, fmt.Sprintf("Shipped %d line(s) with %s %s; the order is now %s.",
+		len(out.Lines), args.Carrier, args.TrackingNumber, out.Status), nil
 }
 
 // delivered marks a shipped order delivered.
-func (a *Admin) delivered(ctx context.Context, actor shop.Actor, args fulfillArgs) (*shop.Result, error) {
+func (a *Admin) delivered(ctx context.Context, actor shop.Actor, args FulfillArgs) (FulfillResult, string, error) {
 	if args.Carrier != "" || args.TrackingNumber != "" || len(args.Lines) > 0 {
-		return nil, shop.Errorf(shop.Invalid, "$.delivered", "send delivered: true alone, for an order that has shipped; record parcels without it")
+		return FulfillResult{}, "", shop.Errorf(shop.Invalid, "$.delivered", "send delivered: true alone, for an order that has shipped; record parcels without it")
 	}
 	var number int64
 	err := a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -347,14 +261,9 @@ func (a *Admin) delivered(ctx context.Context, actor shop.Actor, args fulfillArg
 		return a.orders.Audit(ctx, tx, Event{Actor: actor.String(), Action: "fulfill_order", OrderID: o.ID, Arguments: args, Before: before, After: stateOf(o, lines)})
 	})
 	if err != nil {
-		return nil, err
+		return FulfillResult{}, "", err
 	}
-	return &shop.Result{Structured: map[string]string{"status": StatusDelivered}, Text: fmt.Sprintf("Order %d is delivered.", number)}, nil
-}
-
-type noteArgs struct {
-	OrderID string `json:"order_id"`
-	Note    string `json:"note"`
+	return FulfillResult{Delivered: &Delivery{Status: StatusDelivered}}, fmt.Sprintf("Order %d is delivered.", number), nil
 }
 
 // noteRow is a row of order_notes.
@@ -368,17 +277,14 @@ type noteRow struct {
 
 func (noteRow) TableName() string { return "order_notes" }
 
-func (a *Admin) noteTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
+// AddNote adds a staff note to an order (role support): add_order_note.
+func (a *Admin) AddNote(ctx context.Context, args NoteArgs) (NoteResult, string, error) {
 	actor, err := require(ctx, shop.Support)
 	if err != nil {
-		return nil, err
+		return NoteResult{}, "", err
 	}
-	var args noteArgs
-	if err := shop.DecodeArgs(raw, &args); err != nil {
-		return nil, err
-	}
-	if err := checkText("$.note", args.Note, 2000); err != nil {
-		return nil, err
+	if err := checkText("$.note", args.Note, maxNoteLen); err != nil {
+		return NoteResult{}, "", err
 	}
 	row := noteRow{ID: "note_" + randomID(), OrderID: args.OrderID, Actor: actor.String(), Note: args.Note, CreatedAt: a.now().UTC()}
 	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -391,37 +297,23 @@ func (a *Admin) noteTool(ctx context.Context, raw json.RawMessage) (*shop.Result
 		return a.orders.Audit(ctx, tx, Event{Actor: actor.String(), Action: "add_order_note", OrderID: args.OrderID, Arguments: args, After: map[string]string{"note_id": row.ID}})
 	})
 	if err != nil {
-		return nil, err
+		return NoteResult{}, "", err
 	}
-	return &shop.Result{Structured: map[string]string{"note_id": row.ID}, Text: "Note added."}, nil
+	return NoteResult{NoteID: row.ID}, "Note added.", nil
 }
 
-type adjustArgs struct {
-	VariantID string `json:"variant_id"`
-	Set       *int64 `json:"set"`
-	Add       *int64 `json:"add"`
-	twoStep
-}
-
-func (a *Admin) adjustTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
-	var args adjustArgs
-	actor, confirm, err := begin(ctx, raw, &args)
+// AdjustInventory previews a change of a variant's stock, or with
+// args.Confirm makes it (role owner, two steps): adjust_inventory.
+func (a *Admin) AdjustInventory(ctx context.Context, args AdjustArgs) (AdjustAnswer, string, error) {
+	actor, confirm, err := begin(ctx, &args)
 	if err != nil {
-		return nil, err
+		return AdjustAnswer{}, "", err
 	}
 	if (args.Set == nil) == (args.Add == nil) {
-		return nil, shop.Errorf(shop.Invalid, "$.set", "send exactly one of set (the new stock) and add (a change, negative to remove)")
+		return AdjustAnswer{}, "", shop.Errorf(shop.Invalid, "$.set", "send exactly one of set (the new stock) and add (a change, negative to remove)")
 	}
 	change := catalog.StockChange{Set: args.Set, Add: args.Add}
-	type result struct {
-		VariantID string `json:"variant_id"`
-		Before    int64  `json:"before"`
-		After     int64  `json:"after"`
-		// HeldForPayment is the units held by checkout sessions being paid
-		// (PayingSessions of them): the stock may not go below them.
-		HeldForPayment int64 `json:"held_for_payment"`
-		PayingSessions int64 `json:"paying_sessions"`
-	}
+	type result = Adjustment
 	var res result
 	// The confirm token is bound to the stock before and after; the units
 	// held for payment are checked again when the change is made.
@@ -455,13 +347,14 @@ func (a *Admin) adjustTool(ctx context.Context, raw json.RawMessage) (*shop.Resu
 			After:  map[string]any{"variant_id": args.VariantID, "stock": adj.After, "held_for_payment": adj.Paying.Units}})
 	})
 	if errors.Is(err, errPreview) {
-		return a.preview(ctx, actor, "adjust_inventory", args, bound(res), res,
+		p, text, err := preview(ctx, a, actor, "adjust_inventory", args, bound(res), res,
 			fmt.Sprintf("Preview: the stock of %s would go from %d to %d. %s", res.VariantID, res.Before, res.After, heldText(res.HeldForPayment, res.PayingSessions)))
+		return AdjustAnswer{Preview: p}, text, err
 	}
 	if err != nil {
-		return nil, err
+		return AdjustAnswer{}, "", err
 	}
-	return &shop.Result{Structured: res, Text: fmt.Sprintf("The stock of %s is now %d (was %d).", res.VariantID, res.After, res.Before)}, nil
+	return AdjustAnswer{Adjusted: &res}, fmt.Sprintf("The stock of %s is now %d (was %d).", res.VariantID, res.After, res.Before), nil
 }
 
 // heldText says how many units sessions being paid hold.

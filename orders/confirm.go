@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"gorm.io/gorm"
 
 	"shop"
@@ -61,28 +63,39 @@ func binding(tool string, args, plan any) (bound, error) {
 	return bound{a, p}, nil
 }
 
-// twoStep are the arguments every two-step action takes: why, and the
+// TwoStep are the arguments every two-step action takes: why, and the
 // confirm token of its preview (none for the preview itself).
-type twoStep struct {
-	Reason  string `json:"reason"`
-	Confirm string `json:"confirm"`
+type TwoStep struct {
+	Reason  string `json:"reason" jsonschema:"Why, for the audit log."`
+	Confirm string `json:"confirm" jsonschema:"The token of this call's preview."`
 }
 
-func (t *twoStep) step() *twoStep { return t }
+func (t *TwoStep) step() *TwoStep { return t }
 
-// begin starts an owner's two-step action: it checks the caller's role,
-// decodes the arguments, checks the reason and takes the confirm token out of
-// them, so that a preview and its confirmation hash alike.
-func begin(ctx context.Context, raw json.RawMessage, args interface{ step() *twoStep }) (shop.Actor, string, error) {
+// RefineSchema bounds the reason and the token.
+func (TwoStep) RefineSchema(s *jsonschema.Schema) {
+	p := s.Properties
+	p["reason"].MinLength, p["reason"].MaxLength = jsonschema.Ptr(1), jsonschema.Ptr(maxReasonLen)
+	p["confirm"].MaxLength = jsonschema.Ptr(maxConfirmLen)
+	s.Required = slices.DeleteFunc(s.Required, func(n string) bool { return n == "confirm" })
+}
+
+// Bounds of a two-step action's reason and confirm token.
+const (
+	maxReasonLen  = 500
+	maxConfirmLen = 100
+)
+
+// begin starts an owner's two-step action: it checks the caller's role and
+// the reason and takes the confirm token out of the arguments, so that a
+// preview and its confirmation hash alike.
+func begin(ctx context.Context, args interface{ step() *TwoStep }) (shop.Actor, string, error) {
 	actor, err := require(ctx, shop.Owner)
 	if err != nil {
 		return actor, "", err
 	}
-	if err := shop.DecodeArgs(raw, args); err != nil {
-		return actor, "", err
-	}
 	st := args.step()
-	if err := checkText("$.reason", st.Reason, 500); err != nil {
+	if err := checkText("$.reason", st.Reason, maxReasonLen); err != nil {
 		return actor, "", err
 	}
 	confirm := st.Confirm
@@ -91,9 +104,9 @@ func begin(ctx context.Context, raw json.RawMessage, args interface{ step() *two
 }
 
 // Preview is the first step of an action that sends money or stock out:
-// what would happen, and the token that makes it happen.
-type Preview struct {
-	Preview   any       `json:"preview"`
+// what would happen (P), and the token that makes it happen.
+type Preview[P any] struct {
+	Preview   P         `json:"preview"`
 	Confirm   string    `json:"confirm"`
 	ExpiresAt time.Time `json:"expires_at"`
 	Next      string    `json:"next"`
@@ -117,25 +130,26 @@ func tokenHash(token string) string {
 }
 
 // preview issues a single-use confirm token for exactly this tool, these
-// arguments, this plan and this actor, and returns what the caller sees.
+// arguments, this plan and this actor, and returns what the caller sees
+// (what would happen) and its text (summary, then what to do next).
 // plan is what the action would do as the shop computed it from the state
 // it read (amounts, units, stock before and after): the confirmation
 // recomputes it and is refused when it differs.
-func (a *Admin) preview(ctx context.Context, actor shop.Actor, tool string, args, plan any, what any, summary string) (*shop.Result, error) {
+func preview[P any](ctx context.Context, a *Admin, actor shop.Actor, tool string, args, plan any, what P, summary string) (*Preview[P], string, error) {
 	bnd, err := binding(tool, args, plan)
 	if err != nil {
-		return nil, fmt.Errorf("%s: hash arguments: %w", tool, err)
+		return nil, "", fmt.Errorf("%s: hash arguments: %w", tool, err)
 	}
 	var b [20]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	token := "cfm_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
 	row := confirmRow{TokenHash: tokenHash(token), Actor: actor.String(), Tool: tool, ArgsHash: bnd.String(), ExpiresAt: a.now().UTC().Add(ConfirmTTL)}
 	if err := a.db.WithContext(ctx).Create(&row).Error; err != nil {
-		return nil, fmt.Errorf("%s: issue confirm token: %w", tool, err)
+		return nil, "", fmt.Errorf("%s: issue confirm token: %w", tool, err)
 	}
-	p := Preview{Preview: what, Confirm: token, ExpiresAt: row.ExpiresAt,
+	p := &Preview[P]{Preview: what, Confirm: token, ExpiresAt: row.ExpiresAt,
 		Next: fmt.Sprintf("Nothing has changed yet. To do it, call %s again with the same arguments and confirm: %q within %s.", tool, token, ConfirmTTL)}
-	return &shop.Result{Structured: p, Text: summary + "\n" + p.Next}, nil
+	return p, summary + "\n" + p.Next, nil
 }
 
 // redeem spends a confirm token in tx, the transaction of the action it

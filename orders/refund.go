@@ -41,47 +41,29 @@ type refundRow struct {
 
 func (refundRow) TableName() string { return "refunds" }
 
-type refundArgs struct {
-	OrderID string    `json:"order_id"`
-	Amount  *int64    `json:"amount"`
-	Restock []lineQty `json:"restock"`
-	twoStep
-}
-
-// refundPlan is a refund as previewed and as done.
-type refundPlan struct {
-	OrderID       string      `json:"order_id"`
-	Number        int64       `json:"number"`
-	Amount        money.Price `json:"amount"`
-	RefundedAfter money.Price `json:"refunded_after"`
-	LeftAfter     money.Price `json:"left_after"`
-	Restock       []lineQty   `json:"restock,omitempty"`
-	Status        string      `json:"status,omitempty"`
-	RefundID      string      `json:"refund_id,omitempty"`
-	Reference     string      `json:"reference,omitempty"`
-}
-
-func (a *Admin) refundTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
-	var args refundArgs
-	actor, confirm, err := begin(ctx, raw, &args)
+// Refund previews a refund of an order, or with args.Confirm makes it
+// through the payment provider (role owner, two steps): refund_order.
+func (a *Admin) Refund(ctx context.Context, args RefundArgs) (RefundAnswer, string, error) {
+	actor, confirm, err := begin(ctx, &args)
 	if err != nil {
-		return nil, err
+		return RefundAnswer{}, "", err
 	}
 	o, lines, err := a.load(ctx, a.db, args.OrderID)
 	if err != nil {
-		return nil, err
+		return RefundAnswer{}, "", err
 	}
 	plan, restock, err := a.planRefund(o, lines, args)
 	if err != nil {
-		return nil, err
+		return RefundAnswer{}, "", err
 	}
 	// The token is bound to what the preview showed would happen: the
 	// amount (what was left, when the call names none), the units put back
 	// and the order's status.
 	bind := refundBinding{Status: o.Status, Amount: plan.Amount.Amount, Restock: restock}
 	if confirm == "" {
-		return a.preview(ctx, actor, "refund_order", args, bind, plan,
+		p, text, err := preview(ctx, a, actor, "refund_order", args, bind, plan,
 			fmt.Sprintf("Preview: refund %s of order %d; %s would be left.", plan.Amount.Display, plan.Number, plan.LeftAfter.Display))
+		return RefundAnswer{Preview: p}, text, err
 	}
 	stale := fmt.Sprintf("order %d changed since the preview: it is %s now, and this call would refund %s, leaving %s",
 		o.Number, o.Status, plan.Amount.Display, plan.LeftAfter.Display)
@@ -94,9 +76,18 @@ func (a *Admin) refundTool(ctx context.Context, raw json.RawMessage) (*shop.Resu
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return RefundAnswer{}, "", err
 	}
-	return a.pay(ctx, actor, o, ref, restock, plan)
+	done, err := a.pay(ctx, actor, o, ref, restock, plan)
+	if err != nil {
+		return RefundAnswer{}, "", err
+	}
+	return RefundAnswer{Refund: done}, refundText(done), nil
+}
+
+// refundText is what a refund that went through says.
+func refundText(p *RefundPlan) string {
+	return fmt.Sprintf("Refunded %s of order %d (refund %s); %s left.", p.Amount.Display, p.Number, p.RefundID, p.LeftAfter.Display)
 }
 
 // refundBinding is what a refund's confirm token is bound to beside its
@@ -109,13 +100,13 @@ type refundBinding struct {
 
 // planRefund checks a refund against the order as read, and returns it with
 // the lines it restocks.
-func (a *Admin) planRefund(o *orderRow, lines []lineRow, args refundArgs) (refundPlan, []catalog.HoldLine, error) {
+func (a *Admin) planRefund(o *orderRow, lines []lineRow, args RefundArgs) (RefundPlan, []catalog.HoldLine, error) {
 	cur, err := money.Lookup(o.Currency)
 	if err != nil {
-		return refundPlan{}, nil, fmt.Errorf("order %s: %w", o.ID, err)
+		return RefundPlan{}, nil, fmt.Errorf("order %s: %w", o.ID, err)
 	}
 	if err := a.refundable(o); err != nil {
-		return refundPlan{}, nil, err
+		return RefundPlan{}, nil, err
 	}
 	left := o.Total - o.Refunded
 	amount := left
@@ -123,18 +114,18 @@ func (a *Admin) planRefund(o *orderRow, lines []lineRow, args refundArgs) (refun
 		amount = *args.Amount
 	}
 	if amount < 1 || amount > left {
-		return refundPlan{}, nil, shop.Errorf(shop.Invalid, "$.amount", "%s is left to refund of order %d (%s paid, %s refunded); send from 1 to %d",
+		return RefundPlan{}, nil, shop.Errorf(shop.Invalid, "$.amount", "%s is left to refund of order %d (%s paid, %s refunded); send from 1 to %d",
 			cur.Format(left), o.Number, cur.Format(o.Total), cur.Format(o.Refunded), left)
 	}
 	picked, err := pick("$.restock", lines, args.Restock, restockable)
 	if err != nil {
-		return refundPlan{}, nil, err
+		return RefundPlan{}, nil, err
 	}
 	var restock []catalog.HoldLine
 	for i, q := range picked {
 		restock = append(restock, catalog.HoldLine{VariantID: lines[i].VariantID, Quantity: q})
 	}
-	return refundPlan{
+	return RefundPlan{
 		OrderID: o.ID, Number: o.Number, Amount: cur.Price(amount),
 		RefundedAfter: cur.Price(o.Refunded + amount), LeftAfter: cur.Price(left - amount), Restock: args.Restock,
 	}, restock, nil
@@ -188,7 +179,7 @@ func (a *Admin) reserve(ctx context.Context, tx *gorm.DB, actor shop.Actor, o *o
 // the refund is marked so, restock's units go back on sale and a fully
 // refunded order becomes refunded; on a refusal the reservation is given
 // back. An unknown outcome leaves the refund pending, its amount reserved.
-func (a *Admin) pay(ctx context.Context, actor shop.Actor, o *orderRow, ref *refundRow, restock []catalog.HoldLine, plan refundPlan) (*shop.Result, error) {
+func (a *Admin) pay(ctx context.Context, actor shop.Actor, o *orderRow, ref *refundRow, restock []catalog.HoldLine, plan RefundPlan) (*RefundPlan, error) {
 	got, perr := a.refunder.Refund(ctx, payments.RefundRequest{
 		Reference: o.PaymentReference, Amount: ref.Amount, IdempotencyKey: ref.IdempotencyKey, Reason: ref.Reason,
 	})
@@ -246,7 +237,7 @@ func (a *Admin) pay(ctx context.Context, actor shop.Actor, o *orderRow, ref *ref
 		}
 		return nil, shop.Errorf(shop.Invalid, "$.order_id", "refund %s of order %d failed: %s; nothing was refunded", ref.ID, o.Number, why)
 	}
-	return &shop.Result{Structured: plan, Text: fmt.Sprintf("Refunded %s of order %d (refund %s); %s left.", plan.Amount.Display, plan.Number, ref.ID, plan.LeftAfter.Display)}, nil
+	return &plan, nil
 }
 
 // restock puts units of an order's lines back on sale and records it on
@@ -272,52 +263,47 @@ func (a *Admin) restock(ctx context.Context, tx *gorm.DB, o *orderRow, lines []l
 	return a.catalog.Restock(ctx, tx, units)
 }
 
-type cancelArgs struct {
-	OrderID string `json:"order_id"`
-	Refund  *bool  `json:"refund"`
-	Restock *bool  `json:"restock"`
-	twoStep
-}
-
 // cancelBinding is what a cancellation's confirm token is bound to beside
 // its arguments.
 type cancelBinding struct {
 	Status  string    `json:"status"`
 	Refund  int64     `json:"refund"`
-	Restock []lineQty `json:"restock"`
+	Restock []LineQty `json:"restock"`
 }
 
-func (a *Admin) cancelTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
-	var args cancelArgs
-	actor, confirm, err := begin(ctx, raw, &args)
+// Cancel previews the cancellation of an order nothing of which has
+// shipped, or with args.Confirm cancels it, refunding and restocking as
+// asked (role owner, two steps): cancel_order.
+func (a *Admin) Cancel(ctx context.Context, args CancelArgs) (CancelAnswer, string, error) {
+	actor, confirm, err := begin(ctx, &args)
 	if err != nil {
-		return nil, err
+		return CancelAnswer{}, "", err
 	}
 	refund, restock := args.Refund == nil || *args.Refund, args.Restock == nil || *args.Restock
 	o, lines, err := a.load(ctx, a.db, args.OrderID)
 	if err != nil {
-		return nil, err
+		return CancelAnswer{}, "", err
 	}
 	if o.Status != StatusConfirmed {
-		return nil, shop.Errorf(shop.Invalid, "$.order_id", "order %d is %s; only an order nothing of which has shipped can be canceled (refund it instead)", o.Number, o.Status)
+		return CancelAnswer{}, "", shop.Errorf(shop.Invalid, "$.order_id", "order %d is %s; only an order nothing of which has shipped can be canceled (refund it instead)", o.Number, o.Status)
 	}
-	var plan refundPlan
+	var plan RefundPlan
 	if refund && o.Refunded < o.Total {
-		if plan, _, err = a.planRefund(o, lines, refundArgs{OrderID: o.ID, twoStep: twoStep{Reason: args.Reason}}); err != nil {
-			return nil, err
+		if plan, _, err = a.planRefund(o, lines, RefundArgs{OrderID: o.ID, TwoStep: TwoStep{Reason: args.Reason}}); err != nil {
+			return CancelAnswer{}, "", err
 		}
 	}
 	var units []catalog.HoldLine
-	var back []lineQty
+	var back []LineQty
 	if restock {
 		for _, l := range lines {
 			if q := restockable(l); q > 0 {
 				units = append(units, catalog.HoldLine{VariantID: l.VariantID, Quantity: q})
-				back = append(back, lineQty{LineID: l.LineID, Quantity: q})
+				back = append(back, LineQty{LineID: l.LineID, Quantity: q})
 			}
 		}
 	}
-	what := map[string]any{"order_id": o.ID, "number": o.Number, "status_after": StatusCanceled, "refund": plan.Amount, "restock": back}
+	what := &CancelPlan{OrderID: o.ID, Number: o.Number, StatusAfter: StatusCanceled, Refund: plan.Amount, Restock: back}
 	// The token is bound to the refund and the units the preview showed.
 	bind := cancelBinding{Status: o.Status, Refund: plan.Amount.Amount, Restock: back}
 	text := fmt.Sprintf("cancel order %d", o.Number)
@@ -328,7 +314,8 @@ func (a *Admin) cancelTool(ctx context.Context, raw json.RawMessage) (*shop.Resu
 		text += fmt.Sprintf(", restocking %d line(s)", len(back))
 	}
 	if confirm == "" {
-		return a.preview(ctx, actor, "cancel_order", args, bind, what, "Preview: "+text+".")
+		p, text, err := preview(ctx, a, actor, "cancel_order", args, bind, *what, "Preview: "+text+".")
+		return CancelAnswer{Preview: p}, text, err
 	}
 	stale := fmt.Sprintf("order %d changed since the preview (a refund or a restock ran meanwhile): this call would now %s", o.Number, text)
 	var ref *refundRow
@@ -353,21 +340,20 @@ func (a *Admin) cancelTool(ctx context.Context, raw json.RawMessage) (*shop.Resu
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return CancelAnswer{}, "", err
 	}
 	if ref == nil {
-		return &shop.Result{Structured: what, Text: fmt.Sprintf("Order %d canceled.", o.Number)}, nil
+		return CancelAnswer{Canceled: what}, fmt.Sprintf("Order %d canceled.", o.Number), nil
 	}
-	res, err := a.pay(ctx, actor, o, ref, nil, plan)
+	done, err := a.pay(ctx, actor, o, ref, nil, plan)
 	var e *shop.Error
 	if errors.As(err, &e) {
-		return nil, shop.Errorf(e.Code, e.Param, "order %d is canceled, but its refund did not go through: %s", o.Number, e.Message)
+		return CancelAnswer{}, "", shop.Errorf(e.Code, e.Param, "order %d is canceled, but its refund did not go through: %s", o.Number, e.Message)
 	}
 	if err != nil {
-		return nil, err
+		return CancelAnswer{}, "", err
 	}
-	res.Text = fmt.Sprintf("Order %d canceled. %s", o.Number, res.Text)
-	return res, nil
+	return CancelAnswer{Refund: done}, fmt.Sprintf("Order %d canceled. %s", o.Number, refundText(done)), nil
 }
 
 // restockable is how many units of a line can still go back on sale: those

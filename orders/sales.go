@@ -2,7 +2,6 @@ package orders
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"shop"
 	"shop/money"
@@ -39,25 +38,21 @@ type SalesReport struct {
 // salesReportTool adds up the orders and the succeeded refunds created on
 // each UTC day from one date to another (both included). Rows are summed
 // here, not in SQL, so that both engines agree to the minor unit.
-func (a *Admin) salesReportTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
-	var args struct{ From, To string }
-	if err := shop.DecodeArgs(raw, &args); err != nil {
-		return nil, err
-	}
+func (a *Admin) salesReportTool(ctx context.Context, args SalesReportArgs) (*SalesReport, string, error) {
 	to, err := parseDay("$.to", args.To, a.now().UTC().Truncate(24*time.Hour))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	from, err := parseDay("$.from", args.From, to.AddDate(0, 0, 1-defaultReportDays))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	days := int(to.Sub(from)/(24*time.Hour)) + 1
 	switch {
 	case days < 1:
-		return nil, shop.Errorf(shop.Invalid, "$.to", "is before from (%s); send to on or after from", from.Format(dayLayout))
+		return nil, "", shop.Errorf(shop.Invalid, "$.to", "is before from (%s); send to on or after from", from.Format(dayLayout))
 	case days > maxReportDays:
-		return nil, shop.Errorf(shop.Invalid, "$.from", "the range is %d days; send at most %d", days, maxReportDays)
+		return nil, "", shop.Errorf(shop.Invalid, "$.from", "the range is %d days; send at most %d", days, maxReportDays)
 	}
 	end := to.AddDate(0, 0, 1)
 	type amountAt struct {
@@ -69,11 +64,11 @@ func (a *Admin) salesReportTool(ctx context.Context, raw json.RawMessage) (*shop
 	db := a.db.WithContext(ctx)
 	if err := db.Raw("SELECT total AS amount, currency, created_at FROM orders WHERE created_at >= ? AND created_at < ?", from, end).
 		Scan(&orders).Error; err != nil {
-		return nil, fmt.Errorf("sales report: orders: %w", err)
+		return nil, "", fmt.Errorf("sales report: orders: %w", err)
 	}
 	if err := db.Raw("SELECT r.amount, o.currency, r.created_at FROM refunds r JOIN orders o ON o.id = r.order_id "+
 		"WHERE r.status = ? AND r.created_at >= ? AND r.created_at < ?", refundSucceeded, from, end).Scan(&refunds).Error; err != nil {
-		return nil, fmt.Errorf("sales report: refunds: %w", err)
+		return nil, "", fmt.Errorf("sales report: refunds: %w", err)
 	}
 	cur := "usd"
 	if a.catalog != nil {
@@ -86,9 +81,9 @@ func (a *Admin) salesReportTool(ctx context.Context, raw json.RawMessage) (*shop
 			day := int(r.CreatedAt.UTC().Sub(from) / (24 * time.Hour))
 			switch {
 			case r.Currency != cur:
-				return nil, fmt.Errorf("sales report: an amount in %s, the shop's currency is %s", r.Currency, cur)
+				return nil, "", fmt.Errorf("sales report: an amount in %s, the shop's currency is %s", r.Currency, cur)
 			case day < 0 || day >= days:
-				return nil, fmt.Errorf("sales report: a row at %s outside %s..%s", r.CreatedAt, from, end)
+				return nil, "", fmt.Errorf("sales report: a row at %s outside %s..%s", r.CreatedAt, from, end)
 			case i == 0:
 				byDay[day].orders++
 				byDay[day].gross += r.Amount
@@ -112,5 +107,5 @@ func (a *Admin) salesReportTool(ctx context.Context, raw json.RawMessage) (*shop
 	for _, d := range append(rep.Days, SalesDay{Date: "Total", SalesFigures: rep.Totals}) {
 		fmt.Fprintf(&sb, "\n%s: %d orders, gross %s, refunds %s, net %s", d.Date, d.Orders, d.Gross.Display, d.Refunds.Display, d.Net.Display)
 	}
-	return &shop.Result{Structured: rep, Text: sb.String()}, nil
+	return rep, sb.String(), nil
 }

@@ -2,9 +2,10 @@ package orders
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"shop"
 	"shop/money"
@@ -17,42 +18,44 @@ type ReceiptResult struct {
 
 // Tools returns the buyer tool get_order.
 func (o *Orders) Tools() []shop.Tool {
-	return []shop.Tool{{
+	return []shop.Tool{shop.NewTool(shop.Tool{
 		Name:  "get_order",
 		Title: "Get an order",
 		Description: "Get the receipt of an order the buyer placed: lines, shipping address and option, totals in minor units " +
 			"of the currency (1250 = 12.50 USD), payment and the legal links. Needs the order id and the email the order was " +
 			"placed with, both as in the order confirmation; an order whose email does not match is answered like an unknown one. " +
 			"Errors: missing or invalid order_id, missing or invalid email, not_found.",
-		InputSchema: json.RawMessage(fmt.Sprintf(`{
-  "type": "object",
-  "properties": {
-    "order_id": {"type": "string", "minLength": 30, "maxLength": 30, "pattern": "^ord_[a-z2-7]{26}$", "description": "The order id from the order confirmation, \"ord_…\"."},
-    "email": {"type": "string", "minLength": 3, "maxLength": %d, "description": "The buyer's email address the order was placed with (case does not matter)."}
-  },
-  "required": ["order_id", "email"]
-}`, MaxEmailLen)),
 		ReadOnly:   true,
 		Idempotent: true,
-		Handle:     o.getOrderTool,
-	}}
+	}, o.getOrderTool)}
 }
 
-type getOrderArgs struct {
-	OrderID string `json:"order_id"`
-	Email   string `json:"email"`
+// GetOrderArgs are the buyer's get_order arguments.
+type GetOrderArgs struct {
+	OrderID string `json:"order_id" jsonschema:"The order id from the order confirmation, \"ord_…\"."`
+	Email   string `json:"email" jsonschema:"The buyer's email address the order was placed with (case does not matter)."`
 }
 
-func (o *Orders) getOrderTool(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
-	var args getOrderArgs
-	if err := shop.DecodeArgs(raw, &args); err != nil {
-		return nil, err
-	}
+// RefineSchema bounds the id as ValidID checks it and the email as Get does.
+func (GetOrderArgs) RefineSchema(s *jsonschema.Schema) {
+	refineOrderID(s.Properties["order_id"])
+	s.Properties["email"].MinLength, s.Properties["email"].MaxLength = jsonschema.Ptr(3), jsonschema.Ptr(MaxEmailLen)
+}
+
+// idLen is the length of an order id: "ord_" and 26 characters.
+const idLen = 30
+
+// refineOrderID bounds the schema of an order id as ValidID checks it.
+func refineOrderID(s *jsonschema.Schema) {
+	s.MinLength, s.MaxLength, s.Pattern = jsonschema.Ptr(idLen), jsonschema.Ptr(idLen), idPattern.String()
+}
+
+func (o *Orders) getOrderTool(ctx context.Context, args GetOrderArgs) (ReceiptResult, string, error) {
 	ord, err := o.Get(ctx, args.OrderID, args.Email)
 	if err != nil {
-		return nil, err
+		return ReceiptResult{}, "", err
 	}
-	return &shop.Result{Structured: ReceiptResult{Order: ord.Receipt}, Text: summary(ord)}, nil
+	return ReceiptResult{Order: ord.Receipt}, summary(ord), nil
 }
 
 // summary is a one-paragraph account of an order for people and models:

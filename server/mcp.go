@@ -108,11 +108,16 @@ func listMeta(live map[string]func(context.Context) map[string]any) mcp.Middlewa
 
 func mcpTool(t shop.Tool) *mcp.Tool {
 	destructive, openWorld := t.Destructive, false
+	var output any
+	if t.OutputSchema != nil {
+		output = outputSchema(t.OutputSchema)
+	}
 	return &mcp.Tool{
-		Name:        t.Name,
-		Title:       t.Title,
-		Description: t.Description,
-		InputSchema: t.InputSchema,
+		Name:         t.Name,
+		Title:        t.Title,
+		Description:  t.Description,
+		InputSchema:  t.InputSchema,
+		OutputSchema: output,
 		Annotations: &mcp.ToolAnnotations{
 			Title:           t.Title,
 			ReadOnlyHint:    t.ReadOnly,
@@ -124,13 +129,38 @@ func mcpTool(t shop.Tool) *mcp.Tool {
 	}
 }
 
-// toolError is the structured content of a failed tool call.
+// toolError is the structured content of a failed tool call: widgets and
+// clients read the code and the param of the field to fix from it.
 type toolError struct {
 	Error struct {
-		Code    shop.Code `json:"code"`
-		Param   string    `json:"param,omitempty"`
-		Message string    `json:"message"`
+		Code    shop.Code `json:"code" jsonschema:"Why the call was refused: invalid, missing, not_found, forbidden, conflict, unavailable and the like."`
+		Param   string    `json:"param,omitempty" jsonschema:"The JSONPath of the argument to fix, such as $.limit."`
+		Message string    `json:"message" jsonschema:"What to send instead, for people and models."`
 	} `json:"error"`
+}
+
+// toolErrorSchema is the JSON Schema of toolError.
+var toolErrorSchema = func() json.RawMessage {
+	s, err := shop.SchemaFor[toolError](false)
+	if err != nil {
+		panic(err)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
+
+// outputSchema is a tool's outputSchema as tools/list answers it: the
+// structured content of a success, or that of a refusal (toolError), so
+// that a host validating an isError result against it accepts it too.
+func outputSchema(success json.RawMessage) json.RawMessage {
+	b, err := json.Marshal(map[string]any{"type": "object", "anyOf": []json.RawMessage{success, toolErrorSchema}})
+	if err != nil {
+		panic(err) // both are valid JSON
+	}
+	return b
 }
 
 // internalMessage answers any error that is not a *shop.Error.

@@ -2,10 +2,11 @@ package widgets
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"shop"
 	"shop/catalog"
@@ -16,48 +17,28 @@ import (
 // return the data their widget shows and carry its template in _meta.
 func (w *Widgets) Tools() []shop.Tool {
 	return []shop.Tool{
-		{
+		shop.NewTool(shop.Tool{
 			Name:  "render_products",
 			Title: "Show products",
 			Description: fmt.Sprintf("Show products to the buyer as cards with images, prices, availability, a variant choice and an Add to cart button. "+
 				"Call search_products first and pass the ids of the 1 to %d products worth showing, best first. "+
 				"The widget creates or updates the buyer's checkout session itself and tells you its id; then call render_checkout. "+
 				"Answers {products: [Product]} with every variant. Errors: missing or invalid product_ids, not_found (names the id).", MaxProducts),
-			InputSchema: json.RawMessage(fmt.Sprintf(`{
-  "type": "object",
-  "properties": {
-    "product_ids": {
-      "type": "array", "minItems": 1, "maxItems": %d, "uniqueItems": true,
-      "description": "Product ids from search_products, in the order to show them.",
-      "items": {"type": "string", "minLength": 1, "maxLength": %d, "pattern": "^[a-z0-9][a-z0-9_-]*$"}
-    }
-  },
-  "required": ["product_ids"]
-}`, MaxProducts, catalog.MaxIDLen)),
 			ReadOnly:   true,
 			Idempotent: true,
 			Meta:       toolMeta(ProductsURI, "Showing products…", "Products shown"),
-			Handle:     w.renderProducts,
-		},
-		{
+		}, w.renderProducts),
+		shop.NewTool(shop.Tool{
 			Name:  "render_checkout",
 			Title: "Show the checkout",
 			Description: "Show a checkout session to the buyer: items with quantities, shipping address form, shipping options, promotion code, " +
 				"totals, legal links and Pay (which opens the host's payment sheet); after payment, the receipt. " +
 				"Call create_checkout_session first (or use the id the products widget reported) and pass its id. " +
 				"Answers the CheckoutSession. Errors: missing, invalid or not_found checkout_session_id.",
-			InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "checkout_session_id": {"type": "string", "minLength": 1, "maxLength": 64, "description": "The session's id (cs_…), from create_checkout_session."}
-  },
-  "required": ["checkout_session_id"]
-}`),
 			ReadOnly:   true,
 			Idempotent: true,
 			Meta:       toolMeta(CheckoutURI, "Opening the checkout…", "Checkout ready"),
-			Handle:     w.renderCheckout,
-		},
+		}, w.renderCheckout),
 	}
 }
 
@@ -78,20 +59,25 @@ type ProductsResult struct {
 	Products []*catalog.Product `json:"products"`
 }
 
-type renderProductsArgs struct {
-	ProductIDs []string `json:"product_ids"`
+// RenderProductsArgs are render_products' arguments.
+type RenderProductsArgs struct {
+	ProductIDs []string `json:"product_ids" jsonschema:"Product ids from search_products, in the order to show them."`
 }
 
-func (w *Widgets) renderProducts(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
-	var args renderProductsArgs
-	if err := shop.DecodeArgs(raw, &args); err != nil {
-		return nil, err
-	}
+// RefineSchema bounds the ids as renderProducts and the catalog check them.
+func (RenderProductsArgs) RefineSchema(s *jsonschema.Schema) {
+	ids := s.Properties["product_ids"]
+	ids.MinItems, ids.MaxItems, ids.UniqueItems = jsonschema.Ptr(1), jsonschema.Ptr(MaxProducts), true
+	catalog.RefineIDSchema(ids.Items)
+}
+
+func (w *Widgets) renderProducts(ctx context.Context, args RenderProductsArgs) (ProductsResult, string, error) {
+	none := ProductsResult{}
 	if len(args.ProductIDs) == 0 {
-		return nil, shop.Errorf(shop.Missing, "$.product_ids", "send 1 to %d product ids from search_products", MaxProducts)
+		return none, "", shop.Errorf(shop.Missing, "$.product_ids", "send 1 to %d product ids from search_products", MaxProducts)
 	}
 	if len(args.ProductIDs) > MaxProducts {
-		return nil, shop.Errorf(shop.Invalid, "$.product_ids", "send at most %d product ids (got %d); show the best matches", MaxProducts, len(args.ProductIDs))
+		return none, "", shop.Errorf(shop.Invalid, "$.product_ids", "send at most %d product ids (got %d); show the best matches", MaxProducts, len(args.ProductIDs))
 	}
 	out := ProductsResult{Products: make([]*catalog.Product, 0, len(args.ProductIDs))}
 	seen := map[string]bool{}
@@ -104,9 +90,9 @@ func (w *Widgets) renderProducts(ctx context.Context, raw json.RawMessage) (*sho
 		if err != nil {
 			var e *shop.Error
 			if errors.As(err, &e) {
-				return nil, shop.Errorf(e.Code, fmt.Sprintf("$.product_ids[%d]", i), "%s", e.Message)
+				return none, "", shop.Errorf(e.Code, fmt.Sprintf("$.product_ids[%d]", i), "%s", e.Message)
 			}
-			return nil, err
+			return none, "", err
 		}
 		out.Products = append(out.Products, p)
 	}
@@ -115,23 +101,25 @@ func (w *Widgets) renderProducts(ctx context.Context, raw json.RawMessage) (*sho
 	for _, p := range out.Products {
 		fmt.Fprintf(&sb, "\n- %s (%s), from %s, id %s", p.Title, p.Category, p.PriceRange.Min.Display, p.ID)
 	}
-	return &shop.Result{Structured: out, Text: sb.String()}, nil
+	return out, sb.String(), nil
 }
 
-type renderCheckoutArgs struct {
-	CheckoutSessionID string `json:"checkout_session_id"`
+// RenderCheckoutArgs are render_checkout's arguments.
+type RenderCheckoutArgs struct {
+	checkout.SessionArgs
 }
 
-func (w *Widgets) renderCheckout(ctx context.Context, raw json.RawMessage) (*shop.Result, error) {
-	var args renderCheckoutArgs
-	if err := shop.DecodeArgs(raw, &args); err != nil {
-		return nil, err
-	}
+// RefineSchema says where the id comes from.
+func (RenderCheckoutArgs) RefineSchema(s *jsonschema.Schema) {
+	s.Properties["checkout_session_id"].Description = "The session's id (cs_…), from create_checkout_session."
+}
+
+func (w *Widgets) renderCheckout(ctx context.Context, args RenderCheckoutArgs) (*checkout.Session, string, error) {
 	s, err := w.checkout.Get(ctx, args.CheckoutSessionID)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return &shop.Result{Structured: s, Text: checkoutText(s)}, nil
+	return s, checkoutText(s), nil
 }
 
 // checkoutText is the short text of a shown session for hosts without UI.

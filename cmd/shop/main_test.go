@@ -69,6 +69,7 @@ func startShop(t *testing.T, dsn string, env map[string]string) *running {
 func connect(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "shop-test", Version: "1"}, nil)
+	client.AddSendingMiddleware(checkOutputs(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
