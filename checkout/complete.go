@@ -2,7 +2,6 @@ package checkout
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -172,10 +171,7 @@ func (c *Checkout) Complete(ctx context.Context, req CompleteRequest) (*Session,
 			// what is charged is what was compared.
 			return nil, shop.Errorf(shop.PriceChanged, "$.checkout_session_id", "the order changed after the payment page was shown (now %s); nothing was charged: review it and pay again", c.policy.Currency().Format(row.Total))
 		}
-		st, err := row.state()
-		if err != nil {
-			return nil, err
-		}
+		st := row.state()
 		if err := mergeBuyer(&st, req.Buyer); err != nil {
 			return nil, err
 		}
@@ -262,10 +258,7 @@ func mergeBuyer(st *state, b *Buyer) error {
 // nil, with the session saved not ready and why, when something moved, the
 // promotion's usage limit included.
 func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt func(tx *gorm.DB) (*attemptRow, error)) (*attemptRow, error) {
-	var before snapshot
-	if err := json.Unmarshal([]byte(row.Priced), &before); err != nil {
-		return nil, fmt.Errorf("session %s priced: %w", row.ID, err)
-	}
+	before := row.Priced
 	promo, _ := c.policy.Promotion(st.PromoCode)
 	if st.PromoCode == "" {
 		promo = nil
@@ -282,10 +275,7 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt
 		if err := c.reprice(ctx, tx, row, st, now); err != nil {
 			return err
 		}
-		var after snapshot
-		if err := json.Unmarshal([]byte(row.Priced), &after); err != nil {
-			return fmt.Errorf("session %s repriced: %w", row.ID, err)
-		}
+		after := row.Priced
 		if row.Status == Ready {
 			moved := priceChanges(before, row)
 			if before.Promo != "" && after.Promo == "" {
@@ -305,7 +295,7 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt
 					return err
 				}
 				row.Status = NotReady
-				addMessages(row, moved...)
+				row.addMessages(moved...)
 			}
 		}
 		claimed := row.Status == Ready
@@ -345,10 +335,8 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt
 // priceChanges compares the figures the buyer saw with the session priced
 // again, and returns a price_changed message per line and for the total.
 func priceChanges(before snapshot, row *sessionRow) []Message {
-	var after snapshot
-	_ = json.Unmarshal([]byte(row.Priced), &after) // just written by reprice
 	var out []Message
-	for i, l := range after.LineItems {
+	for i, l := range row.Priced.LineItems {
 		if i < len(before.LineItems) && before.LineItems[i].UnitAmount != l.UnitAmount {
 			out = append(out, errorMessage(string(shop.PriceChanged), fmt.Sprintf("$.line_items[%d].unit_amount", i),
 				fmt.Sprintf("The price of %s changed; review the new total and pay again.", l.Name)))
@@ -367,14 +355,6 @@ func priceChanges(before snapshot, row *sessionRow) []Message {
 	return out
 }
 
-// addMessages adds messages to the front of a row's priced messages.
-func addMessages(row *sessionRow, msgs ...Message) {
-	var snap snapshot
-	_ = json.Unmarshal([]byte(row.Priced), &snap) // written by reprice
-	snap.Messages = append(msgs, snap.Messages...)
-	row.Priced = marshal(snap)
-}
-
 // newAttempt writes, in the claim's transaction, a payment attempt of a
 // session: its idempotency key is derived from the session and the
 // attempt's number (unless key is given), so every try of this attempt
@@ -382,10 +362,6 @@ func addMessages(row *sessionRow, msgs ...Message) {
 // every attempt of the session, and the promotion whose use the claim took
 // (the one the session is priced with).
 func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow, provider, token, key string) (*attemptRow, error) {
-	var snap snapshot
-	if err := json.Unmarshal([]byte(row.Priced), &snap); err != nil {
-		return nil, fmt.Errorf("session %s priced: %w", row.ID, err)
-	}
 	var n int64
 	if err := tx.WithContext(ctx).Model(&attemptRow{}).Where("session_id = ?", row.ID).Count(&n).Error; err != nil {
 		return nil, fmt.Errorf("count payment attempts: %w", err)
@@ -405,7 +381,7 @@ func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow,
 		Amount:         row.Total,
 		Currency:       row.Currency,
 		OrderID:        row.OrderID,
-		PromoCode:      snap.Promo,
+		PromoCode:      row.Priced.Promo,
 		Status:         attemptPending,
 		CreatedAt:      now,
 		UpdatedAt:      now,

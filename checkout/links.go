@@ -5,7 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -127,10 +126,7 @@ func (c *Checkout) CreateLink(ctx context.Context, id string) (*PaymentLink, err
 		if err := c.writable(row); err != nil {
 			return err
 		}
-		st, err := row.state()
-		if err != nil {
-			return err
-		}
+		st := row.state()
 		if st.Buyer == nil || st.Buyer.Email == "" {
 			return shop.Errorf(shop.Missing, "$.buyer.email", "the order needs the buyer's email, for the receipt; add it with update_checkout_session, then make the link")
 		}
@@ -355,11 +351,7 @@ func (c *Checkout) payLink(ctx context.Context, link *linkRow, hp *payments.Host
 			reason = reasonChanged
 		}
 		if reason == "" {
-			st, err := row.state()
-			if err != nil {
-				return err
-			}
-			att, err := c.claim(ctx, row, st, func(tx *gorm.DB) (*attemptRow, error) {
+			att, err := c.claim(ctx, row, row.state(), func(tx *gorm.DB) (*attemptRow, error) {
 				// The page's payment: its key is the page's, its token the page's id.
 				return c.newAttempt(ctx, tx, row, link.Provider, hp.ID, link.key())
 			})
@@ -431,16 +423,12 @@ func (c *Checkout) CancelPayment(ctx context.Context, id string) (*Session, erro
 		if row.Status != Ready || c.writable(row) != nil {
 			return errUnchanged
 		}
-		var snap snapshot
-		if err := json.Unmarshal([]byte(row.Priced), &snap); err != nil {
-			return fmt.Errorf("session %s priced: %w", row.ID, err)
-		}
-		for _, m := range snap.Messages {
+		for _, m := range row.Priced.Messages {
 			if m.Code == PaymentCanceled {
 				return errUnchanged
 			}
 		}
-		addMessages(row, Message{Type: MessageInfo, Code: PaymentCanceled, ContentType: "plain",
+		row.addMessages(Message{Type: MessageInfo, Code: PaymentCanceled, ContentType: "plain",
 			Content: "The payment page was closed without paying; the cart is kept."})
 		return nil
 	})

@@ -2,7 +2,6 @@ package checkout
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -88,10 +87,7 @@ func (c *Checkout) Update(ctx context.Context, id string, req Request) (*Session
 		if err := c.writable(row); err != nil {
 			return err
 		}
-		st, err := row.state()
-		if err != nil {
-			return err
-		}
+		st := row.state()
 		if err := c.apply(&st, req); err != nil {
 			return err
 		}
@@ -326,12 +322,7 @@ func (c *Checkout) apply(st *state, req Request) error {
 // lifetime.
 func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st state, now time.Time) error {
 	was := *row
-	var prev snapshot // the last pricing
-	if row.Priced != "" {
-		if err := json.Unmarshal([]byte(row.Priced), &prev); err != nil {
-			return fmt.Errorf("session %s priced: %w", row.ID, err)
-		}
-	}
+	prev := row.Priced // the last pricing
 	ids := make([]string, len(st.Items))
 	for i, it := range st.Items {
 		ids[i] = it.ID
@@ -414,10 +405,10 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 
 	row.setState(st)
 	row.Total = pr.Total
-	row.Priced = marshal(snapshot{
+	row.Priced = snapshot{
 		LineItems: pr.LineItems, Options: pr.Options, OptionID: pr.OptionID, Totals: pr.Totals,
 		Messages: append(problems, pr.Messages...), Promo: pr.Promo, KeptOption: kept,
-	})
+	}
 	return c.keepAgreed(ctx, tx, &was, row, prev, st, now)
 }
 

@@ -2,7 +2,6 @@ package checkout
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -169,14 +168,7 @@ func (c *Checkout) take(ctx context.Context, tx *gorm.DB, row *sessionRow, st st
 // it returns the units short by variant (nil when none). The session is
 // completed, and att carries the session and its order for the answer.
 func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow, res *payments.Result, row *sessionRow) (map[string]int64, error) {
-	st, err := row.state()
-	if err != nil {
-		return nil, err
-	}
-	var snap snapshot
-	if err := json.Unmarshal([]byte(row.Priced), &snap); err != nil {
-		return nil, fmt.Errorf("finish %s: priced: %w", att.ID, err)
-	}
+	st, snap := row.state(), row.Priced
 	orderID := att.OrderID
 	if orderID == "" {
 		orderID = row.OrderID // an attempt made before order ids were chosen with the session
@@ -205,8 +197,7 @@ func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow,
 		return nil, err
 	}
 	row.Status, row.UpdatedAt = Completed, c.now().UTC()
-	snap.Messages = []Message{}
-	row.Priced = marshal(snap)
+	row.Priced.Messages = []Message{}
 	if err := c.save(tx, row); err != nil {
 		return nil, err
 	}
@@ -294,11 +285,7 @@ func (c *Checkout) release(ctx context.Context, attemptID, status string, res *p
 		if row.Status != InProgress {
 			return nil
 		}
-		st, err := row.state()
-		if err != nil {
-			return err
-		}
-		if err := c.reprice(ctx, tx, &row, st, c.now().UTC()); err != nil {
+		if err := c.reprice(ctx, tx, &row, row.state(), c.now().UTC()); err != nil {
 			var se *shop.Error
 			if !errors.As(err, &se) {
 				return err
@@ -310,10 +297,10 @@ func (c *Checkout) release(ctx context.Context, attemptID, status string, res *p
 				return err
 			}
 			row.Status, row.UpdatedAt = NotReady, c.now().UTC()
-			addMessages(&row, errorMessage(string(se.Code), se.Param, se.Message))
+			row.addMessages(errorMessage(string(se.Code), se.Param, se.Message))
 		}
 		if msg.Content != "" {
-			addMessages(&row, msg)
+			row.addMessages(msg)
 		}
 		return c.save(tx, &row)
 	})
