@@ -12,6 +12,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/database"
 	"shop/orders"
 	"shop/payments"
 )
@@ -146,53 +147,67 @@ func (c *Checkout) Complete(ctx context.Context, req CompleteRequest) (*Session,
 	if err := c.checkPayment(req.Payment); err != nil {
 		return nil, err
 	}
-	for range conflictRetries {
-		row, err := c.load(ctx, req.SessionID)
-		if err != nil {
-			return nil, err
-		}
-		s, err := c.session(ctx, row)
-		if err != nil {
-			return nil, err
-		}
-		switch s.Status {
-		case Completed:
-			return s, nil
-		case InProgress:
-			return c.processing(s), nil
-		case Ready:
-		case NotReady:
-			return nil, notReady(s)
-		default:
-			return nil, c.writable(row)
-		}
-		if req.Seen != "" && !c.validSeen(s, req.Seen) {
-			// The claim below is conditional on the version read here, so
-			// what is charged is what was compared.
-			return nil, shop.Errorf(shop.PriceChanged, "$.checkout_session_id", "the order changed after the payment page was shown (now %s); nothing was charged: review it and pay again", c.policy.Currency().Format(row.Total))
-		}
-		st := row.state()
-		if err := mergeBuyer(&st, req.Buyer); err != nil {
-			return nil, err
-		}
-		att, err := c.claim(ctx, row, st, func(tx *gorm.DB) (*attemptRow, error) {
-			return c.newAttempt(ctx, tx, row, c.charger.Name(), req.Payment.Token, "")
-		})
-		if errors.Is(err, errConflict) {
-			continue // someone else changed or claimed it: answer from the fresh state
-		}
-		if err != nil {
-			return nil, err
-		}
-		if att == nil {
-			return c.session(ctx, row) // prices or stock moved: not ready, nothing charged
-		}
-		c.faultAt("before_charge")
-		res, err := c.charger.Charge(ctx, att.request())
-		c.faultAt("after_charge")
-		return c.settle(ctx, att, res, err)
+	var att *attemptRow
+	var answer *Session // the answer when nothing is charged
+	// errConflict: someone else changed or claimed the session; the next
+	// try answers from the fresh state.
+	err := retryConflicts(func() error {
+		var err error
+		att, answer, err = c.claimForCompletion(ctx, req)
+		return err
+	})
+	switch {
+	case errors.Is(err, errConflict):
+		return nil, shop.Errorf(shop.Conflict, "$.checkout_session_id", "the session is being changed by another request right now; call complete_checkout again")
+	case err != nil || att == nil:
+		return answer, err
 	}
-	return nil, shop.Errorf(shop.Conflict, "$.checkout_session_id", "the session is being changed by another request right now; call complete_checkout again")
+	c.faultAt("before_charge")
+	res, err := c.charger.Charge(ctx, att.request())
+	c.faultAt("after_charge")
+	return c.settle(ctx, att, res, err)
+}
+
+// claimForCompletion reads the session req pays and claims it with a new
+// attempt, which it returns; or, when the session is not to be charged
+// (completed, being paid, not ready, or its figures moved), the answer.
+func (c *Checkout) claimForCompletion(ctx context.Context, req CompleteRequest) (*attemptRow, *Session, error) {
+	row, err := c.load(ctx, req.SessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := c.session(ctx, row)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch s.Status {
+	case Completed:
+		return nil, s, nil
+	case InProgress:
+		return nil, c.processing(s), nil
+	case Ready:
+	case NotReady:
+		return nil, nil, notReady(s)
+	default:
+		return nil, nil, c.writable(row)
+	}
+	if req.Seen != "" && !c.validSeen(s, req.Seen) {
+		// The claim below is conditional on the version read here, so
+		// what is charged is what was compared.
+		return nil, nil, shop.Errorf(shop.PriceChanged, "$.checkout_session_id", "the order changed after the payment page was shown (now %s); nothing was charged: review it and pay again", c.policy.Currency().Format(row.Total))
+	}
+	st := row.state()
+	if err := mergeBuyer(&st, req.Buyer); err != nil {
+		return nil, nil, err
+	}
+	att, err := c.claim(ctx, row, st, func(tx *gorm.DB) (*attemptRow, error) {
+		return c.newAttempt(ctx, tx, row, c.charger.Name(), req.Payment.Token, "")
+	})
+	if err != nil || att != nil {
+		return att, nil, err
+	}
+	s, err = c.session(ctx, row) // prices or stock moved: not ready, nothing charged
+	return nil, s, err
 }
 
 func (c *Checkout) faultAt(point string) {
@@ -264,9 +279,10 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt
 		promo = nil
 	}
 	var att *attemptRow
-	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		att = nil
-		now := c.now().UTC()
+	read := *row
+	err := c.transact(ctx, func(tx *gorm.DB) error {
+		att, *row = nil, read // a transaction run again starts from the row as read
+		now := database.Now(tx)
 		if promo != nil {
 			if err := c.lockPromo(ctx, tx, promo.Code); err != nil {
 				return err
@@ -369,7 +385,7 @@ func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow,
 	if key == "" {
 		key = fmt.Sprintf("shop_%s_attempt_%d", row.ID, n+1)
 	}
-	now := c.now().UTC()
+	now := database.Now(tx)
 	att := &attemptRow{
 		ID:             fmt.Sprintf("pa_%s_%d", strings.TrimPrefix(row.ID, "cs_"), n+1),
 		SessionID:      row.ID,

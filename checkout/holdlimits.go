@@ -11,6 +11,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/database"
 )
 
 // What one buyer may hold at once (the policy's Limits), and a buyer's own
@@ -100,10 +101,8 @@ func (c *Checkout) buyerSessions(ctx context.Context, tx *gorm.DB, row *sessionR
 	tx = tx.WithContext(ctx)
 	var rows []sessionRow
 	if b.key != "" {
-		if tx.Dialector.Name() == "postgres" {
-			if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext(?))", "shop.buyer:"+b.key).Error; err != nil {
-				return nil, fmt.Errorf("lock buyer: %w", err)
-			}
+		if err := database.LockKey(tx, "shop.buyer:"+b.key); err != nil {
+			return nil, fmt.Errorf("lock buyer: %w", err)
 		}
 		err := tx.Where("buyer_key = ? AND status IN ? AND id <> ?", b.key, []Status{Ready, InProgress}, row.ID).Find(&rows).Error
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/database"
 	"shop/orders"
 	"shop/payments"
 )
@@ -130,7 +131,7 @@ func (c *Checkout) CreateLink(ctx context.Context, id string) (*PaymentLink, err
 		if st.Buyer == nil || st.Buyer.Email == "" {
 			return shop.Errorf(shop.Missing, "$.buyer.email", "the order needs the buyer's email, for the receipt; add it with update_checkout_session, then make the link")
 		}
-		now := c.now().UTC()
+		now := database.Now(tx)
 		if err := c.reprice(ctx, tx, row, st, now); err != nil {
 			return err
 		}
@@ -305,81 +306,86 @@ func (c *Checkout) SettleHosted(ctx context.Context, externalID string) error {
 // payLink turns a paid page into its session's order, or into a surplus
 // payment that is refunded: a page is fixed-price, so one paid for another
 // amount than the session's total, or after the session really changed, is
-// refunded.
+// refunded. While another payment of the session is being settled, it
+// answers errNotYet: the provider's next delivery or the reconciler settles
+// the page once that payment's outcome is known.
 func (c *Checkout) payLink(ctx context.Context, link *linkRow, hp *payments.HostedPayment) error {
 	res := &payments.Result{Status: payments.Succeeded, Reference: hp.PaymentIntent, CardBrand: hp.CardBrand, CardLast4: hp.CardLast4}
-	for range 4 * conflictRetries {
-		// The session is read before the page's attempt: a session found
-		// completed without that attempt was completed by another payment,
-		// never by a settler of this page racing this one.
-		row, err := c.load(ctx, link.SessionID)
-		if err != nil {
-			return err
+	var att *attemptRow
+	var claimed bool
+	var reason string
+	err := retryConflicts(func() error {
+		var err error
+		att, claimed, reason, err = c.claimForLink(ctx, link, hp)
+		return err
+	})
+	switch {
+	case errors.Is(err, errConflict):
+		return errNotYet
+	case err != nil:
+		return err
+	case att != nil:
+		_, err = c.finish(ctx, att, res)
+		if err == nil && claimed {
+			c.closeLinks(ctx, att.SessionID, link.ID)
 		}
-		var att attemptRow
-		err = c.db.WithContext(ctx).Where("idempotency_key = ?", link.key()).Take(&att).Error
-		switch {
-		case err == nil:
-			// The page's payment has its attempt already (a replay, or a
-			// settler that stopped midway): settle it; finish is
-			// conditional on the attempt being open.
-			_, err := c.finish(ctx, &att, res)
-			return err
-		case !errors.Is(err, gorm.ErrRecordNotFound):
-			return fmt.Errorf("payment attempt of link %s: %w", link.ID, err)
-		}
-		reason := ""
-		switch status := row.Status; {
-		case status == InProgress:
-			// Another payment of the session is being settled (most often
-			// this page's, reported twice at once): wait for it a little.
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(250 * time.Millisecond):
-			}
-			continue
-		case status == Completed:
-			reason = reasonPaidTwice
-		case status.Final() || c.writable(row) != nil:
-			reason = reasonSessionEnd
-		case hp.Amount != row.Total || hp.Currency != row.Currency:
-			reason = reasonAmount
-		case row.UpdatedAt.After(link.CreatedAt):
-			// A real change since the page was made (updated_at records
-			// the last): the page shows another cart, even at this total.
-			reason = reasonChanged
-		}
-		if reason == "" {
-			att, err := c.claim(ctx, row, row.state(), func(tx *gorm.DB) (*attemptRow, error) {
-				// The page's payment: its key is the page's, its token the page's id.
-				return c.newAttempt(ctx, tx, row, link.Provider, hp.ID, link.key())
-			})
-			if errors.Is(err, errConflict) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if att != nil {
-				_, err = c.finish(ctx, att, res)
-				if err == nil {
-					c.closeLinks(ctx, row.ID, link.ID)
-				}
-				return err
-			}
-			reason = reasonMoved
-		}
-		err = c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			return c.recordSurplus(ctx, tx, link.SessionID, link.Provider, hp.PaymentIntent, hp.Amount, hp.Currency, reason)
-		})
-		if err != nil {
-			return err
-		}
-		c.refundNow(ctx, link.SessionID)
-		return nil
+		return err
 	}
-	return errNotYet
+	err = c.transact(ctx, func(tx *gorm.DB) error {
+		return c.recordSurplus(ctx, tx, link.SessionID, link.Provider, hp.PaymentIntent, hp.Amount, hp.Currency, reason)
+	})
+	if err != nil {
+		return err
+	}
+	c.refundNow(ctx, link.SessionID)
+	return nil
+}
+
+// claimForLink finds the attempt a paid page's payment settles: the one
+// written for it already (a replay, or a settler that stopped midway;
+// finish is conditional on the attempt being open), or a new one that
+// claims its session (claimed); else, with no attempt, why the payment is
+// surplus. errConflict: the claim lost a race.
+func (c *Checkout) claimForLink(ctx context.Context, link *linkRow, hp *payments.HostedPayment) (att *attemptRow, claimed bool, reason string, err error) {
+	// The session is read before the page's attempt: a session found
+	// completed without that attempt was completed by another payment,
+	// never by a settler of this page racing this one.
+	row, err := c.load(ctx, link.SessionID)
+	if err != nil {
+		return nil, false, "", err
+	}
+	var existing attemptRow
+	err = c.db.WithContext(ctx).Where("idempotency_key = ?", link.key()).Take(&existing).Error
+	switch {
+	case err == nil:
+		return &existing, false, "", nil
+	case !errors.Is(err, gorm.ErrRecordNotFound):
+		return nil, false, "", fmt.Errorf("payment attempt of link %s: %w", link.ID, err)
+	}
+	switch status := row.Status; {
+	case status == InProgress:
+		// Another payment of the session is being settled (this page's
+		// own settlers always find its attempt above).
+		return nil, false, "", errNotYet
+	case status == Completed:
+		return nil, false, reasonPaidTwice, nil
+	case status.Final() || c.writable(row) != nil:
+		return nil, false, reasonSessionEnd, nil
+	case hp.Amount != row.Total || hp.Currency != row.Currency:
+		return nil, false, reasonAmount, nil
+	case row.UpdatedAt.After(link.CreatedAt):
+		// A real change since the page was made (updated_at records
+		// the last): the page shows another cart, even at this total.
+		return nil, false, reasonChanged, nil
+	}
+	att, err = c.claim(ctx, row, row.state(), func(tx *gorm.DB) (*attemptRow, error) {
+		// The page's payment: its key is the page's, its token the page's id.
+		return c.newAttempt(ctx, tx, row, link.Provider, hp.ID, link.key())
+	})
+	if err != nil || att != nil {
+		return att, att != nil, "", err
+	}
+	return nil, false, reasonMoved, nil
 }
 
 // setLink moves an open link to status.

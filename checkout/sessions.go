@@ -14,6 +14,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/database"
 	"shop/orders"
 )
 
@@ -52,27 +53,29 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 		return nil, err
 	}
 	now := c.now().UTC()
-	row := &sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now,
+	fresh := sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now,
 		BuyerKey: shop.BuyerFrom(ctx).Key()}
-	for range conflictRetries {
-		err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			if err := c.reprice(ctx, tx, row, st, now); err != nil {
+	var row sessionRow
+	// errConflict: a session of the buyer's that gave way changed meanwhile.
+	err := retryConflicts(func() error {
+		return c.transact(ctx, func(tx *gorm.DB) error {
+			row = fresh
+			if err := c.reprice(ctx, tx, &row, st, now); err != nil {
 				return err
 			}
-			if err := tx.Create(row).Error; err != nil {
+			if err := tx.Create(&row).Error; err != nil {
 				return fmt.Errorf("create session: %w", err)
 			}
 			return nil
 		})
-		if errors.Is(err, errConflict) {
-			continue // a session of the buyer's that gave way changed meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		return c.session(ctx, row)
+	})
+	if errors.Is(err, errConflict) {
+		return nil, shop.Errorf(shop.Conflict, "$.items", "the buyer's other checkout sessions are being changed by other requests right now; retry")
 	}
-	return nil, shop.Errorf(shop.Conflict, "$.items", "the buyer's other checkout sessions are being changed by other requests right now; retry")
+	if err != nil {
+		return nil, err
+	}
+	return c.session(ctx, &row)
 }
 
 // Update changes a session as req says and prices it again. An update that
@@ -92,7 +95,7 @@ func (c *Checkout) Update(ctx context.Context, id string, req Request) (*Session
 			return err
 		}
 		was := *row
-		if err := c.reprice(ctx, tx, row, st, c.now().UTC()); err != nil {
+		if err := c.reprice(ctx, tx, row, st, database.Now(tx)); err != nil {
 			return err
 		}
 		if !st.changed && samePricing(&was, row) {
@@ -137,7 +140,7 @@ func (c *Checkout) Cancel(ctx context.Context, id string) (*Session, error) {
 		if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
 			return err
 		}
-		row.Status, row.UpdatedAt = Canceled, c.now().UTC()
+		row.Status, row.UpdatedAt = Canceled, database.Now(tx)
 		return nil
 	})
 }
@@ -150,27 +153,32 @@ var errUnchanged = errors.New("session unchanged")
 // another writer got there first. fn returns errUnchanged, with row as it
 // was read, to leave the session as it is (what fn wrote is rolled back).
 func (c *Checkout) change(ctx context.Context, id string, fn func(tx *gorm.DB, row *sessionRow) error) (*Session, error) {
-	for range conflictRetries {
-		row, err := c.load(ctx, id)
+	var row *sessionRow
+	err := retryConflicts(func() error {
+		read, err := c.load(ctx, id)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		err = c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		row = new(sessionRow)
+		err = c.transact(ctx, func(tx *gorm.DB) error {
+			*row = *read // a transaction run again starts from the row as read
 			if err := fn(tx, row); err != nil {
 				return err
 			}
 			return c.save(tx, row)
 		})
-		switch {
-		case errors.Is(err, errConflict):
-			continue
-		case errors.Is(err, errUnchanged):
-		case err != nil:
-			return nil, err
+		if errors.Is(err, errUnchanged) {
+			return nil
 		}
-		return c.session(ctx, row)
+		return err
+	})
+	if errors.Is(err, errConflict) {
+		return nil, shop.Errorf(shop.Conflict, "$.checkout_session_id", "the session is being changed by another request right now; get it again and retry")
 	}
-	return nil, shop.Errorf(shop.Conflict, "$.checkout_session_id", "the session is being changed by another request right now; get it again and retry")
+	if err != nil {
+		return nil, err
+	}
+	return c.session(ctx, row)
 }
 
 // load reads a session's row.

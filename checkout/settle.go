@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/database"
 	"shop/orders"
 	"shop/payments"
 )
@@ -69,7 +70,7 @@ func (c *Checkout) settle(ctx context.Context, att *attemptRow, res *payments.Re
 // by idempotency key), and staff keep what they need of the payment: the
 // provider's reference and the card's brand and last four digits.
 func (c *Checkout) settleAttempt(ctx context.Context, db *gorm.DB, attemptID, status string, res *payments.Result) (bool, error) {
-	updates := map[string]any{"status": status, "token": "", "updated_at": c.now().UTC()}
+	updates := map[string]any{"status": status, "token": "", "updated_at": database.Now(db)}
 	if res != nil {
 		updates["reference"], updates["decline_code"], updates["message"] = res.Reference, res.DeclineCode, res.Message
 		updates["card_brand"], updates["card_last4"] = res.CardBrand, res.CardLast4
@@ -104,7 +105,8 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Re
 				"session", att.SessionID, "order", att.order.ID, "short", short)
 		}
 	}()
-	err = c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = c.transact(ctx, func(tx *gorm.DB) error {
+		settled, surplus, short = false, false, nil // a transaction run again starts afresh
 		ok, err := c.settleAttempt(ctx, tx, att.ID, attemptSucceeded, res)
 		if err != nil {
 			return err
@@ -196,7 +198,7 @@ func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow,
 	if err != nil {
 		return nil, err
 	}
-	row.Status, row.UpdatedAt = Completed, c.now().UTC()
+	row.Status, row.UpdatedAt = Completed, database.Now(tx)
 	row.Priced.Messages = []Message{}
 	if err := c.save(tx, row); err != nil {
 		return nil, err
@@ -214,7 +216,7 @@ func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow,
 func (c *Checkout) orphan(ctx context.Context, tx *gorm.DB, att *attemptRow, res *payments.Result) (bool, error) {
 	r := tx.WithContext(ctx).Model(&attemptRow{}).Where("id = ? AND status = ?", att.ID, attemptFailed).
 		Updates(map[string]any{"status": attemptOrphaned, "reference": res.Reference,
-			"card_brand": res.CardBrand, "card_last4": res.CardLast4, "updated_at": c.now().UTC()})
+			"card_brand": res.CardBrand, "card_last4": res.CardLast4, "updated_at": database.Now(tx)})
 	if r.Error != nil {
 		return false, fmt.Errorf("record orphaned charge %s: %w", att.ID, r.Error)
 	}
@@ -262,7 +264,8 @@ func (c *Checkout) abandon(ctx context.Context, att *attemptRow, why string) (bo
 // session priced again and, when nothing else is wrong, ready for payment,
 // with msg (when it has content) first among its messages.
 func (c *Checkout) release(ctx context.Context, attemptID, status string, res *payments.Result, msg Message) (settled bool, err error) {
-	err = c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = c.transact(ctx, func(tx *gorm.DB) error {
+		settled = false // a transaction run again starts afresh
 		ok, err := c.settleAttempt(ctx, tx, attemptID, status, res)
 		if err != nil || !ok {
 			return err
@@ -285,7 +288,8 @@ func (c *Checkout) release(ctx context.Context, attemptID, status string, res *p
 		if row.Status != InProgress {
 			return nil
 		}
-		if err := c.reprice(ctx, tx, &row, row.state(), c.now().UTC()); err != nil {
+		now := database.Now(tx)
+		if err := c.reprice(ctx, tx, &row, row.state(), now); err != nil {
 			var se *shop.Error
 			if !errors.As(err, &se) {
 				return err
@@ -296,7 +300,7 @@ func (c *Checkout) release(ctx context.Context, attemptID, status string, res *p
 			if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
 				return err
 			}
-			row.Status, row.UpdatedAt = NotReady, c.now().UTC()
+			row.Status, row.UpdatedAt = NotReady, now
 			row.addMessages(errorMessage(string(se.Code), se.Param, se.Message))
 		}
 		if msg.Content != "" {

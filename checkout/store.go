@@ -5,10 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"time"
 
+	"gorm.io/gorm"
+
+	"shop/database"
 	"shop/orders"
 )
 
@@ -195,4 +199,24 @@ func marshal(v any) string {
 		panic(err) // only plain structs, slices and maps of strings reach here
 	}
 	return string(b)
+}
+
+// transact runs fn in one transaction, by the checkout's clock
+// (database.Transact: database.Now(tx) is the transaction's time, and a
+// serialization failure runs fn again on a fresh transaction).
+func (c *Checkout) transact(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	return database.Transact(database.WithClock(ctx, c.now), c.db, fn)
+}
+
+// retryConflicts runs try again while it loses a race on a session's
+// version (errConflict), at most conflictRetries times in all; it returns
+// errConflict when every try lost. It is the one place where a lost race
+// starts again, each try reading the session afresh.
+func retryConflicts(try func() error) error {
+	for range conflictRetries {
+		if err := try(); !errors.Is(err, errConflict) {
+			return err
+		}
+	}
+	return errConflict
 }

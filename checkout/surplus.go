@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"shop"
+	"shop/database"
 	"shop/payments"
 )
 
@@ -62,7 +63,7 @@ func (surplusRow) TableName() string { return "surplus_payments" }
 // recordSurplus keeps, in tx, a payment that no order takes, for
 // refundSurplus to give back. A payment recorded before is left as it is.
 func (c *Checkout) recordSurplus(ctx context.Context, tx *gorm.DB, sessionID, provider, reference string, amount int64, currency, reason string) error {
-	now := c.now().UTC()
+	now := database.Now(tx)
 	row := &surplusRow{
 		ID: "sp_" + strings.TrimPrefix(newSessionID(), "cs_"), SessionID: sessionID, Provider: provider,
 		Reference: reference, Amount: amount, Currency: currency, Reason: reason, Status: surplusPending,

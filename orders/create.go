@@ -13,6 +13,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"shop/database"
 	"shop/money"
 )
 
@@ -122,7 +123,7 @@ func (lineRow) TableName() string { return "order_lines" }
 func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*Order, error) {
 	if tx == nil {
 		var ord *Order
-		err := o.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := database.Transact(database.WithClock(ctx, o.now), o.db, func(tx *gorm.DB) error {
 			var err error
 			ord, err = o.Create(ctx, tx, in)
 			return err
