@@ -51,18 +51,6 @@ type CompleteRequest struct {
 	Seen string
 }
 
-// Attempt statuses.
-const (
-	attemptPending        = "pending"
-	attemptSucceeded      = "succeeded"
-	attemptDeclined       = "declined"
-	attemptRequiresAction = "requires_action"
-	attemptFailed         = "failed"
-	// attemptOrphaned: given up on, then the provider answered that it
-	// charged after all; the money must go back.
-	attemptOrphaned = "orphaned"
-)
-
 // attemptRow is a row of payment_attempts: written, with its idempotency
 // key, before the provider is called.
 type attemptRow struct {
@@ -75,7 +63,7 @@ type attemptRow struct {
 	Token          string
 	Amount         int64
 	Currency       string
-	Status         string
+	Status         attemptStatus
 	Reference      string
 	DeclineCode    string
 	Message        string
@@ -87,11 +75,6 @@ type attemptRow struct {
 	PromoCode string
 	CreatedAt time.Time
 	UpdatedAt time.Time
-
-	// completed is the session as finish saved it, with its order, when
-	// this attempt's settling completed it: the answer needs no reading back.
-	completed *sessionRow   `gorm:"-"`
-	order     *orders.Order `gorm:"-"`
 }
 
 func (attemptRow) TableName() string { return "payment_attempts" }

@@ -37,14 +37,6 @@ type PaymentLink struct {
 	Provider string `json:"provider"`
 }
 
-// Link statuses.
-const (
-	linkOpen    = "open"
-	linkPaid    = "paid"
-	linkExpired = "expired"
-	linkFailed  = "failed"
-)
-
 // linkTTL is how long a payment page stays open: Stripe Checkout's shortest.
 // The session's stock is held a little longer, so that a page can never be
 // paid after the hold ran out because of the page's own expiry.
@@ -67,7 +59,7 @@ type linkRow struct {
 	URL        string
 	Amount     int64
 	Currency   string
-	Status     string
+	Status     linkStatus
 	ExpiresAt  time.Time
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
@@ -197,7 +189,7 @@ func (c *Checkout) hostedLink(ctx context.Context, s *Session, orderID string, u
 	hc, err := c.linker.CreateHostedCheckout(ctx, req)
 	if err != nil {
 		c.logger.ErrorContext(ctx, "create hosted checkout", "session", s.ID, "link", link.ID, "err", err)
-		_ = c.db.WithContext(context.WithoutCancel(ctx)).Model(link).Updates(map[string]any{"status": linkFailed, "updated_at": c.now().UTC()}).Error
+		_ = c.endLink(context.WithoutCancel(ctx), link.ID, linkFailed)
 		var e *shop.Error
 		if errors.As(err, &e) {
 			return nil, e
@@ -293,14 +285,14 @@ func (c *Checkout) SettleHosted(ctx context.Context, externalID string) error {
 	}
 	if !hp.Paid || hp.PaymentIntent == "" {
 		if hp.Status == "expired" {
-			return c.setLink(ctx, &link, linkExpired)
+			return c.endLink(ctx, link.ID, linkExpired)
 		}
 		return nil
 	}
 	if err := c.payLink(ctx, &link, hp); err != nil {
 		return err
 	}
-	return c.setLink(ctx, &link, linkPaid)
+	return c.endLink(ctx, link.ID, linkPaid)
 }
 
 // payLink turns a paid page into its session's order, or into a surplus
@@ -388,16 +380,6 @@ func (c *Checkout) claimForLink(ctx context.Context, link *linkRow, hp *payments
 	return nil, false, reasonMoved, nil
 }
 
-// setLink moves an open link to status.
-func (c *Checkout) setLink(ctx context.Context, link *linkRow, status string) error {
-	err := c.db.WithContext(ctx).Model(&linkRow{}).Where("id = ? AND status = ?", link.ID, linkOpen).
-		Updates(map[string]any{"status": status, "updated_at": c.now().UTC()}).Error
-	if err != nil {
-		return fmt.Errorf("payment link %s: %w", link.ID, err)
-	}
-	return nil
-}
-
 // closeLinks expires a session's other open pages once it is paid, so that
 // the buyer cannot pay it again there; what fails is only logged (a payment
 // there would be refunded).
@@ -415,7 +397,7 @@ func (c *Checkout) closeLinks(ctx context.Context, sessionID, except string) {
 			c.logger.WarnContext(ctx, "expire payment link", "link", open[i].ID, "err", err)
 			continue
 		}
-		_ = c.setLink(ctx, &open[i], linkExpired)
+		_ = c.endLink(ctx, open[i].ID, linkExpired)
 	}
 }
 

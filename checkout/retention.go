@@ -20,7 +20,7 @@ var droppedSessions = []Status{Canceled, Expired}
 
 // moneylessAttempts are the statuses of the payment attempts that took no
 // money: nothing an order or a refund needs.
-var moneylessAttempts = []string{attemptDeclined, attemptRequiresAction, attemptFailed}
+var moneylessAttempts = []attemptStatus{attemptDeclined, attemptRequiresAction, attemptFailed}
 
 // DeleteEnded deletes what the shop keeps of the checkout sessions that
 // ended more than the policy's retention ago (sessions.retention_days), in

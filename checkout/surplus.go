@@ -20,15 +20,6 @@ type Refunder interface {
 	Refund(ctx context.Context, r payments.RefundRequest) (*payments.Refund, error)
 }
 
-// Surplus payment statuses: recorded (pending) in the transaction that finds
-// the payment has no order to take it, refunded after, failed when the
-// provider refuses the refund (for staff to look at).
-const (
-	surplusPending  = "pending"
-	surplusRefunded = "refunded"
-	surplusFailed   = "failed"
-)
-
 // Why a payment is surplus, as surplus_payments.reason keeps it.
 const (
 	reasonPaidTwice  = "the session was already paid"
@@ -51,7 +42,7 @@ type surplusRow struct {
 	Amount          int64
 	Currency        string
 	Reason          string
-	Status          string
+	Status          surplusStatus
 	RefundReference string
 	Message         string
 	CreatedAt       time.Time
@@ -122,14 +113,4 @@ func (c *Checkout) RefundSurplus(ctx context.Context, sessionID string) (int, er
 		}
 	}
 	return done, errors.Join(errs...)
-}
-
-// settleSurplus records the outcome of a surplus payment's refund.
-func (c *Checkout) settleSurplus(ctx context.Context, id, status, refund, message string) error {
-	err := c.db.WithContext(ctx).Model(&surplusRow{}).Where("id = ? AND status = ?", id, surplusPending).
-		Updates(map[string]any{"status": status, "refund_reference": refund, "message": message, "updated_at": c.now().UTC()}).Error
-	if err != nil {
-		return fmt.Errorf("settle surplus payment %s: %w", id, err)
-	}
-	return nil
 }
