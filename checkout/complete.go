@@ -398,21 +398,26 @@ func (c *Checkout) processing(s *Session) *Session {
 	return s
 }
 
-// FirstError is the content of a session's first error message: what the
-// buyer must fix before paying.
-func (s *Session) FirstError() string {
+// FirstProblem returns the content of a session's first error message,
+// what the buyer must fix before paying (a sentence), and false when the
+// session lists none.
+func (s *Session) FirstProblem() (string, bool) {
 	for _, m := range s.Messages {
 		if m.Type == MessageError {
-			return m.Content
+			return m.Content, true
 		}
 	}
-	return "it has no problems listed."
+	return "", false
 }
 
 // notReady refuses to take payment for a session that is not ready for it,
 // saying what to fix.
 func notReady(s *Session) error {
-	return shop.Errorf(shop.Invalid, "$.checkout_session_id", "this session is not ready for payment: %s Fix it with update_checkout_session first.", s.FirstError())
+	why, ok := s.FirstProblem()
+	if !ok {
+		why = "it has no problems listed."
+	}
+	return shop.Errorf(shop.Invalid, "$.checkout_session_id", "this session is not ready for payment: %s Fix it with update_checkout_session first.", why)
 }
 
 // lines are a session's lines as stock to hold or take.

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -175,7 +174,7 @@ func (c *Checkout) hostedLink(ctx context.Context, s *Session, orderID string, u
 	}
 	now := c.now().UTC()
 	link := &linkRow{
-		ID: "pl_" + strings.TrimPrefix(newSessionID(), "cs_"), SessionID: s.ID, Provider: c.charger.Name(),
+		ID: shop.NewID("pl_"), SessionID: s.ID, Provider: c.charger.Name(),
 		Amount: total, Currency: s.Currency, Status: linkOpen, ExpiresAt: until, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := c.db.WithContext(ctx).Create(link).Error; err != nil {

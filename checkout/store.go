@@ -2,16 +2,14 @@ package checkout
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"slices"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
+	"shop"
 	"shop/database"
 	"shop/orders"
 )
@@ -186,12 +184,8 @@ func errorMessage(code, param, content string) Message {
 	return Message{Type: MessageError, Code: code, Param: param, ContentType: "plain", Content: content}
 }
 
-// newSessionID returns "cs_" and 160 random bits in lower-case base32.
-func newSessionID() string {
-	var b [20]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return "cs_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
-}
+// newSessionID returns "cs_" and 130 random bits (shop.NewID).
+func newSessionID() string { return shop.NewID("cs_") }
 
 func marshal(v any) string {
 	b, err := json.Marshal(v)

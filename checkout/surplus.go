@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -56,7 +55,7 @@ func (surplusRow) TableName() string { return "surplus_payments" }
 func (c *Checkout) recordSurplus(ctx context.Context, tx *gorm.DB, sessionID, provider, reference string, amount int64, currency, reason string) error {
 	now := database.Now(tx)
 	row := &surplusRow{
-		ID: "sp_" + strings.TrimPrefix(newSessionID(), "cs_"), SessionID: sessionID, Provider: provider,
+		ID: shop.NewID("sp_"), SessionID: sessionID, Provider: provider,
 		Reference: reference, Amount: amount, Currency: currency, Reason: reason, Status: surplusPending,
 		CreatedAt: now, UpdatedAt: now,
 	}
