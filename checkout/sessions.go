@@ -331,30 +331,13 @@ func (c *Checkout) apply(st *state, req Request) error {
 func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st state, now time.Time) error {
 	was := *row
 	prev := row.Priced // the last pricing
-	ids := make([]string, len(st.Items))
-	for i, it := range st.Items {
-		ids[i] = it.ID
-	}
 	buyer, err := c.buyerSessions(ctx, tx, row, emailKey(st.Buyer), now)
 	if err != nil {
 		return err
 	}
-	// The buyer's own holds count as available (holdlimits.go).
-	items, err := c.catalog.ItemsFor(ctx, tx, append([]string{row.ID}, buyer.yielders(nil)...), ids)
+	lines, problems, err := c.cartLines(ctx, tx, row, st, buyer)
 	if err != nil {
 		return err
-	}
-	var problems []Message
-	lines := make([]cartLine, len(st.Items))
-	for i, it := range st.Items {
-		v, ok := items[it.ID]
-		if !ok {
-			return shop.Errorf(shop.Invalid, fmt.Sprintf("$.items[%d].id", i), "no variant has id %q; get variant ids from get_product", it.ID)
-		}
-		lines[i] = cartLine{VariantID: it.ID, Quantity: it.Quantity, Name: v.Name, Images: v.Images, UnitAmount: v.Price}
-		if it.Quantity > v.Available && !buyer.overLine(it.Quantity, v.Available) {
-			problems = append(problems, outOfStock(i, v.Name, v.Available))
-		}
 	}
 	if len(lines) == 0 {
 		problems = append(problems, errorMessage(string(shop.Missing), "$.line_items", "Add at least one item."))
@@ -382,18 +365,7 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 	if shippable != nil && pr.OptionID == "" && len(pr.Errors) == 0 {
 		problems = append(problems, errorMessage(string(shop.Missing), "$.fulfillment_option_id", "Choose a shipping option."))
 	}
-	kept := ""
-	switch {
-	case st.OptionID == "":
-	case pr.OptionID == st.OptionID:
-		kept = st.OptionID
-	case len(pr.Options) == 0 && in.OptionKept:
-		kept = st.OptionID // no address to judge it by: still the buyer's choice
-	case pr.OptionID != "":
-		// The buyer's choice vanished with the zone and the cheapest
-		// replaced it: from now on the session has no choice of its own.
-		st.OptionID = ""
-	}
+	kept := keptOption(&st, pr.OptionID, len(pr.Options) > 0, in.OptionKept)
 
 	row.ExpiresAt = c.expiry(row, now)
 	row.UpdatedAt = now
@@ -418,6 +390,54 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 		Messages: append(problems, pr.Messages...), Promo: pr.Promo, KeptOption: kept,
 	}
 	return c.keepAgreed(ctx, tx, &was, row, prev, st, now)
+}
+
+// cartLines are st's items as the catalog has them now, with an
+// out_of_stock problem per line the stock available to the buyer of row
+// (its own holds and those of the buyer's sessions that give way count)
+// does not cover.
+func (c *Checkout) cartLines(ctx context.Context, tx *gorm.DB, row *sessionRow, st state, buyer *buyerSessions) ([]cartLine, []Message, error) {
+	ids := make([]string, len(st.Items))
+	for i, it := range st.Items {
+		ids[i] = it.ID
+	}
+	// The buyer's own holds count as available (holdlimits.go).
+	items, err := c.catalog.ItemsFor(ctx, tx, append([]string{row.ID}, buyer.yielders(nil)...), ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	var problems []Message
+	lines := make([]cartLine, len(st.Items))
+	for i, it := range st.Items {
+		v, ok := items[it.ID]
+		if !ok {
+			return nil, nil, shop.Errorf(shop.Invalid, fmt.Sprintf("$.items[%d].id", i), "no variant has id %q; get variant ids from get_product", it.ID)
+		}
+		lines[i] = cartLine{VariantID: it.ID, Quantity: it.Quantity, Name: v.Name, Images: v.Images, UnitAmount: v.Price}
+		if it.Quantity > v.Available && !buyer.overLine(it.Quantity, v.Available) {
+			problems = append(problems, outOfStock(i, v.Name, v.Available))
+		}
+	}
+	return lines, problems, nil
+}
+
+// keptOption is the option of st the pricing keeps as the buyer's choice
+// (the snapshot's KeptOption), given the option it chose (chosen), whether
+// it offered any (offered) and whether st's option was kept from before
+// (wasKept). A choice that vanished with the zone, replaced by the
+// cheapest, is dropped from st: from then on the session has no choice of
+// its own.
+func keptOption(st *state, chosen string, offered, wasKept bool) string {
+	switch {
+	case st.OptionID == "":
+	case chosen == st.OptionID:
+		return st.OptionID
+	case !offered && wasKept:
+		return st.OptionID // no address to judge it by: still the buyer's choice
+	case chosen != "":
+		st.OptionID = ""
+	}
+	return ""
 }
 
 func outOfStock(line int, name string, available int64) Message {
