@@ -83,7 +83,9 @@ func Transact(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB) error) erro
 }
 
 // Now is the time of the transaction tx is in (Transact pinned it when the
-// transaction began), in UTC; outside Transact, the clock's time now.
+// transaction began), in UTC; outside Transact, the clock's time now. The
+// time travels in tx's context: pass the tx Transact gave (or one derived
+// from it without a new context), not tx.WithContext(otherCtx).
 func Now(tx *gorm.DB) time.Time {
 	ctx := tx.Statement.Context
 	if ctx == nil {
