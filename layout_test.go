@@ -10,7 +10,8 @@ import (
 // allowed is DESIGN.md's table of who may import whom, for the shop's own
 // packages. Beside it: the root package shop (errors, tool declarations, the
 // demo merchant) which anyone may import and which imports no other of ours;
-// migrations (embedded SQL); database (opens and migrates; for wiring only);
+// migrations (embedded SQL); database (opens and migrates, for the wiring;
+// the one transaction helper and row locks, for the packages that store);
 // and database/dbtest and payments/stripetest (a Stripe emulator), which only
 // tests import. purchase and bench are MCP clients of a running shop: they
 // import none of its packages.
@@ -20,9 +21,9 @@ var allowed = map[string][]string{
 	"shop/bench":               {"shop/money"},
 	"shop/server":              {"shop/widgets", "shop/checkout", "shop/orders", "shop/catalog", "shop/payments", "shop/money"},
 	"shop/widgets":             {"shop/checkout", "shop/catalog", "shop/money"},
-	"shop/checkout":            {"shop/orders", "shop/catalog", "shop/payments", "shop/money"},
-	"shop/orders":              {"shop/catalog", "shop/payments", "shop/money"},
-	"shop/catalog":             {"shop/money"},
+	"shop/checkout":            {"shop/orders", "shop/catalog", "shop/payments", "shop/money", "shop/database"},
+	"shop/orders":              {"shop/catalog", "shop/payments", "shop/money", "shop/database"},
+	"shop/catalog":             {"shop/money", "shop/database"},
 	"shop/payments":            {"shop/money"},
 	"shop/money":               {},
 	"shop":                     {},

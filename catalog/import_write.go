@@ -10,6 +10,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"shop/database"
 )
 
 // ImportOptions tune Import; nil means defaults.
@@ -186,19 +188,16 @@ func batchRows(batch []ProductRecord, known map[string]productRow, next *int64, 
 // that no session is claimed for payment meanwhile; SQLite: the write lock
 // the transaction holds) and returns the units held for payment of each.
 func lockVariants(tx *gorm.DB, products, variants []string) (map[string]int64, error) {
-	lock := ""
-	if tx.Dialector.Name() == "postgres" {
-		lock = " FOR UPDATE"
-	}
 	var locked []string
-	if err := tx.Raw("SELECT id FROM variants WHERE product_id IN ? OR id IN ? ORDER BY id"+lock, products, variants).Scan(&locked).Error; err != nil {
+	err := tx.Table("variants").Where("product_id IN ? OR id IN ?", products, variants).Order("id").Clauses(database.Lock()).Pluck("id", &locked).Error
+	if err != nil {
 		return nil, fmt.Errorf("lock variants: %w", err)
 	}
 	var sums []struct {
 		VariantID string
 		Units     int64
 	}
-	err := tx.Model(&holdRow{}).Select("variant_id, SUM(quantity) AS units").
+	err = tx.Model(&holdRow{}).Select("variant_id, SUM(quantity) AS units").
 		Where("variant_id IN ? AND paying = ?", variants, true).Group("variant_id").Scan(&sums).Error
 	if err != nil {
 		return nil, fmt.Errorf("sum stock held for payment: %w", err)

@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -413,20 +411,12 @@ func deref(p *int64) any {
 	return *p
 }
 
-func encodeCursor(c cursor) string {
-	b, _ := json.Marshal(c)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
+func encodeCursor(c cursor) string { return shop.EncodeCursor(c) }
 
 func decodeCursor(s string, fingerprint uint64) (*cursor, error) {
-	bad := shop.Errorf(shop.Invalid, "$.cursor", "not a cursor from this shop; send the next_cursor of the previous page, or none for the first page")
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, bad
-	}
 	var c cursor
-	if err := json.Unmarshal(b, &c); err != nil || c.V != cursorVersion {
-		return nil, bad
+	if !shop.DecodeCursor(s, &c) || c.V != cursorVersion {
+		return nil, shop.Errorf(shop.Invalid, "$.cursor", "not a cursor from this shop; send the next_cursor of the previous page, or none for the first page")
 	}
 	if c.Query != fingerprint {
 		return nil, shop.Errorf(shop.Invalid, "$.cursor", "this cursor belongs to a different search; send the same query, filters and limit as the page that gave it, or omit the cursor")

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/database"
 )
 
 // Stock on hand is variants.stock; a checkout session that is ready for
@@ -385,15 +386,12 @@ func (c *Catalog) AdjustStock(ctx context.Context, tx *gorm.DB, variantID string
 // never wait on each other in a cycle.
 func lockStock(tx *gorm.DB, ids []string) (map[string]int64, error) {
 	ids = slices.Sorted(slices.Values(ids))
-	lock := ""
-	if tx.Dialector.Name() == "postgres" {
-		lock = " FOR UPDATE"
-	}
 	var stock []struct {
 		ID    string
 		Stock int64
 	}
-	if err := tx.Raw("SELECT id, stock FROM variants WHERE id IN ? ORDER BY id"+lock, ids).Scan(&stock).Error; err != nil {
+	err := tx.Table("variants").Select("id", "stock").Where("id IN ?", ids).Order("id").Clauses(database.Lock()).Scan(&stock).Error
+	if err != nil {
 		return nil, fmt.Errorf("lock variants: %w", err)
 	}
 	onHand := make(map[string]int64, len(stock))

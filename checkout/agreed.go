@@ -2,8 +2,6 @@ package checkout
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -47,12 +45,7 @@ func (c *Checkout) keepAgreed(ctx context.Context, tx *gorm.DB, was, row *sessio
 	if st.changed || !now.Before(was.ExpiresAt) || !samePricing(was, row) {
 		return nil
 	}
-	var next snapshot
-	if err := json.Unmarshal([]byte(row.Priced), &next); err != nil {
-		return fmt.Errorf("session %s priced: %w", row.ID, err)
-	}
-	next.Options = prev.Options // the same options, with the dates the buyer saw
-	row.Priced = marshal(next)
+	row.Priced.Options = prev.Options // the same options, with the dates the buyer saw
 	row.ExpiresAt, row.UpdatedAt = was.ExpiresAt, was.UpdatedAt
 	if row.Status != Ready {
 		return nil // it holds nothing
@@ -70,25 +63,20 @@ func samePricing(was, row *sessionRow) bool {
 	if status == InProgress {
 		status = Ready
 	}
-	if was.Priced == "" || status != row.Status || was.Total != row.Total || was.Currency != row.Currency {
+	if status != row.Status || was.Total != row.Total || was.Currency != row.Currency {
 		return false
 	}
-	a, errA := figures(was.Priced)
-	b, errB := figures(row.Priced)
-	return errA == nil && errB == nil && a == b
+	return figures(was.Priced) == figures(row.Priced)
 }
 
 // figures is a snapshot as samePricing compares it: encoded, without its
 // delivery estimates and the messages about a past payment.
-func figures(priced string) (string, error) {
-	var snap snapshot
-	if err := json.Unmarshal([]byte(priced), &snap); err != nil {
-		return "", err
-	}
+func figures(snap snapshot) string {
+	snap = snap.clone() // the row's own are left as they are
 	for i := range snap.Options {
 		snap.Options[i].EarliestDeliveryTime, snap.Options[i].LatestDeliveryTime = time.Time{}, time.Time{}
 	}
-	kept := snap.Messages[:0]
+	kept := snap.Messages[:0:0] // nil stays nil, as it was stored
 	for _, m := range snap.Messages {
 		switch m.Code {
 		case PaymentCanceled, string(shop.PaymentDeclined), string(shop.Requires3DS):
@@ -97,5 +85,5 @@ func figures(priced string) (string, error) {
 		}
 	}
 	snap.Messages = kept
-	return marshal(snap), nil
+	return marshal(snap)
 }

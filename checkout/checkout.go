@@ -3,9 +3,90 @@
 // completion.
 //
 // Every write to a session is a conditional update on its version, inside one
-// transaction with the stock holds it takes or releases; a writer that loses
-// a race retries on the fresh state. Nothing is kept in memory, so any number
-// of replicas may serve the same sessions.
+// transaction (database.Transact) with the stock holds it takes or releases;
+// a writer that loses a race retries on the fresh state (retryConflicts).
+// Nothing is kept in memory, so any number of replicas may serve the same
+// sessions.
+//
+// # Life cycles
+//
+// Four rows move as completion goes; each transition is one transaction,
+// so a crash leaves a row in the state before it or after it, never
+// between. A session moves by saves over its version (save), the others by
+// named transitions whose UPDATE names the statuses they leave (states.go).
+//
+// The session (checkout_sessions, Status):
+//
+//	create ─→ not_ready_for_payment ⇄ ready_for_payment ─claim─→ in_progress ─finish─→ completed
+//	              │                        │    ↑                   │
+//	              │                        │    └──── release ──────┘ (declined, failed)
+//	              └── cancel, expiry ──────┴──→ canceled, expired
+//
+// Who moves it, what guards it, and a crash:
+//   - The buyer's calls (Create, Update, Cancel) and the claim of a payment
+//     (Complete, a paid page's payLink) move it, each saving over the
+//     version it read (save); the sweeper expires it (ExpireDue, from
+//     not_ready or ready only). finish and release move it inside the
+//     attempt's transition, so only the caller that settles the attempt
+//     moves the session.
+//   - Crash after claim: the session stays in_progress with a pending
+//     attempt and its stock held (claimHold); the reconciler settles the
+//     attempt after the grace period, which completes or releases it.
+//
+// The payment attempt (payment_attempts, attemptStatus), written in the
+// claim's transaction with its idempotency key before the provider is
+// called:
+//
+//	pending ─success─────────→ succeeded                 (finish: order, stock, session completed)
+//	   ├────decline, 3DS─────→ declined, requires_action (release: session ready again)
+//	   └────refused, no charge→ failed ─charge found later─→ orphaned (surplus, refunded)
+//
+// Who moves it, what guards it, and a crash:
+//   - Whoever learns the outcome first: Complete's caller after the
+//     charge, the webhook (ReconcileSession), the reconciler (Reconcile:
+//     asks the provider by the attempt's key once the grace period is over,
+//     and fails it when the provider has no charge), a paid page (payLink).
+//     The row's status guards it: settleAttempt leaves pending only,
+//     orphanAttempt failed only, so one caller wins.
+//   - Crash before the charge: pending; the reconciler finds no charge and
+//     fails it (the session is released). Crash after the charge, before
+//     finish: pending; the reconciler finds the charge (same key) and
+//     finishes it. finish is one transaction: order, stock, attempt and
+//     session together or not at all.
+//
+// The surplus payment (surplus_payments, surplusStatus): a payment no order
+// takes (the session was paid already or had ended, the attempt had been
+// given up on, a page paid after its session changed), recorded in the
+// transaction that finds it so:
+//
+//	pending ─refund accepted─→ refunded
+//	   └─────refund refused──→ failed (for staff to refund by hand)
+//
+// Who moves it, what guards it, and a crash:
+//   - refundNow refunds it at once, the reconciler (RefundSurplus) later,
+//     both with the key "shop_surplus_<id>"; settleSurplus leaves pending
+//     only, and the unique reference keeps a payment reported twice once.
+//   - Crash after recording, or a refund whose answer was lost: pending;
+//     the reconciler refunds it, the same key making the refund happen once.
+//
+// The payment link (payment_links, linkStatus), written before the provider
+// is asked to make the page:
+//
+//	open ─paid (SettleHosted → payLink)─────────────────→ paid
+//	  ├───expired at the provider, superseded, session paid → expired
+//	  └───the provider could not make it ────────────────→ failed
+//
+// Who moves it, what guards it, and a crash:
+//   - SettleHosted (the webhook, the success page, ReconcileLinks) settles
+//     a paid page through the same claim, attempt (keyed by the link) and
+//     finish as Complete; closeLinks expires a session's other pages.
+//     endLink leaves open only.
+//   - Crash before the provider made the page: open without an external
+//     id, never paid, its holds lapse. Crash between payLink's claim and
+//     finish: the page's attempt exists (its key is the link's) and the
+//     next settler finishes it. A page paid while another payment of its
+//     session is in flight answers errNotYet and is settled on the
+//     provider's next delivery or by the reconciler.
 package checkout
 
 import (

@@ -2,7 +2,6 @@ package checkout
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/database"
 	"shop/orders"
 	"shop/payments"
 )
@@ -51,18 +51,6 @@ type CompleteRequest struct {
 	Seen string
 }
 
-// Attempt statuses.
-const (
-	attemptPending        = "pending"
-	attemptSucceeded      = "succeeded"
-	attemptDeclined       = "declined"
-	attemptRequiresAction = "requires_action"
-	attemptFailed         = "failed"
-	// attemptOrphaned: given up on, then the provider answered that it
-	// charged after all; the money must go back.
-	attemptOrphaned = "orphaned"
-)
-
 // attemptRow is a row of payment_attempts: written, with its idempotency
 // key, before the provider is called.
 type attemptRow struct {
@@ -75,7 +63,7 @@ type attemptRow struct {
 	Token          string
 	Amount         int64
 	Currency       string
-	Status         string
+	Status         attemptStatus
 	Reference      string
 	DeclineCode    string
 	Message        string
@@ -87,11 +75,6 @@ type attemptRow struct {
 	PromoCode string
 	CreatedAt time.Time
 	UpdatedAt time.Time
-
-	// completed is the session as finish saved it, with its order, when
-	// this attempt's settling completed it: the answer needs no reading back.
-	completed *sessionRow   `gorm:"-"`
-	order     *orders.Order `gorm:"-"`
 }
 
 func (attemptRow) TableName() string { return "payment_attempts" }
@@ -147,56 +130,67 @@ func (c *Checkout) Complete(ctx context.Context, req CompleteRequest) (*Session,
 	if err := c.checkPayment(req.Payment); err != nil {
 		return nil, err
 	}
-	for range conflictRetries {
-		row, err := c.load(ctx, req.SessionID)
-		if err != nil {
-			return nil, err
-		}
-		s, err := c.session(ctx, row)
-		if err != nil {
-			return nil, err
-		}
-		switch s.Status {
-		case Completed:
-			return s, nil
-		case InProgress:
-			return c.processing(s), nil
-		case Ready:
-		case NotReady:
-			return nil, notReady(s)
-		default:
-			return nil, c.writable(row)
-		}
-		if req.Seen != "" && !c.validSeen(s, req.Seen) {
-			// The claim below is conditional on the version read here, so
-			// what is charged is what was compared.
-			return nil, shop.Errorf(shop.PriceChanged, "$.checkout_session_id", "the order changed after the payment page was shown (now %s); nothing was charged: review it and pay again", c.policy.Currency().Format(row.Total))
-		}
-		st, err := row.state()
-		if err != nil {
-			return nil, err
-		}
-		if err := mergeBuyer(&st, req.Buyer); err != nil {
-			return nil, err
-		}
-		att, err := c.claim(ctx, row, st, func(tx *gorm.DB) (*attemptRow, error) {
-			return c.newAttempt(ctx, tx, row, c.charger.Name(), req.Payment.Token, "")
-		})
-		if errors.Is(err, errConflict) {
-			continue // someone else changed or claimed it: answer from the fresh state
-		}
-		if err != nil {
-			return nil, err
-		}
-		if att == nil {
-			return c.session(ctx, row) // prices or stock moved: not ready, nothing charged
-		}
-		c.faultAt("before_charge")
-		res, err := c.charger.Charge(ctx, att.request())
-		c.faultAt("after_charge")
-		return c.settle(ctx, att, res, err)
+	var att *attemptRow
+	var answer *Session // the answer when nothing is charged
+	// errConflict: someone else changed or claimed the session; the next
+	// try answers from the fresh state.
+	err := retryConflicts(func() error {
+		var err error
+		att, answer, err = c.claimForCompletion(ctx, req)
+		return err
+	})
+	switch {
+	case errors.Is(err, errConflict):
+		return nil, shop.Errorf(shop.Conflict, "$.checkout_session_id", "the session is being changed by another request right now; call complete_checkout again")
+	case err != nil || att == nil:
+		return answer, err
 	}
-	return nil, shop.Errorf(shop.Conflict, "$.checkout_session_id", "the session is being changed by another request right now; call complete_checkout again")
+	c.faultAt("before_charge")
+	res, err := c.charger.Charge(ctx, att.request())
+	c.faultAt("after_charge")
+	return c.settle(ctx, att, res, err)
+}
+
+// claimForCompletion reads the session req pays and claims it with a new
+// attempt, which it returns; or, when the session is not to be charged
+// (completed, being paid, not ready, or its figures moved), the answer.
+func (c *Checkout) claimForCompletion(ctx context.Context, req CompleteRequest) (*attemptRow, *Session, error) {
+	row, err := c.load(ctx, req.SessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := c.session(ctx, row)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch s.Status {
+	case Completed:
+		return nil, s, nil
+	case InProgress:
+		return nil, c.processing(s), nil
+	case Ready:
+	case NotReady:
+		return nil, nil, notReady(s)
+	default:
+		return nil, nil, c.writable(row)
+	}
+	if req.Seen != "" && !c.validSeen(s, req.Seen) {
+		// The claim below is conditional on the version read here, so
+		// what is charged is what was compared.
+		return nil, nil, shop.Errorf(shop.PriceChanged, "$.checkout_session_id", "the order changed after the payment page was shown (now %s); nothing was charged: review it and pay again", c.policy.Currency().Format(row.Total))
+	}
+	st := row.state()
+	if err := mergeBuyer(&st, req.Buyer); err != nil {
+		return nil, nil, err
+	}
+	att, err := c.claim(ctx, row, st, func(tx *gorm.DB) (*attemptRow, error) {
+		return c.newAttempt(ctx, tx, row, c.charger.Name(), req.Payment.Token, "")
+	})
+	if err != nil || att != nil {
+		return att, nil, err
+	}
+	s, err = c.session(ctx, row) // prices or stock moved: not ready, nothing charged
+	return nil, s, err
 }
 
 func (c *Checkout) faultAt(point string) {
@@ -262,18 +256,16 @@ func mergeBuyer(st *state, b *Buyer) error {
 // nil, with the session saved not ready and why, when something moved, the
 // promotion's usage limit included.
 func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt func(tx *gorm.DB) (*attemptRow, error)) (*attemptRow, error) {
-	var before snapshot
-	if err := json.Unmarshal([]byte(row.Priced), &before); err != nil {
-		return nil, fmt.Errorf("session %s priced: %w", row.ID, err)
-	}
+	before := row.Priced
 	promo, _ := c.policy.Promotion(st.PromoCode)
 	if st.PromoCode == "" {
 		promo = nil
 	}
 	var att *attemptRow
-	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		att = nil
-		now := c.now().UTC()
+	read := *row
+	err := c.transact(ctx, func(tx *gorm.DB) error {
+		att, *row = nil, read // a transaction run again starts from the row as read
+		now := database.Now(tx)
 		if promo != nil {
 			if err := c.lockPromo(ctx, tx, promo.Code); err != nil {
 				return err
@@ -282,10 +274,7 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt
 		if err := c.reprice(ctx, tx, row, st, now); err != nil {
 			return err
 		}
-		var after snapshot
-		if err := json.Unmarshal([]byte(row.Priced), &after); err != nil {
-			return fmt.Errorf("session %s repriced: %w", row.ID, err)
-		}
+		after := row.Priced
 		if row.Status == Ready {
 			moved := priceChanges(before, row)
 			if before.Promo != "" && after.Promo == "" {
@@ -305,7 +294,7 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt
 					return err
 				}
 				row.Status = NotReady
-				addMessages(row, moved...)
+				row.addMessages(moved...)
 			}
 		}
 		claimed := row.Status == Ready
@@ -345,10 +334,8 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt
 // priceChanges compares the figures the buyer saw with the session priced
 // again, and returns a price_changed message per line and for the total.
 func priceChanges(before snapshot, row *sessionRow) []Message {
-	var after snapshot
-	_ = json.Unmarshal([]byte(row.Priced), &after) // just written by reprice
 	var out []Message
-	for i, l := range after.LineItems {
+	for i, l := range row.Priced.LineItems {
 		if i < len(before.LineItems) && before.LineItems[i].UnitAmount != l.UnitAmount {
 			out = append(out, errorMessage(string(shop.PriceChanged), fmt.Sprintf("$.line_items[%d].unit_amount", i),
 				fmt.Sprintf("The price of %s changed; review the new total and pay again.", l.Name)))
@@ -367,14 +354,6 @@ func priceChanges(before snapshot, row *sessionRow) []Message {
 	return out
 }
 
-// addMessages adds messages to the front of a row's priced messages.
-func addMessages(row *sessionRow, msgs ...Message) {
-	var snap snapshot
-	_ = json.Unmarshal([]byte(row.Priced), &snap) // written by reprice
-	snap.Messages = append(msgs, snap.Messages...)
-	row.Priced = marshal(snap)
-}
-
 // newAttempt writes, in the claim's transaction, a payment attempt of a
 // session: its idempotency key is derived from the session and the
 // attempt's number (unless key is given), so every try of this attempt
@@ -382,10 +361,6 @@ func addMessages(row *sessionRow, msgs ...Message) {
 // every attempt of the session, and the promotion whose use the claim took
 // (the one the session is priced with).
 func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow, provider, token, key string) (*attemptRow, error) {
-	var snap snapshot
-	if err := json.Unmarshal([]byte(row.Priced), &snap); err != nil {
-		return nil, fmt.Errorf("session %s priced: %w", row.ID, err)
-	}
 	var n int64
 	if err := tx.WithContext(ctx).Model(&attemptRow{}).Where("session_id = ?", row.ID).Count(&n).Error; err != nil {
 		return nil, fmt.Errorf("count payment attempts: %w", err)
@@ -393,7 +368,7 @@ func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow,
 	if key == "" {
 		key = fmt.Sprintf("shop_%s_attempt_%d", row.ID, n+1)
 	}
-	now := c.now().UTC()
+	now := database.Now(tx)
 	att := &attemptRow{
 		ID:             fmt.Sprintf("pa_%s_%d", strings.TrimPrefix(row.ID, "cs_"), n+1),
 		SessionID:      row.ID,
@@ -405,7 +380,7 @@ func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow,
 		Amount:         row.Total,
 		Currency:       row.Currency,
 		OrderID:        row.OrderID,
-		PromoCode:      snap.Promo,
+		PromoCode:      row.Priced.Promo,
 		Status:         attemptPending,
 		CreatedAt:      now,
 		UpdatedAt:      now,
@@ -423,21 +398,26 @@ func (c *Checkout) processing(s *Session) *Session {
 	return s
 }
 
-// FirstError is the content of a session's first error message: what the
-// buyer must fix before paying.
-func (s *Session) FirstError() string {
+// FirstProblem returns the content of a session's first error message,
+// what the buyer must fix before paying (a sentence), and false when the
+// session lists none.
+func (s *Session) FirstProblem() (string, bool) {
 	for _, m := range s.Messages {
 		if m.Type == MessageError {
-			return m.Content
+			return m.Content, true
 		}
 	}
-	return "it has no problems listed."
+	return "", false
 }
 
 // notReady refuses to take payment for a session that is not ready for it,
 // saying what to fix.
 func notReady(s *Session) error {
-	return shop.Errorf(shop.Invalid, "$.checkout_session_id", "this session is not ready for payment: %s Fix it with update_checkout_session first.", s.FirstError())
+	why, ok := s.FirstProblem()
+	if !ok {
+		why = "it has no problems listed."
+	}
+	return shop.Errorf(shop.Invalid, "$.checkout_session_id", "this session is not ready for payment: %s Fix it with update_checkout_session first.", why)
 }
 
 // lines are a session's lines as stock to hold or take.

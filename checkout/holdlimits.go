@@ -2,7 +2,6 @@ package checkout
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/database"
 )
 
 // What one buyer may hold at once (the policy's Limits), and a buyer's own
@@ -101,10 +101,8 @@ func (c *Checkout) buyerSessions(ctx context.Context, tx *gorm.DB, row *sessionR
 	tx = tx.WithContext(ctx)
 	var rows []sessionRow
 	if b.key != "" {
-		if tx.Dialector.Name() == "postgres" {
-			if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext(?))", "shop.buyer:"+b.key).Error; err != nil {
-				return nil, fmt.Errorf("lock buyer: %w", err)
-			}
+		if err := database.LockKey(tx, "shop.buyer:"+b.key); err != nil {
+			return nil, fmt.Errorf("lock buyer: %w", err)
 		}
 		err := tx.Where("buyer_key = ? AND status IN ? AND id <> ?", b.key, []Status{Ready, InProgress}, row.ID).Find(&rows).Error
 		if err != nil {
@@ -391,27 +389,20 @@ func (c *Checkout) gaveWay(ctx context.Context, tx *gorm.DB, b *buyerSessions, l
 			return fmt.Errorf("session %s gave way but was not read", id)
 		}
 		r := b.others[i].row
-		var snap snapshot
-		if err := json.Unmarshal([]byte(r.Priced), &snap); err != nil {
-			return fmt.Errorf("session %s priced: %w", r.ID, err)
-		}
 		why := "Its items were moved to your newer checkout session, which needed units this one held: the stock would not cover both."
 		if slices.Contains(limited, id) {
 			l := b.limits
 			why = fmt.Sprintf("Its items were moved to your newer checkout session: one buyer may hold at most %d units of one item, %d units in all and %s at once.",
 				l.UnitsPerVariant, l.UnitsPerBuyer, sessionCount(l.OpenSessions))
 		}
-		snap.Messages = append([]Message{
-			{Type: MessageInfo, ContentType: "plain", Content: why},
+		r.addMessages(
+			Message{Type: MessageInfo, ContentType: "plain", Content: why},
 			errorMessage(string(shop.OutOfStock), "$.line_items", "Nothing is held for this session any more; update it to hold its items again, or cancel it."),
-		}, snap.Messages...)
-		res := tx.WithContext(ctx).Model(&sessionRow{}).Where("id = ? AND version = ?", r.ID, r.Version).
-			Updates(map[string]any{"status": NotReady, "version": r.Version + 1, "priced": marshal(snap), "updated_at": now})
-		if res.Error != nil {
-			return fmt.Errorf("session %s gives way: %w", r.ID, res.Error)
-		}
-		if res.RowsAffected == 0 {
-			return errConflict
+		)
+		r.Status, r.UpdatedAt = NotReady, now
+		// Over the version read: errConflict when it changed since.
+		if err := c.save(tx.WithContext(ctx), &r); err != nil {
+			return err
 		}
 	}
 	return nil

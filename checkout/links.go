@@ -5,16 +5,15 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/database"
 	"shop/orders"
 	"shop/payments"
 )
@@ -36,14 +35,6 @@ type PaymentLink struct {
 	// shop's own test page).
 	Provider string `json:"provider"`
 }
-
-// Link statuses.
-const (
-	linkOpen    = "open"
-	linkPaid    = "paid"
-	linkExpired = "expired"
-	linkFailed  = "failed"
-)
 
 // linkTTL is how long a payment page stays open: Stripe Checkout's shortest.
 // The session's stock is held a little longer, so that a page can never be
@@ -67,7 +58,7 @@ type linkRow struct {
 	URL        string
 	Amount     int64
 	Currency   string
-	Status     string
+	Status     linkStatus
 	ExpiresAt  time.Time
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
@@ -127,14 +118,11 @@ func (c *Checkout) CreateLink(ctx context.Context, id string) (*PaymentLink, err
 		if err := c.writable(row); err != nil {
 			return err
 		}
-		st, err := row.state()
-		if err != nil {
-			return err
-		}
+		st := row.state()
 		if st.Buyer == nil || st.Buyer.Email == "" {
 			return shop.Errorf(shop.Missing, "$.buyer.email", "the order needs the buyer's email, for the receipt; add it with update_checkout_session, then make the link")
 		}
-		now := c.now().UTC()
+		now := database.Now(tx)
 		if err := c.reprice(ctx, tx, row, st, now); err != nil {
 			return err
 		}
@@ -186,7 +174,7 @@ func (c *Checkout) hostedLink(ctx context.Context, s *Session, orderID string, u
 	}
 	now := c.now().UTC()
 	link := &linkRow{
-		ID: "pl_" + strings.TrimPrefix(newSessionID(), "cs_"), SessionID: s.ID, Provider: c.charger.Name(),
+		ID: shop.NewID("pl_"), SessionID: s.ID, Provider: c.charger.Name(),
 		Amount: total, Currency: s.Currency, Status: linkOpen, ExpiresAt: until, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := c.db.WithContext(ctx).Create(link).Error; err != nil {
@@ -200,7 +188,7 @@ func (c *Checkout) hostedLink(ctx context.Context, s *Session, orderID string, u
 	hc, err := c.linker.CreateHostedCheckout(ctx, req)
 	if err != nil {
 		c.logger.ErrorContext(ctx, "create hosted checkout", "session", s.ID, "link", link.ID, "err", err)
-		_ = c.db.WithContext(context.WithoutCancel(ctx)).Model(link).Updates(map[string]any{"status": linkFailed, "updated_at": c.now().UTC()}).Error
+		_ = c.endLink(context.WithoutCancel(ctx), link.ID, linkFailed)
 		var e *shop.Error
 		if errors.As(err, &e) {
 			return nil, e
@@ -296,108 +284,99 @@ func (c *Checkout) SettleHosted(ctx context.Context, externalID string) error {
 	}
 	if !hp.Paid || hp.PaymentIntent == "" {
 		if hp.Status == "expired" {
-			return c.setLink(ctx, &link, linkExpired)
+			return c.endLink(ctx, link.ID, linkExpired)
 		}
 		return nil
 	}
 	if err := c.payLink(ctx, &link, hp); err != nil {
 		return err
 	}
-	return c.setLink(ctx, &link, linkPaid)
+	return c.endLink(ctx, link.ID, linkPaid)
 }
 
 // payLink turns a paid page into its session's order, or into a surplus
 // payment that is refunded: a page is fixed-price, so one paid for another
 // amount than the session's total, or after the session really changed, is
-// refunded.
+// refunded. While another payment of the session is being settled, it
+// answers errNotYet: the provider's next delivery or the reconciler settles
+// the page once that payment's outcome is known.
 func (c *Checkout) payLink(ctx context.Context, link *linkRow, hp *payments.HostedPayment) error {
 	res := &payments.Result{Status: payments.Succeeded, Reference: hp.PaymentIntent, CardBrand: hp.CardBrand, CardLast4: hp.CardLast4}
-	for range 4 * conflictRetries {
-		// The session is read before the page's attempt: a session found
-		// completed without that attempt was completed by another payment,
-		// never by a settler of this page racing this one.
-		row, err := c.load(ctx, link.SessionID)
-		if err != nil {
-			return err
+	var att *attemptRow
+	var claimed bool
+	var reason string
+	err := retryConflicts(func() error {
+		var err error
+		att, claimed, reason, err = c.claimForLink(ctx, link, hp)
+		return err
+	})
+	switch {
+	case errors.Is(err, errConflict):
+		return errNotYet
+	case err != nil:
+		return err
+	case att != nil:
+		_, err = c.finish(ctx, att, res)
+		if err == nil && claimed {
+			c.closeLinks(ctx, att.SessionID, link.ID)
 		}
-		var att attemptRow
-		err = c.db.WithContext(ctx).Where("idempotency_key = ?", link.key()).Take(&att).Error
-		switch {
-		case err == nil:
-			// The page's payment has its attempt already (a replay, or a
-			// settler that stopped midway): settle it; finish is
-			// conditional on the attempt being open.
-			_, err := c.finish(ctx, &att, res)
-			return err
-		case !errors.Is(err, gorm.ErrRecordNotFound):
-			return fmt.Errorf("payment attempt of link %s: %w", link.ID, err)
-		}
-		reason := ""
-		switch status := row.Status; {
-		case status == InProgress:
-			// Another payment of the session is being settled (most often
-			// this page's, reported twice at once): wait for it a little.
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(250 * time.Millisecond):
-			}
-			continue
-		case status == Completed:
-			reason = reasonPaidTwice
-		case status.Final() || c.writable(row) != nil:
-			reason = reasonSessionEnd
-		case hp.Amount != row.Total || hp.Currency != row.Currency:
-			reason = reasonAmount
-		case row.UpdatedAt.After(link.CreatedAt):
-			// A real change since the page was made (updated_at records
-			// the last): the page shows another cart, even at this total.
-			reason = reasonChanged
-		}
-		if reason == "" {
-			st, err := row.state()
-			if err != nil {
-				return err
-			}
-			att, err := c.claim(ctx, row, st, func(tx *gorm.DB) (*attemptRow, error) {
-				// The page's payment: its key is the page's, its token the page's id.
-				return c.newAttempt(ctx, tx, row, link.Provider, hp.ID, link.key())
-			})
-			if errors.Is(err, errConflict) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if att != nil {
-				_, err = c.finish(ctx, att, res)
-				if err == nil {
-					c.closeLinks(ctx, row.ID, link.ID)
-				}
-				return err
-			}
-			reason = reasonMoved
-		}
-		err = c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			return c.recordSurplus(ctx, tx, link.SessionID, link.Provider, hp.PaymentIntent, hp.Amount, hp.Currency, reason)
-		})
-		if err != nil {
-			return err
-		}
-		c.refundNow(ctx, link.SessionID)
-		return nil
+		return err
 	}
-	return errNotYet
+	err = c.transact(ctx, func(tx *gorm.DB) error {
+		return c.recordSurplus(ctx, tx, link.SessionID, link.Provider, hp.PaymentIntent, hp.Amount, hp.Currency, reason)
+	})
+	if err != nil {
+		return err
+	}
+	c.refundNow(ctx, link.SessionID)
+	return nil
 }
 
-// setLink moves an open link to status.
-func (c *Checkout) setLink(ctx context.Context, link *linkRow, status string) error {
-	err := c.db.WithContext(ctx).Model(&linkRow{}).Where("id = ? AND status = ?", link.ID, linkOpen).
-		Updates(map[string]any{"status": status, "updated_at": c.now().UTC()}).Error
+// claimForLink finds the attempt a paid page's payment settles: the one
+// written for it already (a replay, or a settler that stopped midway;
+// finish is conditional on the attempt being open), or a new one that
+// claims its session (claimed); else, with no attempt, why the payment is
+// surplus. errConflict: the claim lost a race.
+func (c *Checkout) claimForLink(ctx context.Context, link *linkRow, hp *payments.HostedPayment) (att *attemptRow, claimed bool, reason string, err error) {
+	// The session is read before the page's attempt: a session found
+	// completed without that attempt was completed by another payment,
+	// never by a settler of this page racing this one.
+	row, err := c.load(ctx, link.SessionID)
 	if err != nil {
-		return fmt.Errorf("payment link %s: %w", link.ID, err)
+		return nil, false, "", err
 	}
-	return nil
+	var existing attemptRow
+	err = c.db.WithContext(ctx).Where("idempotency_key = ?", link.key()).Take(&existing).Error
+	switch {
+	case err == nil:
+		return &existing, false, "", nil
+	case !errors.Is(err, gorm.ErrRecordNotFound):
+		return nil, false, "", fmt.Errorf("payment attempt of link %s: %w", link.ID, err)
+	}
+	switch status := row.Status; {
+	case status == InProgress:
+		// Another payment of the session is being settled (this page's
+		// own settlers always find its attempt above).
+		return nil, false, "", errNotYet
+	case status == Completed:
+		return nil, false, reasonPaidTwice, nil
+	case status.Final() || c.writable(row) != nil:
+		return nil, false, reasonSessionEnd, nil
+	case hp.Amount != row.Total || hp.Currency != row.Currency:
+		return nil, false, reasonAmount, nil
+	case row.UpdatedAt.After(link.CreatedAt):
+		// A real change since the page was made (updated_at records
+		// the last): the page shows another cart, even at this total.
+		return nil, false, reasonChanged, nil
+	}
+	att, err = c.claim(ctx, row, row.state(), func(tx *gorm.DB) (*attemptRow, error) {
+		// The page's payment: its key is the page's, its token the page's id.
+		return c.newAttempt(ctx, tx, row, link.Provider, hp.ID, link.key())
+	})
+	if err != nil || att != nil {
+		return att, att != nil, "", err
+	}
+	return nil, false, reasonMoved, nil
 }
 
 // closeLinks expires a session's other open pages once it is paid, so that
@@ -417,7 +396,7 @@ func (c *Checkout) closeLinks(ctx context.Context, sessionID, except string) {
 			c.logger.WarnContext(ctx, "expire payment link", "link", open[i].ID, "err", err)
 			continue
 		}
-		_ = c.setLink(ctx, &open[i], linkExpired)
+		_ = c.endLink(ctx, open[i].ID, linkExpired)
 	}
 }
 
@@ -431,16 +410,12 @@ func (c *Checkout) CancelPayment(ctx context.Context, id string) (*Session, erro
 		if row.Status != Ready || c.writable(row) != nil {
 			return errUnchanged
 		}
-		var snap snapshot
-		if err := json.Unmarshal([]byte(row.Priced), &snap); err != nil {
-			return fmt.Errorf("session %s priced: %w", row.ID, err)
-		}
-		for _, m := range snap.Messages {
+		for _, m := range row.Priced.Messages {
 			if m.Code == PaymentCanceled {
 				return errUnchanged
 			}
 		}
-		addMessages(row, Message{Type: MessageInfo, Code: PaymentCanceled, ContentType: "plain",
+		row.addMessages(Message{Type: MessageInfo, Code: PaymentCanceled, ContentType: "plain",
 			Content: "The payment page was closed without paying; the cart is kept."})
 		return nil
 	})

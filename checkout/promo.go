@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"shop"
+	"shop/database"
 )
 
 // A promotion's usage limit holds in the database, whatever the replicas
@@ -50,7 +51,8 @@ func (c *Checkout) promoUses(ctx context.Context, tx *gorm.DB, code string) (int
 }
 
 // lockPromo makes sure a code has its row and locks it until tx ends
-// (SQLite's write lock, taken when tx began, serializes writers already).
+// (database.Lock: SQLite's write lock, taken when tx began, serializes
+// writers already).
 func (c *Checkout) lockPromo(ctx context.Context, tx *gorm.DB, code string) error {
 	tx = tx.WithContext(ctx)
 	err := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "code"}}, DoNothing: true}).
@@ -58,11 +60,8 @@ func (c *Checkout) lockPromo(ctx context.Context, tx *gorm.DB, code string) erro
 	if err != nil {
 		return fmt.Errorf("uses of %s: %w", code, err)
 	}
-	if tx.Dialector.Name() != "postgres" {
-		return nil
-	}
 	var used []int64
-	if err := tx.Raw("SELECT used FROM promotion_uses WHERE code = ? FOR UPDATE", code).Scan(&used).Error; err != nil {
+	if err := tx.Model(&promoUse{}).Clauses(database.Lock()).Where("code = ?", code).Pluck("used", &used).Error; err != nil {
 		return fmt.Errorf("lock uses of %s: %w", code, err)
 	}
 	return nil

@@ -20,7 +20,7 @@ var droppedSessions = []Status{Canceled, Expired}
 
 // moneylessAttempts are the statuses of the payment attempts that took no
 // money: nothing an order or a refund needs.
-var moneylessAttempts = []string{attemptDeclined, attemptRequiresAction, attemptFailed}
+var moneylessAttempts = []attemptStatus{attemptDeclined, attemptRequiresAction, attemptFailed}
 
 // DeleteEnded deletes what the shop keeps of the checkout sessions that
 // ended more than the policy's retention ago (sessions.retention_days), in
@@ -70,7 +70,8 @@ func (c *Checkout) DeleteEnded(ctx context.Context) (int64, error) {
 // sessions that ended before cutoff, with their rows, in one transaction.
 func (c *Checkout) deleteEndedBatch(ctx context.Context, cutoff time.Time) (int64, error) {
 	var deleted int64
-	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := c.transact(ctx, func(tx *gorm.DB) error {
+		deleted = 0
 		var ids []string
 		err := tx.Model(&sessionRow{}).Where("status IN ? AND updated_at <= ?", droppedSessions, cutoff).
 			Where("NOT EXISTS (SELECT 1 FROM orders o WHERE o.checkout_session_id = checkout_sessions.id)").

@@ -2,7 +2,6 @@ package checkout
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,6 +14,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/database"
 	"shop/orders"
 )
 
@@ -53,27 +53,29 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 		return nil, err
 	}
 	now := c.now().UTC()
-	row := &sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now,
+	fresh := sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now,
 		BuyerKey: shop.BuyerFrom(ctx).Key()}
-	for range conflictRetries {
-		err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			if err := c.reprice(ctx, tx, row, st, now); err != nil {
+	var row sessionRow
+	// errConflict: a session of the buyer's that gave way changed meanwhile.
+	err := retryConflicts(func() error {
+		return c.transact(ctx, func(tx *gorm.DB) error {
+			row = fresh
+			if err := c.reprice(ctx, tx, &row, st, now); err != nil {
 				return err
 			}
-			if err := tx.Create(row).Error; err != nil {
+			if err := tx.Create(&row).Error; err != nil {
 				return fmt.Errorf("create session: %w", err)
 			}
 			return nil
 		})
-		if errors.Is(err, errConflict) {
-			continue // a session of the buyer's that gave way changed meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		return c.session(ctx, row)
+	})
+	if errors.Is(err, errConflict) {
+		return nil, shop.Errorf(shop.Conflict, "$.items", "the buyer's other checkout sessions are being changed by other requests right now; retry")
 	}
-	return nil, shop.Errorf(shop.Conflict, "$.items", "the buyer's other checkout sessions are being changed by other requests right now; retry")
+	if err != nil {
+		return nil, err
+	}
+	return c.session(ctx, &row)
 }
 
 // Update changes a session as req says and prices it again. An update that
@@ -88,15 +90,12 @@ func (c *Checkout) Update(ctx context.Context, id string, req Request) (*Session
 		if err := c.writable(row); err != nil {
 			return err
 		}
-		st, err := row.state()
-		if err != nil {
-			return err
-		}
+		st := row.state()
 		if err := c.apply(&st, req); err != nil {
 			return err
 		}
 		was := *row
-		if err := c.reprice(ctx, tx, row, st, c.now().UTC()); err != nil {
+		if err := c.reprice(ctx, tx, row, st, database.Now(tx)); err != nil {
 			return err
 		}
 		if !st.changed && samePricing(&was, row) {
@@ -141,7 +140,7 @@ func (c *Checkout) Cancel(ctx context.Context, id string) (*Session, error) {
 		if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
 			return err
 		}
-		row.Status, row.UpdatedAt = Canceled, c.now().UTC()
+		row.Status, row.UpdatedAt = Canceled, database.Now(tx)
 		return nil
 	})
 }
@@ -154,27 +153,32 @@ var errUnchanged = errors.New("session unchanged")
 // another writer got there first. fn returns errUnchanged, with row as it
 // was read, to leave the session as it is (what fn wrote is rolled back).
 func (c *Checkout) change(ctx context.Context, id string, fn func(tx *gorm.DB, row *sessionRow) error) (*Session, error) {
-	for range conflictRetries {
-		row, err := c.load(ctx, id)
+	var row *sessionRow
+	err := retryConflicts(func() error {
+		read, err := c.load(ctx, id)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		err = c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		row = new(sessionRow)
+		err = c.transact(ctx, func(tx *gorm.DB) error {
+			*row = *read // a transaction run again starts from the row as read
 			if err := fn(tx, row); err != nil {
 				return err
 			}
 			return c.save(tx, row)
 		})
-		switch {
-		case errors.Is(err, errConflict):
-			continue
-		case errors.Is(err, errUnchanged):
-		case err != nil:
-			return nil, err
+		if errors.Is(err, errUnchanged) {
+			return nil
 		}
-		return c.session(ctx, row)
+		return err
+	})
+	if errors.Is(err, errConflict) {
+		return nil, shop.Errorf(shop.Conflict, "$.checkout_session_id", "the session is being changed by another request right now; get it again and retry")
 	}
-	return nil, shop.Errorf(shop.Conflict, "$.checkout_session_id", "the session is being changed by another request right now; get it again and retry")
+	if err != nil {
+		return nil, err
+	}
+	return c.session(ctx, row)
 }
 
 // load reads a session's row.
@@ -326,36 +330,14 @@ func (c *Checkout) apply(st *state, req Request) error {
 // lifetime.
 func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st state, now time.Time) error {
 	was := *row
-	var prev snapshot // the last pricing
-	if row.Priced != "" {
-		if err := json.Unmarshal([]byte(row.Priced), &prev); err != nil {
-			return fmt.Errorf("session %s priced: %w", row.ID, err)
-		}
-	}
-	ids := make([]string, len(st.Items))
-	for i, it := range st.Items {
-		ids[i] = it.ID
-	}
+	prev := row.Priced // the last pricing
 	buyer, err := c.buyerSessions(ctx, tx, row, emailKey(st.Buyer), now)
 	if err != nil {
 		return err
 	}
-	// The buyer's own holds count as available (holdlimits.go).
-	items, err := c.catalog.ItemsFor(ctx, tx, append([]string{row.ID}, buyer.yielders(nil)...), ids)
+	lines, problems, err := c.cartLines(ctx, tx, row, st, buyer)
 	if err != nil {
 		return err
-	}
-	var problems []Message
-	lines := make([]cartLine, len(st.Items))
-	for i, it := range st.Items {
-		v, ok := items[it.ID]
-		if !ok {
-			return shop.Errorf(shop.Invalid, fmt.Sprintf("$.items[%d].id", i), "no variant has id %q; get variant ids from get_product", it.ID)
-		}
-		lines[i] = cartLine{VariantID: it.ID, Quantity: it.Quantity, Name: v.Name, Images: v.Images, UnitAmount: v.Price}
-		if it.Quantity > v.Available && !buyer.overLine(it.Quantity, v.Available) {
-			problems = append(problems, outOfStock(i, v.Name, v.Available))
-		}
 	}
 	if len(lines) == 0 {
 		problems = append(problems, errorMessage(string(shop.Missing), "$.line_items", "Add at least one item."))
@@ -383,18 +365,7 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 	if shippable != nil && pr.OptionID == "" && len(pr.Errors) == 0 {
 		problems = append(problems, errorMessage(string(shop.Missing), "$.fulfillment_option_id", "Choose a shipping option."))
 	}
-	kept := ""
-	switch {
-	case st.OptionID == "":
-	case pr.OptionID == st.OptionID:
-		kept = st.OptionID
-	case len(pr.Options) == 0 && in.OptionKept:
-		kept = st.OptionID // no address to judge it by: still the buyer's choice
-	case pr.OptionID != "":
-		// The buyer's choice vanished with the zone and the cheapest
-		// replaced it: from now on the session has no choice of its own.
-		st.OptionID = ""
-	}
+	kept := keptOption(&st, pr.OptionID, len(pr.Options) > 0, in.OptionKept)
 
 	row.ExpiresAt = c.expiry(row, now)
 	row.UpdatedAt = now
@@ -414,11 +385,59 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 
 	row.setState(st)
 	row.Total = pr.Total
-	row.Priced = marshal(snapshot{
+	row.Priced = snapshot{
 		LineItems: pr.LineItems, Options: pr.Options, OptionID: pr.OptionID, Totals: pr.Totals,
 		Messages: append(problems, pr.Messages...), Promo: pr.Promo, KeptOption: kept,
-	})
+	}
 	return c.keepAgreed(ctx, tx, &was, row, prev, st, now)
+}
+
+// cartLines are st's items as the catalog has them now, with an
+// out_of_stock problem per line the stock available to the buyer of row
+// (its own holds and those of the buyer's sessions that give way count)
+// does not cover.
+func (c *Checkout) cartLines(ctx context.Context, tx *gorm.DB, row *sessionRow, st state, buyer *buyerSessions) ([]cartLine, []Message, error) {
+	ids := make([]string, len(st.Items))
+	for i, it := range st.Items {
+		ids[i] = it.ID
+	}
+	// The buyer's own holds count as available (holdlimits.go).
+	items, err := c.catalog.ItemsFor(ctx, tx, append([]string{row.ID}, buyer.yielders(nil)...), ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	var problems []Message
+	lines := make([]cartLine, len(st.Items))
+	for i, it := range st.Items {
+		v, ok := items[it.ID]
+		if !ok {
+			return nil, nil, shop.Errorf(shop.Invalid, fmt.Sprintf("$.items[%d].id", i), "no variant has id %q; get variant ids from get_product", it.ID)
+		}
+		lines[i] = cartLine{VariantID: it.ID, Quantity: it.Quantity, Name: v.Name, Images: v.Images, UnitAmount: v.Price}
+		if it.Quantity > v.Available && !buyer.overLine(it.Quantity, v.Available) {
+			problems = append(problems, outOfStock(i, v.Name, v.Available))
+		}
+	}
+	return lines, problems, nil
+}
+
+// keptOption is the option of st the pricing keeps as the buyer's choice
+// (the snapshot's KeptOption), given the option it chose (chosen), whether
+// it offered any (offered) and whether st's option was kept from before
+// (wasKept). A choice that vanished with the zone, replaced by the
+// cheapest, is dropped from st: from then on the session has no choice of
+// its own.
+func keptOption(st *state, chosen string, offered, wasKept bool) string {
+	switch {
+	case st.OptionID == "":
+	case chosen == st.OptionID:
+		return st.OptionID
+	case !offered && wasKept:
+		return st.OptionID // no address to judge it by: still the buyer's choice
+	case chosen != "":
+		st.OptionID = ""
+	}
+	return ""
 }
 
 func outOfStock(line int, name string, available int64) Message {

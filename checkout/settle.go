@@ -2,13 +2,13 @@ package checkout
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/database"
 	"shop/orders"
 	"shop/payments"
 )
@@ -18,10 +18,11 @@ import (
 // unknown outcome (the reconciler asks again). It answers the session as
 // the caller should see it.
 func (c *Checkout) settle(ctx context.Context, att *attemptRow, res *payments.Result, chargeErr error) (*Session, error) {
+	var out outcome
 	var err error
 	switch {
 	case chargeErr == nil:
-		_, err = c.record(ctx, att, res)
+		out, err = c.record(ctx, att, res)
 		if err == nil && res.Status == payments.Succeeded {
 			c.closeLinks(ctx, att.SessionID, "")
 		}
@@ -52,8 +53,8 @@ func (c *Checkout) settle(ctx context.Context, att *attemptRow, res *payments.Re
 	if err != nil {
 		return nil, err
 	}
-	if att.completed != nil {
-		return c.sessionWith(ctx, att.completed, att.order)
+	if out.completed != nil {
+		return c.sessionWith(ctx, out.completed, out.order)
 	}
 	row, err := c.load(ctx, att.SessionID)
 	if err != nil {
@@ -62,38 +63,29 @@ func (c *Checkout) settle(ctx context.Context, att *attemptRow, res *payments.Re
 	return c.session(ctx, row)
 }
 
-// settleAttempt moves a pending attempt to its outcome; it is a no-op for an
-// attempt that is settled already. Every step is conditional on the
-// attempt's status, so callers may race (caller, reconciler, webhook).
-// The payment token goes in the same update: nothing asks the provider
-// with it again once the outcome is known (the reconciler looks charges up
-// by idempotency key), and staff keep what they need of the payment: the
-// provider's reference and the card's brand and last four digits.
-func (c *Checkout) settleAttempt(ctx context.Context, db *gorm.DB, attemptID, status string, res *payments.Result) (bool, error) {
-	updates := map[string]any{"status": status, "token": "", "updated_at": c.now().UTC()}
-	if res != nil {
-		updates["reference"], updates["decline_code"], updates["message"] = res.Reference, res.DeclineCode, res.Message
-		updates["card_brand"], updates["card_last4"] = res.CardBrand, res.CardLast4
-	}
-	r := db.WithContext(ctx).Model(&attemptRow{}).Where("id = ? AND status = ?", attemptID, attemptPending).Updates(updates)
-	if r.Error != nil {
-		return false, fmt.Errorf("settle payment attempt %s: %w", attemptID, r.Error)
-	}
-	return r.RowsAffected == 1, nil
+// outcome is what settling an attempt did.
+type outcome struct {
+	// settled: this call settled the attempt (false: another had first).
+	settled bool
+	// completed is the session as this call completed it, and order its
+	// order, when the attempt's success made the order (else nil): the
+	// answer needs no reading back.
+	completed *sessionRow
+	order     *orders.Order
 }
 
-// record settles an attempt with the provider's known answer and reports
-// whether this call settled it (false: someone else did first).
-func (c *Checkout) record(ctx context.Context, att *attemptRow, res *payments.Result) (bool, error) {
+// record settles an attempt with the provider's known answer.
+func (c *Checkout) record(ctx context.Context, att *attemptRow, res *payments.Result) (outcome, error) {
 	if res.Status == payments.Succeeded {
 		return c.finish(ctx, att, res)
 	}
-	return c.decline(ctx, att, res)
+	settled, err := c.decline(ctx, att, res)
+	return outcome{settled: settled}, err
 }
 
 // finish writes the order of a successful charge, in one transaction with
 // the stock it takes, the attempt and the session.
-func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Result) (settled bool, err error) {
+func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Result) (out outcome, err error) {
 	surplus := false
 	var short map[string]int64
 	defer func() {
@@ -102,10 +94,11 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Re
 		}
 		if short != nil && err == nil {
 			c.logger.ErrorContext(ctx, "a paid order is short of stock (the catalog changed while it was paid): restock or refund it; list_orders with short: true shows it",
-				"session", att.SessionID, "order", att.order.ID, "short", short)
+				"session", att.SessionID, "order", out.order.ID, "short", short)
 		}
 	}()
-	err = c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = c.transact(ctx, func(tx *gorm.DB) error {
+		out, surplus, short = outcome{}, false, nil // a transaction run again starts afresh
 		ok, err := c.settleAttempt(ctx, tx, att.ID, attemptSucceeded, res)
 		if err != nil {
 			return err
@@ -114,7 +107,7 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Re
 			surplus, err = c.orphan(ctx, tx, att, res)
 			return err
 		}
-		settled = true
+		out.settled = true
 		var row sessionRow
 		if err := tx.Where("id = ?", att.SessionID).Take(&row).Error; err != nil {
 			return fmt.Errorf("finish %s: %w", att.ID, err)
@@ -132,13 +125,14 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Re
 			}
 			return c.recordSurplus(ctx, tx, row.ID, att.Provider, res.Reference, att.Amount, att.Currency, reason)
 		}
-		short, err = c.placeOrder(ctx, tx, att, res, &row)
+		out.order, short, err = c.placeOrder(ctx, tx, att, res, &row)
+		out.completed = &row
 		return err
 	})
 	if err != nil {
-		att.completed, att.order = nil, nil
+		return outcome{}, err
 	}
-	return settled, err
+	return out, nil
 }
 
 // take takes a paid session's stock in tx and returns, by variant id, the
@@ -165,18 +159,11 @@ func (c *Checkout) take(ctx context.Context, tx *gorm.DB, row *sessionRow, st st
 
 // placeOrder writes, in tx, the order of a session being paid whose charge
 // succeeded: the order is what the buyer paid for (the session's priced
-// snapshot), whatever the catalog says now, and the stock takes what it can;
-// it returns the units short by variant (nil when none). The session is
-// completed, and att carries the session and its order for the answer.
-func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow, res *payments.Result, row *sessionRow) (map[string]int64, error) {
-	st, err := row.state()
-	if err != nil {
-		return nil, err
-	}
-	var snap snapshot
-	if err := json.Unmarshal([]byte(row.Priced), &snap); err != nil {
-		return nil, fmt.Errorf("finish %s: priced: %w", att.ID, err)
-	}
+// snapshot), whatever the catalog says now, and the stock takes what it can.
+// The session (row) is completed. It returns the order and the units short
+// by variant (nil when none).
+func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow, res *payments.Result, row *sessionRow) (*orders.Order, map[string]int64, error) {
+	st, snap := row.state(), row.Priced
 	orderID := att.OrderID
 	if orderID == "" {
 		orderID = row.OrderID // an attempt made before order ids were chosen with the session
@@ -197,21 +184,19 @@ func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow,
 	}
 	short, err := c.take(ctx, tx, row, st)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	in.Short = short
 	ord, err := c.orders.Create(ctx, tx, in)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	row.Status, row.UpdatedAt = Completed, c.now().UTC()
-	snap.Messages = []Message{}
-	row.Priced = marshal(snap)
+	row.Status, row.UpdatedAt = Completed, database.Now(tx)
+	row.Priced.Messages = []Message{}
 	if err := c.save(tx, row); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	att.completed, att.order = row, ord
-	return short, nil
+	return ord, short, nil
 }
 
 // orphan handles a successful charge whose attempt was settled already. A
@@ -221,13 +206,11 @@ func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow,
 // the attempt and as a surplus payment, which is refunded; orphan reports
 // whether it recorded one.
 func (c *Checkout) orphan(ctx context.Context, tx *gorm.DB, att *attemptRow, res *payments.Result) (bool, error) {
-	r := tx.WithContext(ctx).Model(&attemptRow{}).Where("id = ? AND status = ?", att.ID, attemptFailed).
-		Updates(map[string]any{"status": attemptOrphaned, "reference": res.Reference,
-			"card_brand": res.CardBrand, "card_last4": res.CardLast4, "updated_at": c.now().UTC()})
-	if r.Error != nil {
-		return false, fmt.Errorf("record orphaned charge %s: %w", att.ID, r.Error)
+	orphaned, err := c.orphanAttempt(ctx, tx, att.ID, res)
+	if err != nil {
+		return false, err
 	}
-	if r.RowsAffected == 1 {
+	if orphaned {
 		c.logger.ErrorContext(ctx, "a charge succeeded for a payment attempt given up on: the buyer paid without an order; refunding it",
 			"attempt", att.ID, "session", att.SessionID, "reference", res.Reference, "amount", att.Amount)
 		return true, c.recordSurplus(ctx, tx, att.SessionID, att.Provider, res.Reference, att.Amount, att.Currency, reasonGivenUp)
@@ -270,8 +253,9 @@ func (c *Checkout) abandon(ctx context.Context, att *attemptRow, why string) (bo
 // buyer: the promotion's use the attempt took is given back, and the
 // session priced again and, when nothing else is wrong, ready for payment,
 // with msg (when it has content) first among its messages.
-func (c *Checkout) release(ctx context.Context, attemptID, status string, res *payments.Result, msg Message) (settled bool, err error) {
-	err = c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+func (c *Checkout) release(ctx context.Context, attemptID string, status attemptStatus, res *payments.Result, msg Message) (settled bool, err error) {
+	err = c.transact(ctx, func(tx *gorm.DB) error {
+		settled = false // a transaction run again starts afresh
 		ok, err := c.settleAttempt(ctx, tx, attemptID, status, res)
 		if err != nil || !ok {
 			return err
@@ -294,11 +278,8 @@ func (c *Checkout) release(ctx context.Context, attemptID, status string, res *p
 		if row.Status != InProgress {
 			return nil
 		}
-		st, err := row.state()
-		if err != nil {
-			return err
-		}
-		if err := c.reprice(ctx, tx, &row, st, c.now().UTC()); err != nil {
+		now := database.Now(tx)
+		if err := c.reprice(ctx, tx, &row, row.state(), now); err != nil {
 			var se *shop.Error
 			if !errors.As(err, &se) {
 				return err
@@ -309,11 +290,11 @@ func (c *Checkout) release(ctx context.Context, attemptID, status string, res *p
 			if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
 				return err
 			}
-			row.Status, row.UpdatedAt = NotReady, c.now().UTC()
-			addMessages(&row, errorMessage(string(se.Code), se.Param, se.Message))
+			row.Status, row.UpdatedAt = NotReady, now
+			row.addMessages(errorMessage(string(se.Code), se.Param, se.Message))
 		}
 		if msg.Content != "" {
-			addMessages(&row, msg)
+			row.addMessages(msg)
 		}
 		return c.save(tx, &row)
 	})
@@ -395,5 +376,6 @@ func (c *Checkout) reconcileAttempt(ctx context.Context, att *attemptRow, giveUp
 		}
 		return c.abandon(ctx, att, "the provider has no charge with this key")
 	}
-	return c.record(ctx, att, res)
+	out, err := c.record(ctx, att, res)
+	return out.settled, err
 }

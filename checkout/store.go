@@ -2,31 +2,35 @@ package checkout
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
 	"encoding/json"
-	"fmt"
-	"strings"
+	"errors"
+	"slices"
 	"time"
 
+	"gorm.io/gorm"
+
+	"shop"
+	"shop/database"
 	"shop/orders"
 )
 
 // sessionRow is a row of checkout_sessions. The buyer's input (items, buyer,
 // address, option, promotion code, metadata) is kept as sent; Priced is the
-// session as last priced from the catalog and the policy.
+// session as last priced from the catalog and the policy. The structured
+// columns are TEXT holding JSON, written and read by gorm's JSON serializer
+// (an absent value is stored as ”): nothing decodes them by hand.
 type sessionRow struct {
 	ID        string `gorm:"primaryKey"`
 	Status    Status
 	Version   int64
 	Currency  string
-	Items     string
-	Buyer     string
-	Address   string
+	Items     []Item   `gorm:"serializer:json;not null"`
+	Buyer     *Buyer   `gorm:"serializer:json;not null"`
+	Address   *Address `gorm:"serializer:json;not null"`
 	OptionID  string
 	PromoCode string
-	Metadata  string
-	Priced    string
+	Metadata  map[string]string `gorm:"serializer:json;not null"`
+	Priced    snapshot          `gorm:"serializer:json"`
 	Total     int64
 	// OrderID is the id the session's order will have, chosen with the
 	// session (or, for a session made before there were such ids, when it
@@ -82,38 +86,33 @@ type snapshot struct {
 	KeptOption string `json:"kept_option,omitempty"`
 }
 
-func (r *sessionRow) state() (state, error) {
-	st := state{OptionID: r.OptionID, PromoCode: r.PromoCode}
-	if err := unmarshalIf(r.Items, &st.Items); err != nil {
-		return st, fmt.Errorf("session %s items: %w", r.ID, err)
-	}
-	if err := unmarshalIf(r.Buyer, &st.Buyer); err != nil {
-		return st, fmt.Errorf("session %s buyer: %w", r.ID, err)
-	}
-	if err := unmarshalIf(r.Address, &st.Address); err != nil {
-		return st, fmt.Errorf("session %s address: %w", r.ID, err)
-	}
-	if err := unmarshalIf(r.Metadata, &st.Metadata); err != nil {
-		return st, fmt.Errorf("session %s metadata: %w", r.ID, err)
-	}
-	return st, nil
+// clone is a copy of s whose slices are its own: changing an element of
+// one leaves the other as it is.
+func (s snapshot) clone() snapshot {
+	s.LineItems, s.Options = slices.Clone(s.LineItems), slices.Clone(s.Options)
+	s.Totals, s.Messages = slices.Clone(s.Totals), slices.Clone(s.Messages)
+	return s
+}
+
+// state is the buyer's input the row keeps.
+func (r *sessionRow) state() state {
+	return state{Items: r.Items, Buyer: r.Buyer, Address: r.Address, OptionID: r.OptionID, PromoCode: r.PromoCode, Metadata: r.Metadata}
 }
 
 // setState writes st into the row's input columns.
 func (r *sessionRow) setState(st state) {
-	r.Items = marshal(st.Items)
-	r.Buyer, r.Address, r.Metadata = "", "", ""
+	r.Items, r.Buyer, r.Address = st.Items, st.Buyer, st.Address
+	r.Metadata = st.Metadata
+	if len(st.Metadata) == 0 {
+		r.Metadata = nil
+	}
 	r.BuyerEmail = emailKey(st.Buyer)
-	if st.Buyer != nil {
-		r.Buyer = marshal(st.Buyer)
-	}
-	if st.Address != nil {
-		r.Address = marshal(st.Address)
-	}
-	if len(st.Metadata) > 0 {
-		r.Metadata = marshal(st.Metadata)
-	}
 	r.OptionID, r.PromoCode = st.OptionID, st.PromoCode
+}
+
+// addMessages adds messages to the front of the row's priced messages.
+func (r *sessionRow) addMessages(msgs ...Message) {
+	r.Priced.Messages = slices.Concat(msgs, r.Priced.Messages)
 }
 
 // session is the row as the contract shows it. A session past its expiry
@@ -125,14 +124,7 @@ func (c *Checkout) session(ctx context.Context, r *sessionRow) (*Session, error)
 // sessionWith is session with the order of a completed session when the
 // caller holds it already (it has just written it).
 func (c *Checkout) sessionWith(ctx context.Context, r *sessionRow, order *orders.Order) (*Session, error) {
-	st, err := r.state()
-	if err != nil {
-		return nil, err
-	}
-	var snap snapshot
-	if err := json.Unmarshal([]byte(r.Priced), &snap); err != nil {
-		return nil, fmt.Errorf("session %s priced: %w", r.ID, err)
-	}
+	st, snap := r.state(), r.Priced.clone() // the answer's slices are its own
 	s := &Session{
 		ID: r.ID, Status: r.Status, Currency: r.Currency,
 		PaymentMode: c.policy.PaymentMode,
@@ -192,12 +184,8 @@ func errorMessage(code, param, content string) Message {
 	return Message{Type: MessageError, Code: code, Param: param, ContentType: "plain", Content: content}
 }
 
-// newSessionID returns "cs_" and 160 random bits in lower-case base32.
-func newSessionID() string {
-	var b [20]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return "cs_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
-}
+// newSessionID returns "cs_" and 130 random bits (shop.NewID).
+func newSessionID() string { return shop.NewID("cs_") }
 
 func marshal(v any) string {
 	b, err := json.Marshal(v)
@@ -207,9 +195,22 @@ func marshal(v any) string {
 	return string(b)
 }
 
-func unmarshalIf(s string, v any) error {
-	if s == "" {
-		return nil
+// transact runs fn in one transaction, by the checkout's clock
+// (database.Transact: database.Now(tx) is the transaction's time, and a
+// serialization failure runs fn again on a fresh transaction).
+func (c *Checkout) transact(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	return database.Transact(database.WithClock(ctx, c.now), c.db, fn)
+}
+
+// retryConflicts runs try again while it loses a race on a session's
+// version (errConflict), at most conflictRetries times in all; it returns
+// errConflict when every try lost. It is the one place where a lost race
+// starts again, each try reading the session afresh.
+func retryConflicts(try func() error) error {
+	for range conflictRetries {
+		if err := try(); !errors.Is(err, errConflict) {
+			return err
+		}
 	}
-	return json.Unmarshal([]byte(s), v)
+	return errConflict
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"shop"
+	"shop/database"
 	"shop/payments"
 )
 
@@ -18,15 +18,6 @@ import (
 type Refunder interface {
 	Refund(ctx context.Context, r payments.RefundRequest) (*payments.Refund, error)
 }
-
-// Surplus payment statuses: recorded (pending) in the transaction that finds
-// the payment has no order to take it, refunded after, failed when the
-// provider refuses the refund (for staff to look at).
-const (
-	surplusPending  = "pending"
-	surplusRefunded = "refunded"
-	surplusFailed   = "failed"
-)
 
 // Why a payment is surplus, as surplus_payments.reason keeps it.
 const (
@@ -50,7 +41,7 @@ type surplusRow struct {
 	Amount          int64
 	Currency        string
 	Reason          string
-	Status          string
+	Status          surplusStatus
 	RefundReference string
 	Message         string
 	CreatedAt       time.Time
@@ -62,9 +53,9 @@ func (surplusRow) TableName() string { return "surplus_payments" }
 // recordSurplus keeps, in tx, a payment that no order takes, for
 // refundSurplus to give back. A payment recorded before is left as it is.
 func (c *Checkout) recordSurplus(ctx context.Context, tx *gorm.DB, sessionID, provider, reference string, amount int64, currency, reason string) error {
-	now := c.now().UTC()
+	now := database.Now(tx)
 	row := &surplusRow{
-		ID: "sp_" + strings.TrimPrefix(newSessionID(), "cs_"), SessionID: sessionID, Provider: provider,
+		ID: shop.NewID("sp_"), SessionID: sessionID, Provider: provider,
 		Reference: reference, Amount: amount, Currency: currency, Reason: reason, Status: surplusPending,
 		CreatedAt: now, UpdatedAt: now,
 	}
@@ -121,14 +112,4 @@ func (c *Checkout) RefundSurplus(ctx context.Context, sessionID string) (int, er
 		}
 	}
 	return done, errors.Join(errs...)
-}
-
-// settleSurplus records the outcome of a surplus payment's refund.
-func (c *Checkout) settleSurplus(ctx context.Context, id, status, refund, message string) error {
-	err := c.db.WithContext(ctx).Model(&surplusRow{}).Where("id = ? AND status = ?", id, surplusPending).
-		Updates(map[string]any{"status": status, "refund_reference": refund, "message": message, "updated_at": c.now().UTC()}).Error
-	if err != nil {
-		return fmt.Errorf("settle surplus payment %s: %w", id, err)
-	}
-	return nil
 }

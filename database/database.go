@@ -3,8 +3,10 @@
 // migrations with goose.
 //
 // The business packages take the *gorm.DB and keep their models to
-// themselves; only the wiring (cmd/shop), the server's readiness check and
-// tests import this package.
+// themselves. The wiring (cmd/shop), the server's readiness check and tests
+// open and migrate through this package; the packages that store data
+// (catalog, checkout, orders) run their transactions through its Transact
+// and take row locks with its Lock (tx.go).
 package database
 
 import (

@@ -2,17 +2,16 @@ package orders
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
+	"shop"
+	"shop/database"
 	"shop/money"
 )
 
@@ -113,7 +112,7 @@ func (lineRow) TableName() string { return "order_lines" }
 //
 // The order number comes from the counters row 'order_number', incremented
 // in tx; the id is in.ID when the caller chose it (NewID), else "ord_" and
-// 128 random bits in lower-case base32. The writes run under a savepoint,
+// 130 random bits in lower-case base32. The writes run under a savepoint,
 // so that a failure leaves tx usable and nothing of the order behind. An
 // order short of stock (in.Short) records the units on its lines and an
 // audit event "order.short" with them. The unique checkout_session_id makes a
@@ -122,7 +121,7 @@ func (lineRow) TableName() string { return "order_lines" }
 func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*Order, error) {
 	if tx == nil {
 		var ord *Order
-		err := o.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := database.Transact(database.WithClock(ctx, o.now), o.db, func(tx *gorm.DB) error {
 			var err error
 			ord, err = o.Create(ctx, tx, in)
 			return err
@@ -293,17 +292,12 @@ func nextNumber(tx *gorm.DB) (int64, error) {
 	return n[0], nil
 }
 
-// newOrderID returns "ord_" and 128 random bits in lower-case base32.
-func newOrderID() string {
-	return "ord_" + randomID()
-}
+// newOrderID returns "ord_" and 130 random bits in lower-case base32.
+func newOrderID() string { return shop.NewID("ord_") }
 
-// randomID returns 128 random bits in lower-case base32 (26 characters).
-func randomID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
-}
+// randomID returns 130 random bits in lower-case base32 (26 characters),
+// for an id whose prefix the caller adds (shop.NewID).
+func randomID() string { return shop.NewID("") }
 
 func nonNilSlice[T any](s []T) []T {
 	if s == nil {

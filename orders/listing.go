@@ -2,7 +2,6 @@ package orders
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -60,8 +59,7 @@ func readPage[T any](q *gorm.DB, k keyset, key func(T) (time.Time, string)) ([]T
 	}
 	rows = rows[:limit]
 	at, id := key(rows[limit-1])
-	b, _ := json.Marshal(listCursor{V: listCursorVersion, At: at.UnixNano(), ID: id, Query: k.fp})
-	return rows, base64.RawURLEncoding.EncodeToString(b), nil
+	return rows, shop.EncodeCursor(listCursor{V: listCursorVersion, At: at.UnixNano(), ID: id, Query: k.fp}), nil
 }
 
 func listText(lines []string, none, next string) string {
@@ -187,14 +185,9 @@ func fingerprint(parts ...string) uint64 {
 }
 
 func decodeListCursor(s string, fp uint64) (*listCursor, error) {
-	bad := shop.Errorf(shop.Invalid, "$.cursor", "not a cursor from this listing; send the next_cursor of the previous page, or none for the first page")
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if len(s) > maxListCursorLen || err != nil {
-		return nil, bad
-	}
 	var c listCursor
-	if err := json.Unmarshal(b, &c); err != nil || c.V != listCursorVersion || c.ID == "" {
-		return nil, bad
+	if len(s) > maxListCursorLen || !shop.DecodeCursor(s, &c) || c.V != listCursorVersion || c.ID == "" {
+		return nil, shop.Errorf(shop.Invalid, "$.cursor", "not a cursor from this listing; send the next_cursor of the previous page, or none for the first page")
 	}
 	if c.Query != fp {
 		return nil, shop.Errorf(shop.Invalid, "$.cursor", "this cursor belongs to other filters; send the same filters as the page that gave it, or omit the cursor")

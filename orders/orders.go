@@ -5,6 +5,34 @@
 // Checkout creates an order inside its own completion transaction
 // ([Orders.Create]); buyers read it back with the order id and their email
 // (the get_order tool) or through the signed receipt link ([Orders.PermalinkURL]).
+//
+// # Life cycles
+//
+// The order (orders.status), written confirmed by checkout's completion:
+//
+//	confirmed ─fulfil some─→ partially_shipped ─fulfil the rest─→ shipped ─deliver─→ delivered
+//	    │    └─fulfil all──────────────────────────────────────────↗
+//	    └─cancel─→ canceled
+//	any but canceled ─refunded in full─→ refunded
+//
+// Staff move it (the admin tools); setStatus guards each move with the
+// status the order was read in (WHERE id = ? AND status = ?), so of two
+// staff acting at once one wins and the other is told to look again. Each
+// move is one transaction with its audit event: a crash leaves the order
+// as it was.
+//
+// The refund (refunds.status, refundStatus):
+//
+//	(reserve: order.refunded grows, in the staff's transaction) → pending
+//	pending ─provider refunded──→ succeeded (units restocked; order refunded when in full)
+//	   └─────provider refused───→ failed    (the reserved amount given back)
+//
+// The staff member's call settles it when the provider answers, the
+// reconciler (ReconcileRefunds) when the answer was lost or the process
+// ended between recording and settling: it asks again with the refund's own
+// idempotency key, so nothing is refunded twice. settleRefund leaves
+// pending only; the reservation is a conditional update (refunded + amount
+// <= total), so concurrent refunds never pass the order's total.
 package orders
 
 import (

@@ -15,12 +15,33 @@ import (
 	"shop/payments"
 )
 
-// Refund statuses: recorded before the provider is called, settled after.
+// refundStatus is where a refund (refunds) stands: recorded pending, its
+// amount reserved on the order, before the provider is called; settled
+// after, by the staff member's call or the reconciler (ReconcileRefunds).
+type refundStatus string
+
+// The statuses of a refund.
 const (
-	refundPending   = "pending"
-	refundSucceeded = "succeeded"
-	refundFailed    = "failed"
+	refundPending   refundStatus = "pending"
+	refundSucceeded refundStatus = "succeeded"
+	refundFailed    refundStatus = "failed"
 )
+
+// settleRefund moves a pending refund, in tx, to its outcome (succeeded or
+// failed, with the provider's reference when it gave one). A refund that is
+// not pending any more (another settler won) is an error: the caller's
+// transaction, which would settle it twice, is rolled back.
+func settleRefund(ctx context.Context, tx *gorm.DB, id string, to refundStatus, reference *string, now time.Time) error {
+	set := map[string]any{"status": to, "updated_at": now}
+	if reference != nil {
+		set["reference"] = *reference
+	}
+	res := tx.WithContext(ctx).Model(&refundRow{}).Where("id = ? AND status IN ?", id, []refundStatus{refundPending}).Updates(set)
+	if res.Error != nil || res.RowsAffected != 1 {
+		return fmt.Errorf("settle refund %s: %v (%d rows)", id, res.Error, res.RowsAffected)
+	}
+	return nil
+}
 
 // refundRow is a row of refunds.
 type refundRow struct {
@@ -29,7 +50,7 @@ type refundRow struct {
 	Amount         int64
 	Reason         string
 	IdempotencyKey string
-	Status         string
+	Status         refundStatus
 	Reference      string
 	Actor          string
 	// Restock is the JSON of the units the refund puts back on sale when it
@@ -192,13 +213,12 @@ func (a *Admin) pay(ctx context.Context, actor shop.Actor, o *orderRow, ref *ref
 	}
 	err := a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := a.now().UTC()
-		upd := map[string]any{"status": status, "updated_at": now}
+		var reference *string
 		if got != nil {
-			upd["reference"] = got.Reference
+			reference = &got.Reference
 		}
-		res := tx.Model(&refundRow{}).Where("id = ? AND status = ?", ref.ID, refundPending).Updates(upd)
-		if res.Error != nil || res.RowsAffected != 1 {
-			return fmt.Errorf("settle refund %s: %v (%d rows)", ref.ID, res.Error, res.RowsAffected)
+		if err := settleRefund(ctx, tx, ref.ID, status, reference, now); err != nil {
+			return err
 		}
 		cur, lines, err := a.load(ctx, tx, o.ID)
 		if err != nil {
@@ -220,7 +240,7 @@ func (a *Admin) pay(ctx context.Context, actor shop.Actor, o *orderRow, ref *ref
 				}
 			}
 		}
-		plan.Status, plan.RefundID = status, ref.ID
+		plan.Status, plan.RefundID = string(status), ref.ID
 		if got != nil {
 			plan.Reference = got.Reference
 		}

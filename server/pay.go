@@ -125,7 +125,11 @@ func (p *payPages) show(w http.ResponseWriter, r *http.Request, s *checkout.Sess
 		p.render(w, status, "pay", p.payView(s, token, problem, email))
 		return
 	case checkout.NotReady:
-		p.message(w, http.StatusConflict, "Not ready for payment", "This order is not ready for payment: "+s.FirstError(), "Return to the conversation to finish it, then pay.")
+		why := "This order is not ready for payment."
+		if problem, ok := s.FirstProblem(); ok {
+			why = "This order is not ready for payment: " + problem
+		}
+		p.message(w, http.StatusConflict, "Not ready for payment", why, "Return to the conversation to finish it, then pay.")
 		return
 	case checkout.Canceled:
 		p.message(w, http.StatusGone, "Checkout canceled", "This checkout was canceled, so there is nothing to pay. Return to the conversation to start again.")

@@ -1,0 +1,126 @@
+package database_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"shop/database"
+	"shop/database/dbtest"
+)
+
+// TestTransactPinsNow: inside a transaction every Now reads the time the
+// transaction began by the clock WithClock gave, however the clock moves;
+// a transaction nested in it (a savepoint) shares it.
+func TestTransactPinsNow(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		start := time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)
+		var ticks atomic.Int64
+		clock := func() time.Time { return start.Add(time.Duration(ticks.Add(1)) * time.Second) }
+		ctx := database.WithClock(context.Background(), clock)
+		var seen []time.Time
+		err := database.Transact(ctx, db, func(tx *gorm.DB) error {
+			seen = append(seen, database.Now(tx), database.Now(tx))
+			return database.Transact(ctx, tx, func(tx *gorm.DB) error {
+				seen = append(seen, database.Now(tx))
+				return nil
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range seen {
+			if !s.Equal(start.Add(time.Second)) {
+				t.Fatalf("Now inside one transaction: %v; want all %v", seen, start.Add(time.Second))
+			}
+		}
+	})
+}
+
+// TestTransactRetriesDeadlock: two transactions that lock two rows in
+// opposite orders deadlock on PostgreSQL; the one the engine aborts is run
+// again by Transact, and both commit.
+func TestTransactRetriesDeadlock(t *testing.T) {
+	ctx := context.Background()
+	db := dbtest.Open(t, database.Postgres)
+	if err := db.Exec("CREATE TABLE pair (id INT PRIMARY KEY, n INT NOT NULL); INSERT INTO pair VALUES (1, 0), (2, 0)").Error; err != nil {
+		t.Fatal(err)
+	}
+	var tries atomic.Int64
+	var both sync.WaitGroup
+	both.Add(2)
+	run := func(first, second int) error {
+		return database.Transact(ctx, db, func(tx *gorm.DB) error {
+			try := tries.Add(1)
+			if err := tx.Exec("UPDATE pair SET n = n + 1 WHERE id = ?", first).Error; err != nil {
+				return err
+			}
+			if try <= 2 {
+				both.Done() // each first try holds its first row before taking the other
+				both.Wait()
+			}
+			return tx.Exec("UPDATE pair SET n = n + 1 WHERE id = ?", second).Error
+		})
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- run(1, 2) }()
+	go func() { errs <- run(2, 1) }()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("transaction: %v", err)
+		}
+	}
+	if n := tries.Load(); n != 3 {
+		t.Errorf("%d tries; want 3 (one deadlock victim run again)", n)
+	}
+	var sum int64
+	if err := db.Raw("SELECT SUM(n) FROM pair").Scan(&sum).Error; err != nil || sum != 4 {
+		t.Errorf("sum %d, %v; want 4 (both transactions committed once)", sum, err)
+	}
+}
+
+// TestRetryable: the errors an engine gives when it cannot order a
+// transaction (here SQLite's busy database) are retried; others are not.
+func TestRetryable(t *testing.T) {
+	ctx := context.Background()
+	dsn := "file:" + t.TempDir() + "/busy.db?_busy_timeout=0&_txlock=immediate&_journal_mode=WAL"
+	open := func() *gorm.DB {
+		db, err := gorm.Open(sqlite.Open(dsn), &gorm.Config{Logger: logger.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = database.Close(db) })
+		return db
+	}
+	a, b := open(), open()
+	if err := a.Exec("CREATE TABLE t (id INTEGER PRIMARY KEY)").Error; err != nil {
+		t.Fatal(err)
+	}
+	holding, release := make(chan struct{}), make(chan struct{})
+	go func() {
+		_ = a.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	<-holding
+	busy := b.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return nil })
+	close(release)
+	if busy == nil || !database.Retryable(busy) {
+		t.Errorf("SQLite busy: %v; want a retryable error", busy)
+	}
+	dup := b.Exec("INSERT INTO t VALUES (1); INSERT INTO t VALUES (1)").Error
+	for _, err := range []error{nil, errors.New("database is locked"), dup, context.Canceled} {
+		if database.Retryable(err) {
+			t.Errorf("Retryable(%v) = true", err)
+		}
+	}
+}
