@@ -103,8 +103,9 @@ func TestRetryable(t *testing.T) {
 	if err := a.Exec("CREATE TABLE t (id INTEGER PRIMARY KEY)").Error; err != nil {
 		t.Fatal(err)
 	}
-	holding, release := make(chan struct{}), make(chan struct{})
+	holding, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(done)
 		_ = a.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			close(holding)
 			<-release
@@ -114,6 +115,7 @@ func TestRetryable(t *testing.T) {
 	<-holding
 	busy := b.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return nil })
 	close(release)
+	<-done // a's write lock is gone: what follows is not busy
 	if busy == nil || !database.Retryable(busy) {
 		t.Errorf("SQLite busy: %v; want a retryable error", busy)
 	}
