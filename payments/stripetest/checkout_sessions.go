@@ -71,6 +71,17 @@ func (cs *session) expire() {
 	cs.Status, cs.URL = "expired", nil
 }
 
+// testSession is Checkout Session id, for the test-facing method op; the test
+// fails when there is none.
+func (s *Server) testSession(op, id string) *session {
+	s.t.Helper()
+	cs := s.sessions[id]
+	if cs == nil {
+		s.t.Fatalf("stripetest: %s: no checkout session %q", op, id)
+	}
+	return cs
+}
+
 // Pay is the buyer paying Checkout Session id with a card: the session
 // becomes complete and paid, and a succeeded PaymentIntent of its
 // amount_total and currency, with its payment_intent_data.metadata, is
@@ -79,9 +90,8 @@ func (s *Server) Pay(id string) (paymentIntent string) {
 	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cs := s.sessions[id]
+	cs := s.testSession("Pay", id)
 	if cs == nil {
-		s.t.Fatalf("stripetest: Pay: no checkout session %q", id)
 		return ""
 	}
 	s.refresh(cs)
@@ -117,9 +127,8 @@ func (s *Server) Expire(id string) {
 	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cs := s.sessions[id]
+	cs := s.testSession("Expire", id)
 	if cs == nil {
-		s.t.Fatalf("stripetest: Expire: no checkout session %q", id)
 		return
 	}
 	if cs.Status == "open" {
@@ -133,9 +142,8 @@ func (s *Server) SuccessURL(id string) string {
 	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cs := s.sessions[id]
+	cs := s.testSession("SuccessURL", id)
 	if cs == nil {
-		s.t.Fatalf("stripetest: SuccessURL: no checkout session %q", id)
 		return ""
 	}
 	if cs.SuccessURL == nil {
@@ -152,40 +160,9 @@ func (s *Server) createSession(form url.Values) answer {
 	if m := form.Get("mode"); m != "payment" {
 		return invalid("", "mode", "stripetest emulates only mode payment, not %q.", m)
 	}
-	currency := form.Get("currency")
-	var subtotal int64
-	for i := 0; hasPrefix(form, fmt.Sprintf("line_items[%d]", i)); i++ {
-		p := fmt.Sprintf("line_items[%d]", i)
-		if form.Has(p+"[price]") || !hasPrefix(form, p+"[price_data]") {
-			return invalid("", p+"[price_data]", "stripetest emulates only line items with price_data.")
-		}
-		q, bad := positive(form, p+"[quantity]")
-		if bad != nil {
-			return *bad
-		}
-		amount, bad := integer(form, p+"[price_data][unit_amount]")
-		if bad != nil {
-			return *bad
-		}
-		if amount < 0 {
-			return invalid("parameter_invalid_integer", p+"[price_data][unit_amount]", "This value must be greater than or equal to 0.")
-		}
-		if form.Get(p+"[price_data][product_data][name]") == "" && form.Get(p+"[price_data][product]") == "" {
-			return missing(p + "[price_data][product_data][name]")
-		}
-		c := form.Get(p + "[price_data][currency]")
-		switch {
-		case c == "":
-			return missing(p + "[price_data][currency]")
-		case currency == "":
-			currency = c
-		case c != currency:
-			return invalid("", p+"[price_data][currency]", "All line items must be in the same currency as the Checkout Session (%s), not %s.", currency, c)
-		}
-		subtotal += q * amount
-	}
-	if !hasPrefix(form, "line_items[0]") {
-		return invalid("parameter_missing", "line_items", "You must provide at least one of `line_items` in `payment` mode.")
+	subtotal, currency, bad := lineItems(form)
+	if bad != nil {
+		return *bad
 	}
 	cs := &session{
 		ID: s.randID("cs_test_a1", 56), Object: "checkout.session",
@@ -203,50 +180,17 @@ func (s *Server) createSession(form url.Values) answer {
 	cs.ClientReferenceID = optional(form, "client_reference_id")
 	cs.CustomerEmail = optional(form, "customer_email")
 	if form.Has("expires_at") {
-		at, bad := integer(form, "expires_at")
-		if bad != nil {
+		if cs.ExpiresAt, bad = expiresAt(form, now); bad != nil {
 			return *bad
 		}
-		switch {
-		case at < now.Add(30*time.Minute).Unix():
-			return invalid("", "expires_at", "The `expires_at` timestamp must be at least 30 minutes from Checkout Session creation.")
-		case at > now.Add(24*time.Hour).Unix():
-			return invalid("", "expires_at", "The `expires_at` timestamp must be less than 24 hours from Checkout Session creation.")
-		}
-		cs.ExpiresAt = at
 	}
-	var off int64
-	if id := form.Get("discounts[0][coupon]"); id != "" {
-		c := s.coupons[id]
-		switch {
-		case c == nil:
-			return noSuch(http.StatusBadRequest, "coupon", id, "discounts[0][coupon]")
-		case !c.Valid:
-			return invalid("coupon_expired", "discounts[0][coupon]", "This coupon has expired or reached its maximum number of redemptions: `%s`.", id)
-		case c.AmountOff != nil && *c.Currency != currency:
-			return invalid("", "discounts[0][coupon]", "The coupon `%s` is in %s but the Checkout Session is in %s.", id, *c.Currency, currency)
-		case c.AmountOff != nil:
-			off = min(*c.AmountOff, subtotal)
-		default:
-			off = int64(float64(subtotal) * *c.PercentOff / 100)
-		}
-		cs.coupon = id
-		cs.Discounts = []discount{{Coupon: id}}
+	off, bad := s.discount(form, cs)
+	if bad != nil {
+		return *bad
 	}
-	var shipping int64
-	if p := "shipping_options[0][shipping_rate_data]"; hasPrefix(form, p) {
-		n, bad := integer(form, p+"[fixed_amount][amount]")
-		if bad != nil {
-			return *bad
-		}
-		if form.Get(p+"[display_name]") == "" {
-			return missing(p + "[display_name]")
-		}
-		if c := form.Get(p + "[fixed_amount][currency]"); c != currency {
-			return invalid("", p+"[fixed_amount][currency]", "The shipping rate's currency (%s) must be the Checkout Session's (%s).", c, currency)
-		}
-		shipping = n
-		cs.ShippingCost = &shippingCost{AmountSubtotal: n, AmountTotal: n, ShippingRate: s.randID("shr_1", 24)}
+	shipping, bad := s.shipping(form, cs)
+	if bad != nil {
+		return *bad
 	}
 	cs.AmountTotal = subtotal - off + shipping
 	cs.TotalDetails = totalDetails{AmountDiscount: off, AmountShipping: shipping}
@@ -254,6 +198,121 @@ func (s *Server) createSession(form url.Values) answer {
 	cs.URL = &u
 	s.sessions[cs.ID] = cs
 	return jsonAnswer(http.StatusOK, cs)
+}
+
+// lineItems are the subtotal and currency of a new session's line_items
+// (each with price_data, in one currency), or a 400 answer as Stripe's.
+func lineItems(form url.Values) (subtotal int64, currency string, bad *answer) {
+	currency = form.Get("currency")
+	for i := 0; hasPrefix(form, fmt.Sprintf("line_items[%d]", i)); i++ {
+		p := fmt.Sprintf("line_items[%d]", i)
+		if form.Has(p+"[price]") || !hasPrefix(form, p+"[price_data]") {
+			a := invalid("", p+"[price_data]", "stripetest emulates only line items with price_data.")
+			return 0, "", &a
+		}
+		q, bad := positive(form, p+"[quantity]")
+		if bad != nil {
+			return 0, "", bad
+		}
+		amount, bad := integer(form, p+"[price_data][unit_amount]")
+		if bad != nil {
+			return 0, "", bad
+		}
+		var a answer
+		c := form.Get(p + "[price_data][currency]")
+		switch {
+		case amount < 0:
+			a = invalid("parameter_invalid_integer", p+"[price_data][unit_amount]", "This value must be greater than or equal to 0.")
+		case form.Get(p+"[price_data][product_data][name]") == "" && form.Get(p+"[price_data][product]") == "":
+			a = missing(p + "[price_data][product_data][name]")
+		case c == "":
+			a = missing(p + "[price_data][currency]")
+		case currency == "":
+			currency = c
+		case c != currency:
+			a = invalid("", p+"[price_data][currency]", "All line items must be in the same currency as the Checkout Session (%s), not %s.", currency, c)
+		}
+		if a.status != 0 {
+			return 0, "", &a
+		}
+		subtotal += q * amount
+	}
+	if !hasPrefix(form, "line_items[0]") {
+		a := invalid("parameter_missing", "line_items", "You must provide at least one of `line_items` in `payment` mode.")
+		return 0, "", &a
+	}
+	return subtotal, currency, nil
+}
+
+// expiresAt is a new session's expires_at, which Stripe takes from 30
+// minutes to 24 hours after now.
+func expiresAt(form url.Values, now time.Time) (int64, *answer) {
+	at, bad := integer(form, "expires_at")
+	if bad != nil {
+		return 0, bad
+	}
+	var a answer
+	switch {
+	case at < now.Add(30*time.Minute).Unix():
+		a = invalid("", "expires_at", "The `expires_at` timestamp must be at least 30 minutes from Checkout Session creation.")
+	case at > now.Add(24*time.Hour).Unix():
+		a = invalid("", "expires_at", "The `expires_at` timestamp must be less than 24 hours from Checkout Session creation.")
+	default:
+		return at, nil
+	}
+	return 0, &a
+}
+
+// discount applies a new session's discounts[0][coupon] to cs, returning
+// the amount off its subtotal.
+func (s *Server) discount(form url.Values, cs *session) (int64, *answer) {
+	id := form.Get("discounts[0][coupon]")
+	if id == "" {
+		return 0, nil
+	}
+	var off int64
+	var a answer
+	switch c := s.coupons[id]; {
+	case c == nil:
+		a = noSuch(http.StatusBadRequest, "coupon", id, "discounts[0][coupon]")
+	case !c.Valid:
+		a = invalid("coupon_expired", "discounts[0][coupon]", "This coupon has expired or reached its maximum number of redemptions: `%s`.", id)
+	case c.AmountOff != nil && *c.Currency != cs.Currency:
+		a = invalid("", "discounts[0][coupon]", "The coupon `%s` is in %s but the Checkout Session is in %s.", id, *c.Currency, cs.Currency)
+	case c.AmountOff != nil:
+		off = min(*c.AmountOff, cs.AmountSubtotal)
+	default:
+		off = int64(float64(cs.AmountSubtotal) * *c.PercentOff / 100)
+	}
+	if a.status != 0 {
+		return 0, &a
+	}
+	cs.coupon = id
+	cs.Discounts = []discount{{Coupon: id}}
+	return off, nil
+}
+
+// shipping applies a new session's shipping_options[0][shipping_rate_data]
+// to cs, returning its amount.
+func (s *Server) shipping(form url.Values, cs *session) (int64, *answer) {
+	p := "shipping_options[0][shipping_rate_data]"
+	if !hasPrefix(form, p) {
+		return 0, nil
+	}
+	n, bad := integer(form, p+"[fixed_amount][amount]")
+	if bad != nil {
+		return 0, bad
+	}
+	if form.Get(p+"[display_name]") == "" {
+		a := missing(p + "[display_name]")
+		return 0, &a
+	}
+	if c := form.Get(p + "[fixed_amount][currency]"); c != cs.Currency {
+		a := invalid("", p+"[fixed_amount][currency]", "The shipping rate's currency (%s) must be the Checkout Session's (%s).", c, cs.Currency)
+		return 0, &a
+	}
+	cs.ShippingCost = &shippingCost{AmountSubtotal: n, AmountTotal: n, ShippingRate: s.randID("shr_1", 24)}
+	return n, nil
 }
 
 func (s *Server) expireSession(id string) answer {

@@ -156,11 +156,7 @@ func (s *Server) newest() []*intent {
 }
 
 func (s *Server) listIntents(form url.Values) answer {
-	expand, bad := expansions(form, "data.latest_charge", "data.payment_method")
-	if bad != nil {
-		return *bad
-	}
-	limit, bad := pageLimit(form)
+	expand, limit, bad := pageParams(form)
 	if bad != nil {
 		return *bad
 	}
@@ -172,20 +168,32 @@ func (s *Server) listIntents(form url.Values) answer {
 		}
 		all = all[i+1:]
 	}
-	page := all[:min(limit, len(all))]
-	return jsonAnswer(http.StatusOK, map[string]any{
-		"object": "list", "data": views(page, expand), "has_more": len(all) > len(page), "url": "/v1/payment_intents",
-	})
+	return jsonAnswer(http.StatusOK, listPage("list", "/v1/payment_intents", all, limit, expand))
+}
+
+// pageParams are a list's or search's expansions and limit, or a 400
+// answer.
+func pageParams(form url.Values) (expand map[string]bool, limit int, bad *answer) {
+	if expand, bad = expansions(form, "data.latest_charge", "data.payment_method"); bad != nil {
+		return nil, 0, bad
+	}
+	if limit, bad = pageLimit(form); bad != nil {
+		return nil, 0, bad
+	}
+	return expand, limit, nil
+}
+
+// listPage is a list or search answer (object "list" or "search_result") of
+// the first limit of found.
+func listPage(object, path string, found []*intent, limit int, expand map[string]bool) map[string]any {
+	shown := found[:min(limit, len(found))]
+	return map[string]any{"object": object, "data": views(shown, expand), "has_more": len(found) > len(shown), "url": path}
 }
 
 var metadataQuery = regexp.MustCompile(`^metadata\['((?:[^'\\]|\\.)*)'\]:'((?:[^'\\]|\\.)*)'$`)
 
 func (s *Server) searchIntents(form url.Values) answer {
-	expand, bad := expansions(form, "data.latest_charge", "data.payment_method")
-	if bad != nil {
-		return *bad
-	}
-	limit, bad := pageLimit(form)
+	expand, limit, bad := pageParams(form)
 	if bad != nil {
 		return *bad
 	}
@@ -205,9 +213,7 @@ func (s *Server) searchIntents(form url.Values) answer {
 			found = append(found, pi)
 		}
 	}
-	page := found[:min(limit, len(found))]
-	return jsonAnswer(http.StatusOK, map[string]any{
-		"object": "search_result", "data": views(page, expand), "has_more": len(found) > len(page),
-		"next_page": nil, "url": "/v1/payment_intents/search",
-	})
+	a := listPage("search_result", "/v1/payment_intents/search", found, limit, expand)
+	a["next_page"] = nil
+	return jsonAnswer(http.StatusOK, a)
 }

@@ -221,11 +221,8 @@ func (s *Server) Requests() []Request {
 func (s *Server) PaymentIntents() []PaymentIntent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var all []*intent
-	for _, pi := range s.intents {
-		all = append(all, pi)
-	}
-	slices.SortFunc(all, func(a, b *intent) int { return int(a.seq - b.seq) })
+	all := s.newest()
+	slices.Reverse(all)
 	out := make([]PaymentIntent, len(all))
 	for i, pi := range all {
 		out[i] = PaymentIntent{
