@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"shop/payments"
 )
 
 type intent struct {
@@ -52,22 +54,6 @@ func (s *Server) succeed(pi *intent) {
 	s.charge(pi, "", "")
 }
 
-// Stripe's test payment methods and the outcome of a payment with them.
-var declines = map[string]struct{ code, decline, param, message string }{
-	"pm_card_visa_chargeDeclined":                  {"card_declined", "generic_decline", "", "Your card was declined."},
-	"pm_card_chargeDeclined":                       {"card_declined", "generic_decline", "", "Your card was declined."},
-	"pm_card_visa_chargeDeclinedInsufficientFunds": {"card_declined", "insufficient_funds", "", "Your card has insufficient funds."},
-	"pm_card_chargeDeclinedInsufficientFunds":      {"card_declined", "insufficient_funds", "", "Your card has insufficient funds."},
-	"pm_card_visa_chargeDeclinedLostCard":          {"card_declined", "lost_card", "", "Your card was declined."},
-	"pm_card_chargeDeclinedLostCard":               {"card_declined", "lost_card", "", "Your card was declined."},
-	"pm_card_visa_chargeDeclinedStolenCard":        {"card_declined", "stolen_card", "", "Your card was declined."},
-	"pm_card_chargeDeclinedStolenCard":             {"card_declined", "stolen_card", "", "Your card was declined."},
-	"pm_card_chargeDeclinedFraudulent":             {"card_declined", "fraudulent", "", "Your card was declined."},
-	"pm_card_chargeDeclinedExpiredCard":            {"expired_card", "", "exp_month", "Your card has expired."},
-	"pm_card_chargeDeclinedIncorrectCvc":           {"incorrect_cvc", "", "cvc", "Your card's security code is incorrect."},
-	"pm_card_chargeDeclinedProcessingError":        {"processing_error", "", "", "An error occurred while processing your card. Try again in a little bit."},
-}
-
 func (s *Server) createIntent(form url.Values) answer {
 	expand, bad := expansions(form, "latest_charge", "payment_method")
 	if bad != nil {
@@ -109,21 +95,21 @@ func (s *Server) createIntent(form url.Values) answer {
 		pi.Status = "requires_confirmation"
 		return jsonAnswer(http.StatusOK, pi.view(expand, ""))
 	}
-	switch d, declined := declines[method]; {
-	case declined:
+	switch c := testCard(method); c.Outcome {
+	case payments.Declined:
 		// Stripe's card error carries the failed charge's id, the
 		// PaymentIntent and the payment method, as does its
 		// last_payment_error.
-		s.charge(pi, d.code, d.message)
+		s.charge(pi, c.ErrorCode, c.Message)
 		pi.Status = "requires_payment_method"
-		e := apiError{Type: "card_error", Code: d.code, DeclineCode: d.decline, Param: d.param, Message: d.message,
+		e := apiError{Type: "card_error", Code: c.ErrorCode, DeclineCode: c.DeclineCode, Param: c.Param, Message: c.Message,
 			Charge: pi.charge.ID, PaymentMethod: pi.method}
-		e.DocURL = "https://stripe.com/docs/error-codes/" + strings.ReplaceAll(d.code, "_", "-")
+		e.DocURL = "https://stripe.com/docs/error-codes/" + strings.ReplaceAll(c.ErrorCode, "_", "-")
 		last := e
 		pi.LastPaymentError = &last
 		e.PaymentIntent = pi
 		return errAnswer(http.StatusPaymentRequired, e)
-	case method == "pm_card_authenticationRequired" || method == "pm_card_threeDSecure2Required":
+	case payments.RequiresAction:
 		pi.Status = "requires_action"
 		pi.NextAction = map[string]any{"type": "use_stripe_sdk", "use_stripe_sdk": map[string]any{"type": "three_d_secure_redirect"}}
 		return jsonAnswer(http.StatusOK, pi.view(expand, ""))

@@ -24,9 +24,9 @@
 // payment method's card have the brand and last four digits of the test
 // card behind each test payment method (pm_card_visa: visa 4242,
 // pm_card_mastercard: mastercard 4444, pm_card_amex: amex 8431,
-// pm_card_visa_chargeDeclined: visa 0002, …; see cards.go). A decline's
-// card error and last_payment_error carry the payment method too, as
-// Stripe's do. Fields it cannot expand are refused with a 400.
+// pm_card_visa_chargeDeclined: visa 0002, …; see [payments.TestCards]).
+// A decline's card error and last_payment_error carry the payment method
+// too, as Stripe's do. Fields it cannot expand are refused with a 400.
 //
 // The test plays the buyer and Stripe's clock with [Server.Pay] and
 // [Server.Expire], makes webhook events with [Server.Event], injects
