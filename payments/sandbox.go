@@ -44,43 +44,21 @@ func (s *Sandbox) Name() string { return "sandbox" }
 // Mode returns ModeTest: the sandbox never moves money.
 func (s *Sandbox) Mode() Mode { return ModeTest }
 
-// outcome is what the sandbox answers for a token, with the card Stripe's
-// test payment method stands for.
-type outcome struct {
-	status Status
-	code   string
-	brand  string
-	last4  string
-}
-
-// sandboxMethods are the Stripe test payment methods the sandbox knows, with
-// the outcome Stripe gives them and the brand and last four digits of the
-// test card behind each (Stripe's testing docs: 4242 4242 4242 4242,
-// 4000 0566 5566 5556, 5555 5555 5555 4444, 3714 496353 98431,
-// 4000 0000 0000 0002, 4000 0000 0000 9995, 4000 0027 6000 3184). Shared
-// payment tokens (spt_…) succeed with no card the sandbox could know.
-var sandboxMethods = map[string]outcome{
-	"pm_card_visa":                            {Succeeded, "", "visa", "4242"},
-	"pm_card_visa_debit":                      {Succeeded, "", "visa", "5556"},
-	"pm_card_mastercard":                      {Succeeded, "", "mastercard", "4444"},
-	"pm_card_amex":                            {Succeeded, "", "amex", "8431"},
-	"pm_card_visa_chargeDeclined":             {Declined, "card_declined", "visa", "0002"},
-	"pm_card_chargeDeclinedInsufficientFunds": {Declined, "insufficient_funds", "visa", "9995"},
-	"pm_card_authenticationRequired":          {RequiresAction, "authentication_required", "visa", "3184"},
-}
-
-func sandboxOutcome(token string) (outcome, error) {
+// sandboxCard is the test card a token pays with in the sandbox: one of
+// [TestCards], with the outcome Stripe gives it. Shared payment tokens
+// (spt_…) succeed with no card the sandbox could know.
+func sandboxCard(token string) (TestCard, error) {
 	kind, err := tokenKind(token)
 	if err != nil {
-		return outcome{}, err
+		return TestCard{}, err
 	}
 	if kind == kindSPT {
-		return outcome{status: Succeeded}, nil
+		return TestCard{Outcome: Succeeded}, nil
 	}
-	if o, ok := sandboxMethods[token]; ok {
-		return o, nil
+	if c, ok := FindTestCard(token); ok {
+		return c, nil
 	}
-	return outcome{}, shop.Errorf(shop.Invalid, "$.payment_data.token",
+	return TestCard{}, shop.Errorf(shop.Invalid, "$.payment_data.token",
 		"the sandbox (the shop runs without a Stripe key) takes a shared payment token (spt_…) or one of Stripe's test payment methods: "+
 			"pm_card_visa (paid), pm_card_visa_chargeDeclined (declined), pm_card_chargeDeclinedInsufficientFunds (declined, insufficient funds), "+
 			"pm_card_authenticationRequired (3D Secure required)")
@@ -131,18 +109,18 @@ func (s *Sandbox) Charge(ctx context.Context, r Request) (*Result, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
-	o, err := sandboxOutcome(r.Token)
+	c, err := sandboxCard(r.Token)
 	if err != nil {
 		return nil, err
 	}
 	hash := requestHash("charge", strconv.FormatInt(r.Amount, 10), r.Currency, r.Token)
 	row := chargeRow{
 		IdempotencyKey: r.IdempotencyKey, RequestHash: hash, Reference: randomID("pi_sandbox_"),
-		Status: o.status, DeclineCode: o.code, Amount: r.Amount, Currency: r.Currency,
-		CardBrand: o.brand, CardLast4: o.last4, CreatedAt: s.now().UTC(),
+		Status: c.Outcome, DeclineCode: c.Code(), Amount: r.Amount, Currency: r.Currency,
+		CardBrand: c.Brand, CardLast4: c.Last4, CreatedAt: s.now().UTC(),
 	}
-	if o.code != "" {
-		row.Message = buyerMessage(o.code, "")
+	if row.DeclineCode != "" {
+		row.Message = buyerMessage(row.DeclineCode, c.Message)
 	}
 	var stored chargeRow
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

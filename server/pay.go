@@ -11,6 +11,7 @@ import (
 
 	"shop"
 	"shop/checkout"
+	"shop/payments"
 )
 
 // payCSP lets the payment pages use their inline stylesheet, the shop's
@@ -20,13 +21,32 @@ const payCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; f
 // maxPayForm bounds the payment form's body: a token, a card and an email.
 const maxPayForm = 4 << 10
 
-// testCards are the sandbox's test payment methods the page offers, the
-// first chosen by default.
-var testCards = []struct{ Value, Label string }{
-	{"pm_card_visa", "Visa ending 4242: succeeds"},
-	{"pm_card_visa_chargeDeclined", "Visa ending 0002: declined"},
-	{"pm_card_chargeDeclinedInsufficientFunds", "Visa ending 9995: declined, insufficient funds"},
-	{"pm_card_authenticationRequired", "Visa ending 3155: needs the bank's confirmation (3D Secure)"},
+// testCards are the test payment methods the sandbox page offers, of
+// payments.TestCards, the first chosen by default.
+var testCards = offered("pm_card_visa", "pm_card_visa_chargeDeclined", "pm_card_chargeDeclinedInsufficientFunds", "pm_card_authenticationRequired")
+
+// offered are test payment methods as the page offers them, each with its
+// card and what paying with it does: "Visa ending 0002: declined".
+func offered(methods ...string) []struct{ Value, Label string } {
+	out := make([]struct{ Value, Label string }, len(methods))
+	for i, m := range methods {
+		c, ok := payments.FindTestCard(m)
+		if !ok {
+			panic("server: " + m + " is not in payments.TestCards")
+		}
+		what := "succeeds"
+		switch c.Outcome {
+		case payments.Declined:
+			what = "declined"
+			if code := c.Code(); code != "card_declined" {
+				what += ", " + strings.ReplaceAll(code, "_", " ")
+			}
+		case payments.RequiresAction:
+			what = "needs the bank's confirmation (3D Secure)"
+		}
+		out[i].Value, out[i].Label = m, strings.ToUpper(c.Brand[:1])+c.Brand[1:]+" ending "+c.Last4+": "+what
+	}
+	return out
 }
 
 // PayOptions configure the payment pages.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"gorm.io/gorm"
 
 	"shop/catalog"
@@ -170,6 +171,52 @@ func TestPayPageChargesWhatItShowed(t *testing.T) {
 		}
 		if len(charged) != 1 || charged[0] != sessionTotal(changed) || done.Order.Receipt.Totals[len(done.Order.Receipt.Totals)-1].Amount != sessionTotal(changed) {
 			t.Errorf("charged %v, order %+v; want one charge of %d", charged, done.Order.Receipt.Totals, sessionTotal(changed))
+		}
+	})
+}
+
+var cardOption = regexp.MustCompile(`name="card" value="(pm_card_\w+)"[^>]*> (\w+ ending (\d{4}): [^<]+)</label>`)
+
+// TestPayPageCards: the page offers the sandbox's test cards, each with the
+// card the sandbox then records for a payment with it.
+func TestPayPageCards(t *testing.T) {
+	ctx := context.Background()
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		p := newPayShop(t, db)
+		s, err := p.co.Create(ctx, checkout.Request{
+			Items:   &[]checkout.Item{{ID: "enamel-camp-mug-forest-green", Quantity: 1}},
+			Address: &checkout.Address{Name: "Ada Lovelace", LineOne: "1 Market St", City: "San Francisco", State: "CA", Country: "US", PostalCode: "94105"},
+			Buyer:   &checkout.Buyer{Name: "Ada Lovelace", Email: "ada@example.com"},
+		})
+		if err != nil || s.Status != checkout.Ready {
+			t.Fatalf("create: %v %+v", err, s)
+		}
+		_, body := get(t, p.url+"/pay/"+s.ID+"?t="+p.co.PayToken(s.ID))
+		var labels []string
+		options := cardOption.FindAllStringSubmatch(body, -1)
+		for _, o := range options {
+			labels = append(labels, o[2])
+		}
+		want := []string{
+			"Visa ending 4242: succeeds",
+			"Visa ending 0002: declined",
+			"Visa ending 9995: declined, insufficient funds",
+			"Visa ending 3184: needs the bank&#39;s confirmation (3D Secure)",
+		}
+		if diff := cmp.Diff(want, labels); diff != "" {
+			t.Fatalf("cards offered (-want +got):\n%s\n%s", diff, body)
+		}
+		// The paying card last, so that the session stays ready for the others.
+		for i := len(options) - 1; i >= 0; i-- {
+			o := options[i]
+			p.post(t, s.ID, url.Values{"card": {o[1]}, "email": {"ada@example.com"}, "seen": {seenOf(t, body)}})
+			var last4 string
+			if err := db.Table("sandbox_charges").Order("created_at DESC").Limit(1).Pluck("card_last4", &last4).Error; err != nil {
+				t.Fatal(err)
+			}
+			if last4 != o[3] {
+				t.Errorf("%s: the page says ending %s, the sandbox charged the card ending %s", o[1], o[3], last4)
+			}
 		}
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"shop/payments"
 )
 
 // card is a PaymentMethod's card and a charge's payment_method_details.card,
@@ -17,41 +19,20 @@ type card struct {
 	Last4    string `json:"last4"`
 }
 
-// testCards are the cards behind Stripe's test payment methods, as Stripe's
-// testing docs list them (brand, last four digits, funding). A pm_card_…
-// name the table does not hold, and a shared payment token, pay with
-// pm_card_visa's card.
-var testCards = map[string]struct{ brand, last4, funding string }{
-	"pm_card_visa":                                 {"visa", "4242", "credit"},
-	"pm_card_visa_debit":                           {"visa", "5556", "debit"},
-	"pm_card_mastercard":                           {"mastercard", "4444", "credit"},
-	"pm_card_mastercard_debit":                     {"mastercard", "8210", "debit"},
-	"pm_card_amex":                                 {"amex", "8431", "credit"},
-	"pm_card_discover":                             {"discover", "1117", "credit"},
-	"pm_card_visa_chargeDeclined":                  {"visa", "0002", "credit"},
-	"pm_card_chargeDeclined":                       {"visa", "0002", "credit"},
-	"pm_card_visa_chargeDeclinedInsufficientFunds": {"visa", "9995", "credit"},
-	"pm_card_chargeDeclinedInsufficientFunds":      {"visa", "9995", "credit"},
-	"pm_card_visa_chargeDeclinedLostCard":          {"visa", "9987", "credit"},
-	"pm_card_chargeDeclinedLostCard":               {"visa", "9987", "credit"},
-	"pm_card_visa_chargeDeclinedStolenCard":        {"visa", "9979", "credit"},
-	"pm_card_chargeDeclinedStolenCard":             {"visa", "9979", "credit"},
-	"pm_card_chargeDeclinedFraudulent":             {"visa", "0019", "credit"},
-	"pm_card_chargeDeclinedExpiredCard":            {"visa", "0069", "credit"},
-	"pm_card_chargeDeclinedIncorrectCvc":           {"visa", "0127", "credit"},
-	"pm_card_chargeDeclinedProcessingError":        {"visa", "0119", "credit"},
-	"pm_card_authenticationRequired":               {"visa", "3184", "credit"},
-	"pm_card_threeDSecure2Required":                {"visa", "3220", "credit"},
+// testCard is the test card behind a Stripe test payment method
+// ([payments.TestCards]). A pm_card_… name the table does not hold, and a
+// shared payment token, pay with pm_card_visa's card.
+func testCard(method string) payments.TestCard {
+	c, ok := payments.FindTestCard(method)
+	if !ok {
+		c, _ = payments.FindTestCard("pm_card_visa")
+	}
+	return c
 }
 
-// testCard is the card a test payment method (or shared payment token)
-// stands for.
-func testCard(method string) *card {
-	c, ok := testCards[method]
-	if !ok {
-		c = testCards["pm_card_visa"]
-	}
-	return &card{Brand: c.brand, Country: "US", ExpMonth: 12, ExpYear: 2034, Funding: c.funding, Last4: c.last4}
+// cardOf is a test card as a PaymentMethod or charge shows it.
+func cardOf(c payments.TestCard) *card {
+	return &card{Brand: c.Brand, Country: "US", ExpMonth: 12, ExpYear: 2034, Funding: c.Funding, Last4: c.Last4}
 }
 
 // paymentMethod is a card PaymentMethod as Stripe answers it.
@@ -104,7 +85,7 @@ type methodDetails struct {
 // shared payment token when a PaymentIntent is confirmed with it.
 func (s *Server) newMethod(token string) *paymentMethod {
 	return &paymentMethod{
-		ID: s.randID("pm_1", 24), Object: "payment_method", Card: testCard(token), Created: s.now().Unix(),
+		ID: s.randID("pm_1", 24), Object: "payment_method", Card: cardOf(testCard(token)), Created: s.now().Unix(),
 		Metadata: map[string]string{}, Type: "card",
 	}
 }
