@@ -43,15 +43,6 @@ func (a *Admin) Tools() []shop.Tool {
 	return append(a.readTools(), a.writeTools()...)
 }
 
-// Order statuses beyond StatusConfirmed (paid, nothing shipped).
-const (
-	StatusPartiallyShipped = "partially_shipped"
-	StatusShipped          = "shipped"
-	StatusDelivered        = "delivered"
-	StatusCanceled         = "canceled"
-	StatusRefunded         = "refunded"
-)
-
 // require returns the caller when its role allows need, else a forbidden
 // error that names both.
 func require(ctx context.Context, need shop.Role) (shop.Actor, error) {

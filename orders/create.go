@@ -59,7 +59,7 @@ type orderRow struct {
 	ID                string `gorm:"primaryKey"`
 	Number            int64
 	CheckoutSessionID string
-	Status            string
+	Status            Status
 	Email             string
 	Buyer             string
 	Address           string
