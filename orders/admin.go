@@ -8,6 +8,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/database"
 	"shop/payments"
 )
 
@@ -41,6 +42,14 @@ func NewAdmin(o *Orders, cat *catalog.Catalog, refunder Refunder) *Admin {
 // `shop admin` only: never the buyers' endpoint.
 func (a *Admin) Tools() []shop.Tool {
 	return append(a.readTools(), a.writeTools()...)
+}
+
+// transact runs fn in a transaction of the shop's database, through
+// database.Transact (retried on a serialization failure or a busy
+// database, so fn must start from what it reads in tx), with the
+// administration's clock.
+func (a *Admin) transact(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	return database.Transact(database.WithClock(ctx, a.now), a.db, fn)
 }
 
 // require returns the caller when its role allows need, else a forbidden

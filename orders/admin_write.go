@@ -167,7 +167,7 @@ func (a *Admin) Fulfill(ctx context.Context, args FulfillArgs) (FulfillResult, s
 		return FulfillResult{}, "", shop.Errorf(shop.Invalid, "$.tracking_url", "send an https:// link of at most %d characters", maxTrackingURLLen)
 	}
 	out := &Shipment{}
-	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = a.transact(ctx, func(tx *gorm.DB) error {
 		o, lines, err := a.load(ctx, tx, args.OrderID)
 		if err != nil {
 			return err
@@ -232,7 +232,7 @@ func (a *Admin) delivered(ctx context.Context, actor shop.Actor, args FulfillArg
 		return FulfillResult{}, "", shop.Errorf(shop.Invalid, "$.delivered", "send delivered: true alone, for an order that has shipped; record parcels without it")
 	}
 	var number int64
-	err := a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := a.transact(ctx, func(tx *gorm.DB) error {
 		o, lines, err := a.load(ctx, tx, args.OrderID)
 		if err != nil {
 			return err
@@ -274,7 +274,7 @@ func (a *Admin) AddNote(ctx context.Context, args NoteArgs) (NoteResult, string,
 		return NoteResult{}, "", err
 	}
 	row := noteRow{ID: "note_" + randomID(), OrderID: args.OrderID, Actor: actor.String(), Note: args.Note, CreatedAt: a.now().UTC()}
-	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = a.transact(ctx, func(tx *gorm.DB) error {
 		if _, _, err := a.load(ctx, tx, args.OrderID); err != nil {
 			return err
 		}
@@ -313,7 +313,7 @@ func (a *Admin) AdjustInventory(ctx context.Context, args AdjustArgs) (AdjustAns
 	// Both steps compute the change in a transaction; the preview's is
 	// rolled back.
 	errPreview := errors.New("preview")
-	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = a.transact(ctx, func(tx *gorm.DB) error {
 		adj, err := a.catalog.AdjustStock(ctx, tx, args.VariantID, change)
 		if err != nil {
 			return err

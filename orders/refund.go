@@ -90,7 +90,7 @@ func (a *Admin) Refund(ctx context.Context, args RefundArgs) (RefundAnswer, stri
 	stale := fmt.Sprintf("order %d changed since the preview: it is %s now, and this call would refund %s, leaving %s",
 		o.Number, o.Status, plan.Amount.Display, plan.LeftAfter.Display)
 	var ref *refundRow
-	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = a.transact(ctx, func(tx *gorm.DB) error {
 		if err := a.redeem(ctx, tx, actor, "refund_order", args, bind, confirm, stale); err != nil {
 			return err
 		}
@@ -214,7 +214,7 @@ func (a *Admin) sendRefund(ctx context.Context, actor shop.Actor, o *orderRow, r
 	if perr != nil || (got.Status != "succeeded" && got.Status != "pending") {
 		status = refundFailed
 	}
-	err := a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := a.transact(ctx, func(tx *gorm.DB) error {
 		now := a.now().UTC()
 		var reference *string
 		if got != nil {
@@ -342,10 +342,13 @@ func (a *Admin) Cancel(ctx context.Context, args CancelArgs) (CancelAnswer, stri
 	}
 	stale := fmt.Sprintf("order %d changed since the preview (a refund or a restock ran meanwhile): this call would now %s", o.Number, text)
 	var ref *refundRow
-	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = a.transact(ctx, func(tx *gorm.DB) error {
 		if err := a.redeem(ctx, tx, actor, "cancel_order", args, bind, confirm, stale); err != nil {
 			return err
 		}
+		// The moves below change the order and its lines in memory: each
+		// try starts from the order as read.
+		o, lines := new(*o), slices.Clone(lines)
 		before := stateOf(o, lines)
 		if err := cancelOrder(ctx, tx, o, a.now().UTC()); err != nil {
 			return err
