@@ -319,12 +319,7 @@ func (a *Admin) Cancel(ctx context.Context, args CancelArgs) (CancelAnswer, stri
 	var units []catalog.HoldLine
 	var back []LineQty
 	if restock {
-		for _, l := range lines {
-			if q := restockable(l); q > 0 {
-				units = append(units, catalog.HoldLine{VariantID: l.VariantID, Quantity: q})
-				back = append(back, LineQty{LineID: l.LineID, Quantity: q})
-			}
-		}
+		units, back = restockAll(lines)
 	}
 	what := &CancelPlan{OrderID: o.ID, Number: o.Number, StatusAfter: string(StatusCanceled), Refund: plan.Amount, Restock: back}
 	// The token is bound to the refund and the units the preview showed.
@@ -380,6 +375,20 @@ func (a *Admin) Cancel(ctx context.Context, args CancelArgs) (CancelAnswer, stri
 		return CancelAnswer{}, "", err
 	}
 	return CancelAnswer{Refund: done}, fmt.Sprintf("Order %d canceled. %s", o.Number, refundText(done)), nil
+}
+
+// restockAll is every unit of lines that can go back on sale, as stock to
+// put back and as the lines' quantities.
+func restockAll(lines []lineRow) ([]catalog.HoldLine, []LineQty) {
+	var units []catalog.HoldLine
+	var back []LineQty
+	for _, l := range lines {
+		if q := restockable(l); q > 0 {
+			units = append(units, catalog.HoldLine{VariantID: l.VariantID, Quantity: q})
+			back = append(back, LineQty{LineID: l.LineID, Quantity: q})
+		}
+	}
+	return units, back
 }
 
 // restockable is how many units of a line can still go back on sale: those
