@@ -10,6 +10,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"shop/database"
 )
 
 // imageOriginRow is a row of product_image_origins: an origin that one of a
@@ -138,7 +140,7 @@ func (c *Catalog) ResolveImageOrigins(ctx context.Context) (int, error) {
 
 func (c *Catalog) resolveOriginsBatch(ctx context.Context) (int, error) {
 	var ids []string
-	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := database.Transact(database.WithClock(ctx, c.now), c.db, func(tx *gorm.DB) error {
 		ids = nil
 		if err := tx.Model(&imageOriginRow{}).Where("origin = ?", "").Order("product_id").Limit(resolveBatch).Pluck("product_id", &ids).Error; err != nil {
 			return err

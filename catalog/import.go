@@ -6,11 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"reflect"
 	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -246,213 +243,6 @@ func leadingID(raw []byte) string {
 	return id
 }
 
-// explainProduct says where in the product raw the decoding error err lies
-// and what to send there, as a path from the product: ".variants[0].price:
-// send …, got a string".
-func explainProduct(raw []byte, err error) string {
-	var te *json.UnmarshalTypeError
-	switch name, unknown := unknownFieldName(err); {
-	case unknown && hasMember(raw, name):
-		return unknownField(name, reflect.TypeFor[ProductRecord](), "a product")
-	case unknown: // deeper: in a variant
-		return explainArray[VariantRecord](member(raw, "variants"), "variants", "variant", explainVariant, err)
-	case !errors.As(err, &te):
-		return ": " + err.Error()
-	case te.Field == "":
-		return ": " + sendGot("product", err)
-	case te.Field == "images":
-		return explainArray[string](member(raw, "images"), "images", "image", nil, err)
-	case te.Field == "variants" || strings.HasPrefix(te.Field, "variants."):
-		return explainArray[VariantRecord](member(raw, "variants"), "variants", "variant", explainVariant, err)
-	}
-	return "." + te.Field + ": " + sendGot(te.Field, err)
-}
-
-// explainVariant is explainProduct for a variant.
-func explainVariant(raw []byte, err error) string {
-	var te *json.UnmarshalTypeError
-	switch name, unknown := unknownFieldName(err); {
-	case unknown:
-		return unknownField(name, reflect.TypeFor[VariantRecord](), "a variant")
-	case !errors.As(err, &te):
-		return ": " + err.Error()
-	case te.Field == "":
-		return ": " + sendGot("variant", err)
-	case te.Field == "options":
-		var options map[string]json.RawMessage
-		if err := json.Unmarshal(member(raw, "options"), &options); err != nil {
-			return ".options: " + sendGot("options", err)
-		}
-		for _, name := range slices.Sorted(maps.Keys(options)) {
-			if err := json.Unmarshal(options[name], new(string)); err != nil {
-				return fmt.Sprintf(".options[%q]: %s", name, sendGot("option", err))
-			}
-		}
-	}
-	return "." + te.Field + ": " + sendGot(te.Field, err)
-}
-
-// explainArray finds the element of the JSON array arr, the value of field,
-// that does not decode strictly into a T, and explains its error with
-// explain (nil for an array of plain values, each named element). err is the
-// error the decoder met in field, for when no element fails alone.
-func explainArray[T any](arr []byte, field, element string, explain func([]byte, error) string, err error) string {
-	var elems []json.RawMessage
-	if err := json.Unmarshal(arr, &elems); err != nil {
-		return "." + field + ": " + sendGot(field, err)
-	}
-	for k, e := range elems {
-		dec := json.NewDecoder(bytes.NewReader(e))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(new(T)); err != nil {
-			at := fmt.Sprintf(".%s[%d]", field, k)
-			if explain == nil {
-				return at + ": " + sendGot(element, err)
-			}
-			return at + explain(e, err)
-		}
-	}
-	// No element fails alone (the field is given twice, say): the
-	// decoder's own error, with the path it has.
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return "." + te.Field + ": " + sendGot(te.Field, err)
-	}
-	return "." + field + ": " + err.Error()
-}
-
-// member returns the value in the JSON object raw that encoding/json decodes
-// into the field name (the key matched regardless of case), or nil.
-func member(raw []byte, name string) []byte {
-	var m map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &m)
-	if v, ok := m[name]; ok {
-		return v
-	}
-	for k, v := range m {
-		if strings.EqualFold(k, name) {
-			return v
-		}
-	}
-	return nil
-}
-
-// hasMember reports whether the JSON object raw has the key name.
-func hasMember(raw []byte, name string) bool {
-	var m map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &m)
-	_, ok := m[name]
-	return ok
-}
-
-// unknownFieldName returns the name in an unknown-field error of
-// encoding/json, which has no type of its own.
-func unknownFieldName(err error) (string, bool) {
-	const prefix = "json: unknown field "
-	msg := err.Error()
-	if !strings.HasPrefix(msg, prefix) {
-		return "", false
-	}
-	name, uerr := strconv.Unquote(msg[len(prefix):])
-	return name, uerr == nil
-}
-
-// unknownField says, as a step of a path (".prise: …"), that name is no field
-// of the struct t (what, for people), suggesting the field it may be a
-// misspelling of.
-func unknownField(name string, t reflect.Type, what string) string {
-	var known []string
-	for i := range t.NumField() {
-		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		known = append(known, tag)
-	}
-	msg := pathName(name) + ": unknown field"
-	best, bestDist := "", 3 // suggest only near misses
-	for _, k := range known {
-		if d := editDistance(strings.ToLower(name), k); d < bestDist && d < len(name) {
-			best, bestDist = k, d
-		}
-	}
-	if best != "" {
-		msg += fmt.Sprintf(" (did you mean %q?)", best)
-	}
-	return msg + fmt.Sprintf("; %s holds only %s and %s", what, strings.Join(known[:len(known)-1], ", "), known[len(known)-1])
-}
-
-// pathName is a key as a step of a path: ".price", or `["two words"]`.
-func pathName(key string) string {
-	if key != "" && strings.IndexFunc(key, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_')
-	}) < 0 {
-		return "." + key
-	}
-	return fmt.Sprintf("[%q]", key)
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
-// sendGot says what to send for field (the last step of a path) and what
-// came instead, from a type error of encoding/json.
-func sendGot(field string, err error) string {
-	var te *json.UnmarshalTypeError
-	if !errors.As(err, &te) {
-		return err.Error()
-	}
-	field = field[strings.LastIndexByte(field, '.')+1:]
-	what, ok := sendWhat[field]
-	if !ok {
-		what = "a " + te.Type.String()
-	}
-	got := te.Value
-	switch {
-	case got == "string", got == "number":
-		got = "a " + got
-	case strings.HasPrefix(got, "number "):
-		got = strings.TrimPrefix(got, "number ")
-	case got == "bool":
-		got = "true or false"
-	case got == "array", got == "object":
-		got = "an " + got
-	}
-	return "send " + what + ", got " + got
-}
-
-// tokenKind describes a JSON token for messages.
-func tokenKind(tok json.Token) string {
-	switch v := tok.(type) {
-	case json.Delim:
-		if v == '[' {
-			return "an array"
-		}
-		return "an object"
-	case string:
-		return "a string"
-	case float64, json.Number:
-		return "a number"
-	case bool:
-		return "true or false"
-	}
-	return "null"
-}
-
 // Validate checks a catalog file against the shop's currency. It returns every
 // problem (up to 20), each naming the record and the field.
 func (f *File) Validate(currency string) error {
@@ -471,72 +261,83 @@ func (f *File) Validate(currency string) error {
 	products := map[string]int{}
 	variants := map[string]string{}
 	for i, p := range f.Products {
-		at := recordAt(i, p.ID)
-		switch {
-		case p.ID == "":
-			report("%s.id: missing", at)
-		case !ValidID(p.ID):
-			report("%s.id: use 1 to %d characters a-z, 0-9, - and _", at, MaxIDLen)
-		default:
-			if j, dup := products[p.ID]; dup {
-				report("%s.id: already used by products[%d]", at, j)
-			}
-			products[p.ID] = i
-		}
-		checkText(report, at+".title", p.Title, MaxTitleLen, true)
-		checkText(report, at+".category", p.Category, MaxCategoryLen, true)
-		checkText(report, at+".description", p.Description, MaxDescriptionLen, false)
-		if len(p.Images) > MaxImages {
-			report("%s.images: at most %d images", at, MaxImages)
-		}
-		for k, img := range p.Images {
-			checkImage(report, fmt.Sprintf("%s.images[%d]", at, k), img)
-		}
-		if len(p.Variants) == 0 {
-			report("%s.variants: a product needs at least one variant", at)
-		}
-		if len(p.Variants) > MaxVariants {
-			report("%s.variants: at most %d variants", at, MaxVariants)
-		}
+		checkProduct(report, i, p, products)
 		for k, v := range p.Variants {
-			vat := fmt.Sprintf("%s.variants[%d]", at, k)
-			switch {
-			case v.ID == "":
-				report("%s.id: missing", vat)
-			case !ValidID(v.ID):
-				report("%s.id: use 1 to %d characters a-z, 0-9, - and _", vat, MaxIDLen)
-			default:
-				if owner, dup := variants[v.ID]; dup {
-					report("%s.id: %q is already a variant of product %q", vat, v.ID, owner)
-				}
-				variants[v.ID] = p.ID
-			}
-			checkText(report, vat+".title", v.Title, MaxTitleLen, true)
-			if len(v.Options) > MaxOptions {
-				report("%s.options: at most %d options", vat, MaxOptions)
-			}
-			for name, value := range v.Options {
-				checkText(report, fmt.Sprintf("%s.options[%q] (name)", vat, name), name, MaxOptionLen, true)
-				checkText(report, fmt.Sprintf("%s.options[%q]", vat, name), value, MaxOptionLen, true)
-			}
-			switch {
-			case v.Price == nil:
-				report("%s.price: missing; send the price in minor units (1250 for 12.50)", vat)
-			case *v.Price < 0 || *v.Price > MaxPrice:
-				report("%s.price: must be from 0 to %d minor units", vat, int64(MaxPrice))
-			}
-			switch {
-			case v.Stock == nil:
-				report("%s.stock: missing; send the units on hand", vat)
-			case *v.Stock < 0 || *v.Stock > MaxStock:
-				report("%s.stock: must be from 0 to %d", vat, MaxStock)
-			}
-			if v.Image != "" {
-				checkImage(report, vat+".image", v.Image)
-			}
+			checkVariant(report, fmt.Sprintf("%s.variants[%d]", recordAt(i, p.ID), k), p.ID, v, variants)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkProduct reports what is wrong with products[i] itself (not its
+// variants); products maps the ids met so far to their index.
+func checkProduct(report func(string, ...any), i int, p ProductRecord, products map[string]int) {
+	at := recordAt(i, p.ID)
+	switch {
+	case p.ID == "":
+		report("%s.id: missing", at)
+	case !ValidID(p.ID):
+		report("%s.id: use 1 to %d characters a-z, 0-9, - and _", at, MaxIDLen)
+	default:
+		if j, dup := products[p.ID]; dup {
+			report("%s.id: already used by products[%d]", at, j)
+		}
+		products[p.ID] = i
+	}
+	checkText(report, at+".title", p.Title, MaxTitleLen, true)
+	checkText(report, at+".category", p.Category, MaxCategoryLen, true)
+	checkText(report, at+".description", p.Description, MaxDescriptionLen, false)
+	if len(p.Images) > MaxImages {
+		report("%s.images: at most %d images", at, MaxImages)
+	}
+	for k, img := range p.Images {
+		checkImage(report, fmt.Sprintf("%s.images[%d]", at, k), img)
+	}
+	if len(p.Variants) == 0 {
+		report("%s.variants: a product needs at least one variant", at)
+	}
+	if len(p.Variants) > MaxVariants {
+		report("%s.variants: at most %d variants", at, MaxVariants)
+	}
+}
+
+// checkVariant reports what is wrong with the variant at vat of product
+// productID; variants maps the variant ids met so far to their product.
+func checkVariant(report func(string, ...any), vat, productID string, v VariantRecord, variants map[string]string) {
+	switch {
+	case v.ID == "":
+		report("%s.id: missing", vat)
+	case !ValidID(v.ID):
+		report("%s.id: use 1 to %d characters a-z, 0-9, - and _", vat, MaxIDLen)
+	default:
+		if owner, dup := variants[v.ID]; dup {
+			report("%s.id: %q is already a variant of product %q", vat, v.ID, owner)
+		}
+		variants[v.ID] = productID
+	}
+	checkText(report, vat+".title", v.Title, MaxTitleLen, true)
+	if len(v.Options) > MaxOptions {
+		report("%s.options: at most %d options", vat, MaxOptions)
+	}
+	for name, value := range v.Options {
+		checkText(report, fmt.Sprintf("%s.options[%q] (name)", vat, name), name, MaxOptionLen, true)
+		checkText(report, fmt.Sprintf("%s.options[%q]", vat, name), value, MaxOptionLen, true)
+	}
+	switch {
+	case v.Price == nil:
+		report("%s.price: missing; send the price in minor units (1250 for 12.50)", vat)
+	case *v.Price < 0 || *v.Price > MaxPrice:
+		report("%s.price: must be from 0 to %d minor units", vat, int64(MaxPrice))
+	}
+	switch {
+	case v.Stock == nil:
+		report("%s.stock: missing; send the units on hand", vat)
+	case *v.Stock < 0 || *v.Stock > MaxStock:
+		report("%s.stock: must be from 0 to %d", vat, MaxStock)
+	}
+	if v.Image != "" {
+		checkImage(report, vat+".image", v.Image)
+	}
 }
 
 func checkText(report func(string, ...any), at, s string, max int, required bool) {

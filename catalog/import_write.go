@@ -17,10 +17,12 @@ import (
 // ImportOptions tune Import; nil means defaults.
 type ImportOptions struct {
 	// Progress, when set, is called after every batch with the products
-	// written so far and the total.
+	// written so far and the total (a retried transaction reports only
+	// what it had not reported yet).
 	Progress func(done, total int)
 	// KeptStock, when set, is called for each variant whose stock the import
-	// kept above the file's because checkout sessions being paid hold more.
+	// kept above the file's because checkout sessions being paid hold more,
+	// once the import has committed.
 	KeptStock func(k KeptStock)
 }
 
@@ -50,25 +52,38 @@ func (c *Catalog) Import(ctx context.Context, f *File, opts *ImportOptions) erro
 		opts = &ImportOptions{}
 	}
 	now := c.now().UTC()
-	err := c.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	// The transaction may run more than once (database.Transact retries it):
+	// the variants whose stock was kept are told once it commits, and a
+	// retry reports no progress it reported already.
+	var kept []KeptStock
+	reported := 0
+	err := database.Transact(database.WithClock(ctx, c.now), c.db, func(tx *gorm.DB) error {
+		kept = kept[:0]
+		keep := func(k KeptStock) { kept = append(kept, k) }
 		var next int64
 		if err := tx.Model(&productRow{}).Select("COALESCE(MAX(seq), 0)").Scan(&next).Error; err != nil {
 			return fmt.Errorf("import: read sequence: %w", err)
 		}
 		for start := 0; start < len(f.Products); start += importBatch {
 			batch := f.Products[start:min(start+importBatch, len(f.Products))]
-			if err := writeBatch(tx, batch, &next, now, opts.KeptStock); err != nil {
+			if err := writeBatch(tx, batch, &next, now, keep); err != nil {
 				return fmt.Errorf("import: products[%d…%d]: %w", start, start+len(batch)-1, err)
 			}
 			if err := writeImageOrigins(tx, batch); err != nil {
 				return fmt.Errorf("import: products[%d…%d]: %w", start, start+len(batch)-1, err)
 			}
-			if opts.Progress != nil {
-				opts.Progress(start+len(batch), len(f.Products))
+			if done := start + len(batch); opts.Progress != nil && done > reported {
+				reported = done
+				opts.Progress(done, len(f.Products))
 			}
 		}
 		return nil
 	})
+	if err == nil && opts.KeptStock != nil {
+		for _, k := range kept {
+			opts.KeptStock(k)
+		}
+	}
 	if err != nil || len(f.Products) < analyzeAfter {
 		return err
 	}
@@ -78,7 +93,7 @@ func (c *Catalog) Import(ctx context.Context, f *File, opts *ImportOptions) erro
 	// which the search's index-only scans visit the table for every row
 	// until autovacuum passes (which may be never: it can be off).
 	analyze := "ANALYZE "
-	if c.db.Dialector.Name() == "postgres" {
+	if database.DialectOfDB(c.db) == database.Postgres {
 		analyze = "VACUUM (ANALYZE) "
 	}
 	for _, table := range []string{"products", "variants", "product_terms"} {

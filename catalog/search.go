@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -74,20 +75,9 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 		}
 	}
 
-	// The filters, on products p.
-	var filter strings.Builder
-	var filterArgs []any
-	if q.Category != "" {
-		filter.WriteString(" AND p.category_key = ?")
-		filterArgs = append(filterArgs, categoryKey(q.Category))
-	}
-	if cond, cargs := q.variantFilter("v", c.now().UTC()); cond != "" {
-		filter.WriteString(" AND EXISTS (SELECT 1 FROM variants v WHERE v.product_id = p.id AND v.removed = ?" + cond + ")")
-		filterArgs = append(append(filterArgs, false), cargs...)
-	}
-
+	filter, filterArgs := c.filterSQL(q)
 	if len(terms) == 0 {
-		return c.browse(ctx, q, after, fingerprint, filter.String(), filterArgs)
+		return c.browse(ctx, q, after, fingerprint, filter, filterArgs)
 	}
 	matches, found, err := c.resolve(ctx, terms)
 	if err != nil {
@@ -98,43 +88,12 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 	}
 	var m strings.Builder
 	mArgs := matchesSQL(&m, matches)
-
-	// Without filters the products table stays out of the ranking; a single
-	// term's matches are counted apart (an index range count, cheaper than
-	// numbering every row). With filters, or several terms, COUNT(*) OVER ()
-	// counts in the same pass that ranks: it runs before the cursor cuts
-	// rows, so it is the query's total.
-	separateCount := filter.Len() == 0 && len(matches) == 1
-	var sb strings.Builder
-	var args []any
-	if filter.Len() == 0 {
-		sb.WriteString("SELECT r.seq, p.id, r.score, r.total FROM (SELECT * FROM (SELECT m.product_seq AS seq, m.score, ")
-		if separateCount {
-			sb.WriteString("0")
-		} else {
-			sb.WriteString("COUNT(*) OVER ()")
-		}
-		sb.WriteString(" AS total FROM (" + m.String() + ") m) ranked")
-		args = append(args, mArgs...)
-	} else {
-		sb.WriteString("SELECT * FROM (SELECT m.product_seq AS seq, p.id, m.score, COUNT(*) OVER () AS total FROM (" + m.String() +
-			") m JOIN products p ON p.seq = m.product_seq WHERE 1 = 1" + filter.String() + ") ranked")
-		args = append(args, mArgs...)
-		args = append(args, filterArgs...)
-	}
-	if after != nil {
-		sb.WriteString(" WHERE score < ? OR (score = ? AND seq > ?)")
-		args = append(args, after.Score, after.Score, after.Seq)
-	}
-	sb.WriteString(" ORDER BY score DESC, seq ASC LIMIT ?")
-	args = append(args, q.Limit+1)
-	if filter.Len() == 0 {
-		// The page's ids, by seq, for its few rows only.
-		sb.WriteString(") r JOIN products p ON p.seq = r.seq ORDER BY r.score DESC, r.seq ASC")
-	}
-
+	// Without filters a single term's matches are counted apart (an index
+	// range count, cheaper than numbering every row).
+	separateCount := filter == "" && len(matches) == 1
+	query, args := rankSQL(m.String(), mArgs, filter, filterArgs, separateCount, after, q.Limit)
 	var hits []hit
-	if err := c.db.WithContext(ctx).Raw(sb.String(), args...).Scan(&hits).Error; err != nil {
+	if err := c.db.WithContext(ctx).Raw(query, args...).Scan(&hits).Error; err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	page := &Page{Products: []ProductSummary{}}
@@ -154,6 +113,60 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 		}
 	}
 	return c.fill(ctx, page, hits, q, fingerprint)
+}
+
+// filterSQL is the query's filters on products p, as conditions that
+// follow a WHERE ("" for none), with their arguments.
+func (c *Catalog) filterSQL(q Query) (string, []any) {
+	var filter strings.Builder
+	var args []any
+	if q.Category != "" {
+		filter.WriteString(" AND p.category_key = ?")
+		args = append(args, categoryKey(q.Category))
+	}
+	if cond, cargs := q.variantFilter("v", c.now().UTC()); cond != "" {
+		filter.WriteString(" AND EXISTS (SELECT 1 FROM variants v WHERE v.product_id = p.id AND v.removed = ?" + cond + ")")
+		args = append(append(args, false), cargs...)
+	}
+	return filter.String(), args
+}
+
+// rankSQL is the query that ranks the matches (the SQL of matchesSQL, with
+// its arguments) under filter and returns the page after the cursor after,
+// limit rows and one more, as hits.
+//
+// Without filters the products table stays out of the ranking, joined for
+// the page's few rows only; with separateCount the total is left to a
+// count of its own. With filters, or several terms, COUNT(*) OVER ()
+// counts in the same pass that ranks: it runs before the cursor cuts rows,
+// so it is the query's total.
+func rankSQL(matches string, matchArgs []any, filter string, filterArgs []any, separateCount bool, after *cursor, limit int) (string, []any) {
+	var sb strings.Builder
+	args := slices.Clone(matchArgs)
+	if filter == "" {
+		sb.WriteString("SELECT r.seq, p.id, r.score, r.total FROM (SELECT * FROM (SELECT m.product_seq AS seq, m.score, ")
+		if separateCount {
+			sb.WriteString("0")
+		} else {
+			sb.WriteString("COUNT(*) OVER ()")
+		}
+		sb.WriteString(" AS total FROM (" + matches + ") m) ranked")
+	} else {
+		sb.WriteString("SELECT * FROM (SELECT m.product_seq AS seq, p.id, m.score, COUNT(*) OVER () AS total FROM (" + matches +
+			") m JOIN products p ON p.seq = m.product_seq WHERE 1 = 1" + filter + ") ranked")
+		args = append(args, filterArgs...)
+	}
+	if after != nil {
+		sb.WriteString(" WHERE score < ? OR (score = ? AND seq > ?)")
+		args = append(args, after.Score, after.Score, after.Seq)
+	}
+	sb.WriteString(" ORDER BY score DESC, seq ASC LIMIT ?")
+	args = append(args, limit+1)
+	if filter == "" {
+		// The page's ids, by seq, for its few rows only.
+		sb.WriteString(") r JOIN products p ON p.seq = r.seq ORDER BY r.score DESC, r.seq ASC")
+	}
+	return sb.String(), args
 }
 
 // hit is a row of a search: a product, its score and the query's total.

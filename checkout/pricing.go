@@ -95,25 +95,9 @@ type priced struct {
 // price caps nothing and money.Percent panics beyond its bound.
 func price(in pricingInput) priced {
 	cur := in.Policy.Currency()
-	out := priced{
-		LineItems: make([]LineItem, 0, len(in.Lines)),
-		Options:   []FulfillmentOption{},
-		Messages:  []Message{},
-	}
-
+	out := priced{Messages: []Message{}}
 	var base int64
-	for _, l := range in.Lines {
-		li := LineItem{
-			ID:         "li_" + l.VariantID,
-			Item:       Item{ID: l.VariantID, Quantity: l.Quantity},
-			Name:       l.Name,
-			Images:     append([]string{}, l.Images...),
-			UnitAmount: l.UnitAmount,
-			BaseAmount: l.UnitAmount * l.Quantity,
-		}
-		base += li.BaseAmount
-		out.LineItems = append(out.LineItems, li)
-	}
+	out.LineItems, base = lineItems(in.Lines)
 
 	promo := in.Promo
 	if promo != nil {
@@ -122,27 +106,12 @@ func price(in pricingInput) priced {
 			promo = nil
 		}
 	}
-	percentOff := promo != nil && promo.Kind == PercentOff
-	freeShipping := promo != nil && promo.Kind == FreeShipping
-
-	var itemsDiscount int64
-	subtotals := make([]int64, len(out.LineItems))
-	for i := range out.LineItems {
-		li := &out.LineItems[i]
-		if percentOff {
-			li.Discount = min(money.Percent(li.BaseAmount, promo.Percent), li.BaseAmount)
-		}
-		li.Subtotal = li.BaseAmount - li.Discount
-		subtotals[i] = li.Subtotal
-		itemsDiscount += li.Discount
-	}
+	itemsDiscount, subtotals := discountLines(out.LineItems, promo)
 	subtotal := base - itemsDiscount
-
 	var discount int64
 	if promo != nil && promo.Kind == AmountOff {
 		discount = min(promo.Amount, subtotal)
 	}
-	shares := allocate(discount, subtotals)
 	if promo != nil {
 		out.Promo = promo.Code
 		out.Messages = append(out.Messages, infoMessage("", "", appliedText(cur, promo, discount)))
@@ -153,69 +122,14 @@ func price(in pricingInput) priced {
 	if in.Address != nil {
 		rate, shippingTaxable = in.Policy.TaxRate(in.Address.Country, in.Address.State)
 	}
-	var tax int64
-	for i := range out.LineItems {
-		li := &out.LineItems[i]
-		li.Tax = money.Percent(li.Subtotal-shares[i], rate)
-		li.Total = li.Subtotal + li.Tax
-		tax += li.Tax
-	}
+	tax := taxLines(out.LineItems, allocate(discount, subtotals), rate)
 
-	var zone *Zone
-	if in.Address != nil {
-		zone, _ = in.Policy.Zone(in.Address.Country)
-	}
-	if zone != nil {
-		for _, r := range zone.Rates {
-			o := FulfillmentOption{
-				Type:                 "shipping",
-				ID:                   r.ID,
-				Title:                r.Title,
-				Subtitle:             r.Subtitle,
-				Carrier:              r.Carrier,
-				EarliestDeliveryTime: addBusinessDays(in.Now, r.MinDays),
-				LatestDeliveryTime:   addBusinessDays(in.Now, r.MaxDays),
-				Subtotal:             r.Price,
-			}
-			if o.Subtitle == "" {
-				o.Subtitle = daysText(r.MinDays, r.MaxDays)
-			}
-			switch {
-			case freeShipping:
-				o.Subtotal = 0
-			case r.FreeOver != nil && subtotal-discount >= *r.FreeOver:
-				o.Subtotal = 0
-				if r.Price > 0 {
-					out.Messages = append(out.Messages, infoMessage("", "",
-						fmt.Sprintf("Free %s shipping on orders over %s.", r.Title, cur.Format(*r.FreeOver))))
-				}
-			}
-			if shippingTaxable {
-				o.Tax = money.Percent(o.Subtotal, rate)
-			}
-			o.Total = o.Subtotal + o.Tax
-			out.Options = append(out.Options, o)
-		}
-	}
-
-	var chosen *FulfillmentOption
-	i, msg, ok := chooseOption(cur, out.Options, in.OptionID, in.OptionKept)
-	if ok {
-		chosen = &out.Options[i]
-		out.OptionID = chosen.ID
-	}
-	switch {
-	case msg == nil:
-	case msg.Type == MessageError:
-		out.Errors = append(out.Errors, *msg)
-	default:
-		out.Messages = append(out.Messages, *msg)
-	}
-	var fulfillment int64
-	if chosen != nil {
-		fulfillment = chosen.Subtotal
-		tax += chosen.Tax
-	}
+	freeShipping := promo != nil && promo.Kind == FreeShipping
+	var freeOver []Message
+	out.Options, freeOver = shippingOptions(in, subtotal-discount, freeShipping, rate, shippingTaxable)
+	out.Messages = append(out.Messages, freeOver...)
+	fulfillment, optionTax := out.choose(cur, in.OptionID, in.OptionKept)
+	tax += optionTax
 
 	out.Total = subtotal - discount + fulfillment + tax
 	out.Totals = []Total{
@@ -228,6 +142,125 @@ func price(in pricingInput) priced {
 		{Type: TotalTotal, DisplayText: "Total", Amount: out.Total},
 	}
 	return out
+}
+
+// lineItems are the cart's lines as line items (never nil), priced before
+// discounts and tax, and the sum of their BaseAmount.
+func lineItems(lines []cartLine) ([]LineItem, int64) {
+	items := make([]LineItem, 0, len(lines))
+	var base int64
+	for _, l := range lines {
+		li := LineItem{
+			ID:         "li_" + l.VariantID,
+			Item:       Item{ID: l.VariantID, Quantity: l.Quantity},
+			Name:       l.Name,
+			Images:     append([]string{}, l.Images...),
+			UnitAmount: l.UnitAmount,
+			BaseAmount: l.UnitAmount * l.Quantity,
+		}
+		base += li.BaseAmount
+		items = append(items, li)
+	}
+	return items, base
+}
+
+// discountLines sets each line's Discount (a percent_off promo's, else 0)
+// and Subtotal, and returns the sum of the discounts and the subtotals.
+func discountLines(items []LineItem, promo *Promotion) (int64, []int64) {
+	var discount int64
+	subtotals := make([]int64, len(items))
+	for i := range items {
+		li := &items[i]
+		if promo != nil && promo.Kind == PercentOff {
+			li.Discount = min(money.Percent(li.BaseAmount, promo.Percent), li.BaseAmount)
+		}
+		li.Subtotal = li.BaseAmount - li.Discount
+		subtotals[i] = li.Subtotal
+		discount += li.Discount
+	}
+	return discount, subtotals
+}
+
+// taxLines sets each line's Tax, on its Subtotal less its share of the
+// order discount, and Total, and returns the sum of the lines' tax.
+func taxLines(items []LineItem, shares []int64, rate decimal.Decimal) int64 {
+	var tax int64
+	for i := range items {
+		li := &items[i]
+		li.Tax = money.Percent(li.Subtotal-shares[i], rate)
+		li.Total = li.Subtotal + li.Tax
+		tax += li.Tax
+	}
+	return tax
+}
+
+// shippingOptions are the options of the address's zone ([] without an
+// address or a zone), priced for goods worth goods after discounts: free
+// with a free_shipping promo or over a rate's FreeOver (with an info
+// message saying so when that rate has a price), taxed at rate when
+// shipping is taxable.
+func shippingOptions(in pricingInput, goods int64, freeShipping bool, rate decimal.Decimal, taxable bool) ([]FulfillmentOption, []Message) {
+	options := []FulfillmentOption{}
+	var messages []Message
+	var zone *Zone
+	if in.Address != nil {
+		zone, _ = in.Policy.Zone(in.Address.Country)
+	}
+	if zone == nil {
+		return options, nil
+	}
+	cur := in.Policy.Currency()
+	for _, r := range zone.Rates {
+		o := FulfillmentOption{
+			Type:                 "shipping",
+			ID:                   r.ID,
+			Title:                r.Title,
+			Subtitle:             r.Subtitle,
+			Carrier:              r.Carrier,
+			EarliestDeliveryTime: addBusinessDays(in.Now, r.MinDays),
+			LatestDeliveryTime:   addBusinessDays(in.Now, r.MaxDays),
+			Subtotal:             r.Price,
+		}
+		if o.Subtitle == "" {
+			o.Subtitle = daysText(r.MinDays, r.MaxDays)
+		}
+		switch {
+		case freeShipping:
+			o.Subtotal = 0
+		case r.FreeOver != nil && goods >= *r.FreeOver:
+			o.Subtotal = 0
+			if r.Price > 0 {
+				messages = append(messages, infoMessage("", "",
+					fmt.Sprintf("Free %s shipping on orders over %s.", r.Title, cur.Format(*r.FreeOver))))
+			}
+		}
+		if taxable {
+			o.Tax = money.Percent(o.Subtotal, rate)
+		}
+		o.Total = o.Subtotal + o.Tax
+		options = append(options, o)
+	}
+	return options, messages
+}
+
+// choose chooses among out.Options (chooseOption) and records
+// the choice and its message in out; it returns the chosen option's
+// Subtotal and Tax (0, 0 with none).
+func (out *priced) choose(cur money.Currency, wanted string, kept bool) (fulfillment, tax int64) {
+	i, msg, ok := chooseOption(cur, out.Options, wanted, kept)
+	switch {
+	case msg == nil:
+	case msg.Type == MessageError:
+		out.Errors = append(out.Errors, *msg)
+	default:
+		out.Messages = append(out.Messages, *msg)
+	}
+	if !ok {
+		return 0, 0
+	}
+	chosen := &out.Options[i]
+	out.OptionID = chosen.ID
+	return chosen.Subtotal, chosen.Tax
 }
 
 // infoMessage returns an info message with plain content.

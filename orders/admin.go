@@ -8,6 +8,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/database"
 	"shop/payments"
 )
 
@@ -43,14 +44,13 @@ func (a *Admin) Tools() []shop.Tool {
 	return append(a.readTools(), a.writeTools()...)
 }
 
-// Order statuses beyond StatusConfirmed (paid, nothing shipped).
-const (
-	StatusPartiallyShipped = "partially_shipped"
-	StatusShipped          = "shipped"
-	StatusDelivered        = "delivered"
-	StatusCanceled         = "canceled"
-	StatusRefunded         = "refunded"
-)
+// transact runs fn in a transaction of the shop's database, through
+// database.Transact (retried on a serialization failure or a busy
+// database, so fn must start from what it reads in tx), with the
+// administration's clock.
+func (a *Admin) transact(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	return database.Transact(database.WithClock(ctx, a.now), a.db, fn)
+}
 
 // require returns the caller when its role allows need, else a forbidden
 // error that names both.

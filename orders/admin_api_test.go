@@ -77,7 +77,7 @@ func TestStaffAPI(t *testing.T) {
 
 		third := s.order(t, 1)
 		sent, _, err := s.admin.Fulfill(ctx, orders.FulfillArgs{OrderID: third.ID, Carrier: "USPS", TrackingNumber: "9400"})
-		if err != nil || sent.Shipped == nil || sent.Shipped.Status != orders.StatusShipped {
+		if err != nil || sent.Shipped == nil || sent.Shipped.Status != string(orders.StatusShipped) {
 			t.Fatalf("Fulfill: %+v %v", sent, err)
 		}
 		if got, _, err := s.admin.Fulfill(ctx, orders.FulfillArgs{OrderID: third.ID, Delivered: true}); err != nil || got.Delivered == nil {

@@ -29,7 +29,7 @@ const (
 )
 
 // orderStatuses are the statuses list_orders filters on.
-var orderStatuses = []string{StatusConfirmed, StatusPartiallyShipped, StatusShipped, StatusDelivered, StatusCanceled, StatusRefunded}
+var orderStatuses = []Status{StatusConfirmed, StatusPartiallyShipped, StatusShipped, StatusDelivered, StatusCanceled, StatusRefunded}
 
 // OrderSummary is an order as list_orders shows it; Items counts units.
 type OrderSummary struct {
@@ -181,8 +181,8 @@ func (a *Admin) listOrders(ctx context.Context, args ListOrdersArgs) (OrderList,
 		}
 	}
 	if args.Status != "" {
-		if !slices.Contains(orderStatuses, args.Status) {
-			return OrderList{}, "", shop.Errorf(shop.Invalid, "$.status", "no status %q; send one of: %s", args.Status, strings.Join(orderStatuses, ", "))
+		if !slices.Contains(orderStatuses, Status(args.Status)) {
+			return OrderList{}, "", shop.Errorf(shop.Invalid, "$.status", "no status %q; send one of: %s", args.Status, joinStatuses(orderStatuses))
 		}
 		q = q.Where("o.status = ?", args.Status)
 	}

@@ -53,7 +53,7 @@ type ListOrdersArgs struct {
 func (ListOrdersArgs) RefineSchema(s *jsonschema.Schema) {
 	p := s.Properties
 	for _, st := range orderStatuses {
-		p["status"].Enum = append(p["status"].Enum, st)
+		p["status"].Enum = append(p["status"].Enum, string(st))
 	}
 	p["email"].MaxLength = jsonschema.Ptr(MaxEmailLen)
 	p["text"].MaxLength = jsonschema.Ptr(maxSearchTextLen)

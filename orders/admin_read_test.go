@@ -43,7 +43,7 @@ func newReadDesk(t *testing.T, db *gorm.DB) *readDesk {
 
 // place creates an order (3 units, 52.10 USD) by email and name, then sets
 // its creation time and status as the test needs.
-func (d *readDesk) place(t *testing.T, email, name string, at time.Time, status string) *orders.Order {
+func (d *readDesk) place(t *testing.T, email, name string, at time.Time, status orders.Status) *orders.Order {
 	t.Helper()
 	d.n++
 	in := sample(fmt.Sprintf("cs_read_%d", d.n))
@@ -171,7 +171,7 @@ func TestListOrders(t *testing.T) {
 			{"zed@shop.test", "100% Cotton Fan", "partially_shipped", 48*time.Hour + 30*time.Minute}, // 1005
 			{"mary@example.net", `Mary "Mo" O'Brien`, "confirmed", 72 * time.Hour},                   // 1006
 		} {
-			ord := d.place(t, o.email, o.name, day0.Add(o.at), o.status)
+			ord := d.place(t, o.email, o.name, day0.Add(o.at), orders.Status(o.status))
 			ord.Receipt.CreatedAt = day0.Add(o.at)
 			byNumber[ord.Number] = ord
 		}
@@ -420,7 +420,7 @@ func TestSalesReport(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		d := newReadDesk(t, db)
 		micro := time.Microsecond
-		place := func(at time.Time, total int64, status string) string {
+		place := func(at time.Time, total int64, status orders.Status) string {
 			ord := d.place(t, "b@example.com", "B", at, status)
 			d.exec(t, "UPDATE orders SET total = ? WHERE id = ?", total, ord.ID)
 			return ord.ID

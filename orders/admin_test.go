@@ -109,7 +109,7 @@ func (s *staffShop) pay(t *testing.T, n int, token string) (*checkout.Session, e
 func paid(ord *orders.Order) int64 { return ord.Receipt.Totals[len(ord.Receipt.Totals)-1].Amount }
 
 // status is an order's status as get_order shows it.
-func (s *staffShop) status(t *testing.T, orderID string) string {
+func (s *staffShop) status(t *testing.T, orderID string) orders.Status {
 	t.Helper()
 	got, err := s.call(t, viewer, "get_order", map[string]any{"order_id": orderID})
 	if err != nil {
@@ -117,7 +117,7 @@ func (s *staffShop) status(t *testing.T, orderID string) string {
 	}
 	order, _ := got["order"].(map[string]any)
 	st, _ := order["status"].(string)
-	return st
+	return orders.Status(st)
 }
 
 var (
@@ -400,7 +400,7 @@ func testCancelAndFulfil(t *testing.T, db *gorm.DB) {
 	line := shipped.Receipt.LineItems[0].ID
 	out, err := s.call(t, support, "fulfill_order", map[string]any{"order_id": shipped.ID, "carrier": "USPS", "tracking_number": "9400-1",
 		"lines": []map[string]any{{"line_id": line, "quantity": 1}}})
-	if err != nil || out["status"] != orders.StatusPartiallyShipped {
+	if err != nil || out["status"] != string(orders.StatusPartiallyShipped) {
 		t.Fatalf("first parcel: %v %v", err, out)
 	}
 	if _, err := s.call(t, support, "fulfill_order", map[string]any{"order_id": shipped.ID, "carrier": "USPS", "tracking_number": "9400-2",
@@ -408,7 +408,7 @@ func testCancelAndFulfil(t *testing.T, db *gorm.DB) {
 		t.Errorf("over-shipping: %v", err)
 	}
 	out, err = s.call(t, support, "fulfill_order", map[string]any{"order_id": shipped.ID, "carrier": "UPS", "tracking_number": "1Z"})
-	if err != nil || out["status"] != orders.StatusShipped {
+	if err != nil || out["status"] != string(orders.StatusShipped) {
 		t.Fatalf("second parcel: %v %v", err, out)
 	}
 	if _, err := s.call(t, owner, "cancel_order", map[string]any{"order_id": shipped.ID, "reason": "too late"}); code(err) != shop.Invalid || !strings.Contains(err.Error(), "shipped") {
@@ -418,7 +418,7 @@ func testCancelAndFulfil(t *testing.T, db *gorm.DB) {
 		!strings.Contains(err.Error(), "is canceled") {
 		t.Errorf("delivering a canceled order: %v; want invalid, naming its state", err)
 	}
-	if out, err := s.call(t, support, "fulfill_order", map[string]any{"order_id": shipped.ID, "delivered": true}); err != nil || out["status"] != orders.StatusDelivered {
+	if out, err := s.call(t, support, "fulfill_order", map[string]any{"order_id": shipped.ID, "delivered": true}); err != nil || out["status"] != string(orders.StatusDelivered) {
 		t.Fatalf("delivered: %v %v", err, out)
 	}
 	if _, err := s.call(t, support, "fulfill_order", map[string]any{"order_id": shipped.ID, "carrier": "UPS", "tracking_number": "1Z2"}); code(err) != shop.Invalid || !strings.Contains(err.Error(), "delivered") {

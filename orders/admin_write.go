@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -56,7 +57,7 @@ func (a *Admin) writeTools() []shop.Tool {
 
 // orderState is what the audit log records of an order before and after a change.
 type orderState struct {
-	Status   string      `json:"status"`
+	Status   Status      `json:"status"`
 	Refunded int64       `json:"refunded"`
 	Lines    []lineState `json:"lines"`
 }
@@ -94,20 +95,6 @@ func (a *Admin) load(ctx context.Context, db *gorm.DB, id string) (*orderRow, []
 		return nil, nil, fmt.Errorf("load order %s lines: %w", id, err)
 	}
 	return &o, lines, nil
-}
-
-// setStatus moves an order from the status it was read in to another.
-func setStatus(ctx context.Context, tx *gorm.DB, o *orderRow, status string, now time.Time) error {
-	res := tx.WithContext(ctx).Model(&orderRow{}).Where("id = ? AND status = ?", o.ID, o.Status).
-		Updates(map[string]any{"status": status, "updated_at": now})
-	if res.Error != nil {
-		return fmt.Errorf("order %s status: %w", o.ID, res.Error)
-	}
-	if res.RowsAffected != 1 {
-		return shop.Errorf(shop.Conflict, "$.order_id", "the order changed meanwhile; look at it again with get_order")
-	}
-	o.Status = status
-	return nil
 }
 
 // pick resolves line quantities against an order's lines; room says how
@@ -180,12 +167,12 @@ func (a *Admin) Fulfill(ctx context.Context, args FulfillArgs) (FulfillResult, s
 		return FulfillResult{}, "", shop.Errorf(shop.Invalid, "$.tracking_url", "send an https:// link of at most %d characters", maxTrackingURLLen)
 	}
 	out := &Shipment{}
-	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = a.transact(ctx, func(tx *gorm.DB) error {
 		o, lines, err := a.load(ctx, tx, args.OrderID)
 		if err != nil {
 			return err
 		}
-		if o.Status != StatusConfirmed && o.Status != StatusPartiallyShipped {
+		if !slices.Contains(shipFrom, o.Status) {
 			return shop.Errorf(shop.Invalid, "$.order_id", "order %d is %s; only a confirmed or partially shipped order can ship", o.Number, o.Status)
 		}
 		before := stateOf(o, lines)
@@ -214,16 +201,16 @@ func (a *Admin) Fulfill(ctx context.Context, args FulfillArgs) (FulfillResult, s
 			}
 			lines[i].Fulfilled += q
 		}
-		status := StatusShipped
+		all := true
 		for _, l := range lines {
 			if l.Fulfilled < l.Quantity {
-				status = StatusPartiallyShipped
+				all = false
 			}
 		}
-		if err := setStatus(ctx, tx, o, status, now); err != nil {
+		if err := shipOrder(ctx, tx, o, all, now); err != nil {
 			return err
 		}
-		out.FulfilmentID, out.Status, out.Lines = "ful_"+randomID(), status, want
+		out.FulfilmentID, out.Status, out.Lines = "ful_"+randomID(), string(o.Status), want
 		row := fulfilmentRow{ID: out.FulfilmentID, OrderID: o.ID, Carrier: args.Carrier, TrackingNumber: args.TrackingNumber,
 			TrackingURL: args.TrackingURL, Lines: marshal(want), Actor: actor.String(), CreatedAt: now}
 		if err := tx.Create(&row).Error; err != nil {
@@ -245,17 +232,17 @@ func (a *Admin) delivered(ctx context.Context, actor shop.Actor, args FulfillArg
 		return FulfillResult{}, "", shop.Errorf(shop.Invalid, "$.delivered", "send delivered: true alone, for an order that has shipped; record parcels without it")
 	}
 	var number int64
-	err := a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := a.transact(ctx, func(tx *gorm.DB) error {
 		o, lines, err := a.load(ctx, tx, args.OrderID)
 		if err != nil {
 			return err
 		}
-		if o.Status != StatusShipped {
+		if !slices.Contains(deliverFrom, o.Status) {
 			return shop.Errorf(shop.Invalid, "$.order_id", "order %d is %s; only a shipped order can be delivered", o.Number, o.Status)
 		}
 		number = o.Number
 		before := stateOf(o, lines)
-		if err := setStatus(ctx, tx, o, StatusDelivered, a.now().UTC()); err != nil {
+		if err := deliverOrder(ctx, tx, o, a.now().UTC()); err != nil {
 			return err
 		}
 		return a.orders.Audit(ctx, tx, Event{Actor: actor.String(), Action: "fulfill_order", OrderID: o.ID, Arguments: args, Before: before, After: stateOf(o, lines)})
@@ -263,7 +250,7 @@ func (a *Admin) delivered(ctx context.Context, actor shop.Actor, args FulfillArg
 	if err != nil {
 		return FulfillResult{}, "", err
 	}
-	return FulfillResult{Delivered: &Delivery{Status: StatusDelivered}}, fmt.Sprintf("Order %d is delivered.", number), nil
+	return FulfillResult{Delivered: &Delivery{Status: string(StatusDelivered)}}, fmt.Sprintf("Order %d is delivered.", number), nil
 }
 
 // noteRow is a row of order_notes.
@@ -287,7 +274,7 @@ func (a *Admin) AddNote(ctx context.Context, args NoteArgs) (NoteResult, string,
 		return NoteResult{}, "", err
 	}
 	row := noteRow{ID: "note_" + randomID(), OrderID: args.OrderID, Actor: actor.String(), Note: args.Note, CreatedAt: a.now().UTC()}
-	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = a.transact(ctx, func(tx *gorm.DB) error {
 		if _, _, err := a.load(ctx, tx, args.OrderID); err != nil {
 			return err
 		}
@@ -326,7 +313,7 @@ func (a *Admin) AdjustInventory(ctx context.Context, args AdjustArgs) (AdjustAns
 	// Both steps compute the change in a transaction; the preview's is
 	// rolled back.
 	errPreview := errors.New("preview")
-	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = a.transact(ctx, func(tx *gorm.DB) error {
 		adj, err := a.catalog.AdjustStock(ctx, tx, args.VariantID, change)
 		if err != nil {
 			return err

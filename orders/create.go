@@ -59,7 +59,7 @@ type orderRow struct {
 	ID                string `gorm:"primaryKey"`
 	Number            int64
 	CheckoutSessionID string
-	Status            string
+	Status            Status
 	Email             string
 	Buyer             string
 	Address           string
@@ -142,7 +142,7 @@ func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*Order, 
 		return nil, fmt.Errorf("create order for session %s: %w", in.SessionID, ErrExists)
 	}
 	var ord *Order
-	err = tx.Transaction(func(tx *gorm.DB) error { // a savepoint inside the caller's transaction
+	err = database.Transact(ctx, tx, func(tx *gorm.DB) error { // a savepoint inside the caller's transaction
 		if row.Number, err = nextNumber(tx); err != nil {
 			return err
 		}

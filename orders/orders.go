@@ -8,18 +8,23 @@
 //
 // # Life cycles
 //
-// The order (orders.status), written confirmed by checkout's completion:
+// The order (orders.status, Status), written confirmed by checkout's
+// completion; each arrow is a transition of status.go, named after it:
 //
-//	confirmed ─fulfil some─→ partially_shipped ─fulfil the rest─→ shipped ─deliver─→ delivered
-//	    │    └─fulfil all──────────────────────────────────────────↗
-//	    └─cancel─→ canceled
-//	any but canceled ─refunded in full─→ refunded
+//	confirmed ─shipOrder (some)─→ partially_shipped ─shipOrder (the rest)─→ shipped ─deliverOrder─→ delivered
+//	    │    └─shipOrder (all)─────────────────────────────────────────────↗
+//	    └─cancelOrder─→ canceled
+//	any but canceled ─markRefunded (refunds reach the total)─→ refunded
 //
-// Staff move it (the admin tools); setStatus guards each move with the
-// status the order was read in (WHERE id = ? AND status = ?), so of two
-// staff acting at once one wins and the other is told to look again. Each
-// move is one transaction with its audit event: a crash leaves the order
-// as it was.
+// (shipOrder of some more units of a partially shipped order leaves it
+// partially_shipped.)
+//
+// Staff move it (the admin tools). Each transition's conditional UPDATE
+// names the statuses it may leave and the status the order was read in
+// (WHERE id = ? AND status IN ? AND status = ?), so of two staff acting at
+// once one wins and the other is told to look again. Each move is one
+// transaction (database.Transact) with its audit event: a crash leaves the
+// order as it was.
 //
 // The refund (refunds.status, refundStatus):
 //
@@ -27,8 +32,8 @@
 //	pending ─provider refunded──→ succeeded (units restocked; order refunded when in full)
 //	   └─────provider refused───→ failed    (the reserved amount given back)
 //
-// The staff member's call settles it when the provider answers, the
-// reconciler (ReconcileRefunds) when the answer was lost or the process
+// The staff member's call (sendRefund) settles it when the provider
+// answers, the reconciler (ReconcileRefunds) when the answer was lost or the process
 // ended between recording and settling: it asks again with the refund's own
 // idempotency key, so nothing is refunded twice. settleRefund leaves
 // pending only; the reservation is a conditional update (refunded + amount
@@ -50,10 +55,8 @@ import (
 	"shop/catalog"
 )
 
-// Statuses of an order and of its payment.
+// Statuses of an order's payment (the order's own are Status).
 const (
-	// StatusConfirmed is an order whose payment succeeded.
-	StatusConfirmed = "confirmed"
 	// PaymentSucceeded is a payment the provider accepted.
 	PaymentSucceeded = "succeeded"
 )
@@ -261,7 +264,7 @@ func (o *Orders) find(ctx context.Context, db *gorm.DB, cond string, args ...any
 // order is the contract's Order of a stored order.
 func (o *Orders) order(r *orderRow, lines []lineRow) (*Order, error) {
 	rec := Receipt{
-		OrderID: r.ID, Number: r.Number, Status: r.Status, CreatedAt: r.CreatedAt.UTC(),
+		OrderID: r.ID, Number: r.Number, Status: string(r.Status), CreatedAt: r.CreatedAt.UTC(),
 		Email: r.Email, Currency: r.Currency, LineItems: make([]LineItem, 0, len(lines)),
 		Totals: []Total{}, Links: []Link{},
 		Payment: Payment{Provider: r.PaymentProvider, Mode: r.PaymentMode, Reference: r.PaymentReference, Status: r.PaymentStatus},
@@ -302,7 +305,7 @@ func (o *Orders) order(r *orderRow, lines []lineRow) (*Order, error) {
 	}
 	return &Order{
 		ID: r.ID, CheckoutSessionID: r.CheckoutSessionID, PermalinkURL: o.PermalinkURL(r.ID),
-		Number: r.Number, Status: r.Status, Receipt: rec,
+		Number: r.Number, Status: string(r.Status), Receipt: rec,
 	}, nil
 }
 

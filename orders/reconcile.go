@@ -45,7 +45,7 @@ func (a *Admin) ReconcileRefunds(ctx context.Context, grace time.Duration) (int,
 				continue
 			}
 		}
-		_, err = a.pay(ctx, reconciler, o, ref, restock, RefundPlan{OrderID: o.ID, Number: o.Number})
+		_, err = a.sendRefund(ctx, reconciler, o, ref, restock, RefundPlan{OrderID: o.ID, Number: o.Number})
 		switch code := shop.ErrorCode(err); {
 		case err == nil, code == shop.Invalid: // settled: refunded, or refused and given back
 			settled++

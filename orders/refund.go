@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -89,7 +90,7 @@ func (a *Admin) Refund(ctx context.Context, args RefundArgs) (RefundAnswer, stri
 	stale := fmt.Sprintf("order %d changed since the preview: it is %s now, and this call would refund %s, leaving %s",
 		o.Number, o.Status, plan.Amount.Display, plan.LeftAfter.Display)
 	var ref *refundRow
-	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = a.transact(ctx, func(tx *gorm.DB) error {
 		if err := a.redeem(ctx, tx, actor, "refund_order", args, bind, confirm, stale); err != nil {
 			return err
 		}
@@ -99,7 +100,7 @@ func (a *Admin) Refund(ctx context.Context, args RefundArgs) (RefundAnswer, stri
 	if err != nil {
 		return RefundAnswer{}, "", err
 	}
-	done, err := a.pay(ctx, actor, o, ref, restock, plan)
+	done, err := a.sendRefund(ctx, actor, o, ref, restock, plan)
 	if err != nil {
 		return RefundAnswer{}, "", err
 	}
@@ -114,7 +115,7 @@ func refundText(p *RefundPlan) string {
 // refundBinding is what a refund's confirm token is bound to beside its
 // arguments: what it does and the order's status it was planned in.
 type refundBinding struct {
-	Status  string             `json:"status"`
+	Status  Status             `json:"status"`
 	Amount  int64              `json:"amount"`
 	Restock []catalog.HoldLine `json:"restock"`
 }
@@ -196,11 +197,13 @@ func (a *Admin) reserve(ctx context.Context, tx *gorm.DB, actor shop.Actor, o *o
 	return ref, err
 }
 
-// pay sends a recorded refund to the provider and settles it: on success
-// the refund is marked so, restock's units go back on sale and a fully
-// refunded order becomes refunded; on a refusal the reservation is given
-// back. An unknown outcome leaves the refund pending, its amount reserved.
-func (a *Admin) pay(ctx context.Context, actor shop.Actor, o *orderRow, ref *refundRow, restock []catalog.HoldLine, plan RefundPlan) (*RefundPlan, error) {
+// sendRefund sends a recorded (pending) refund to the payment provider and
+// settles it with the answer: on success the refund is marked succeeded,
+// restock's units go back on sale and a fully refunded order becomes
+// refunded; on a refusal it is marked failed and the reservation is given
+// back. An unknown outcome leaves the refund pending, its amount reserved,
+// for the reconciler (ReconcileRefunds).
+func (a *Admin) sendRefund(ctx context.Context, actor shop.Actor, o *orderRow, ref *refundRow, restock []catalog.HoldLine, plan RefundPlan) (*RefundPlan, error) {
 	got, perr := a.refunder.Refund(ctx, payments.RefundRequest{
 		Reference: o.PaymentReference, Amount: ref.Amount, IdempotencyKey: ref.IdempotencyKey, Reason: ref.Reason,
 	})
@@ -211,7 +214,7 @@ func (a *Admin) pay(ctx context.Context, actor shop.Actor, o *orderRow, ref *ref
 	if perr != nil || (got.Status != "succeeded" && got.Status != "pending") {
 		status = refundFailed
 	}
-	err := a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := a.transact(ctx, func(tx *gorm.DB) error {
 		now := a.now().UTC()
 		var reference *string
 		if got != nil {
@@ -235,7 +238,7 @@ func (a *Admin) pay(ctx context.Context, actor shop.Actor, o *orderRow, ref *ref
 				return err
 			}
 			if cur.Refunded >= cur.Total && cur.Status != StatusCanceled {
-				if err := setStatus(ctx, tx, cur, StatusRefunded, now); err != nil {
+				if err := markRefunded(ctx, tx, cur, now); err != nil {
 					return err
 				}
 			}
@@ -286,7 +289,7 @@ func (a *Admin) restock(ctx context.Context, tx *gorm.DB, o *orderRow, lines []l
 // cancelBinding is what a cancellation's confirm token is bound to beside
 // its arguments.
 type cancelBinding struct {
-	Status  string    `json:"status"`
+	Status  Status    `json:"status"`
 	Refund  int64     `json:"refund"`
 	Restock []LineQty `json:"restock"`
 }
@@ -304,7 +307,7 @@ func (a *Admin) Cancel(ctx context.Context, args CancelArgs) (CancelAnswer, stri
 	if err != nil {
 		return CancelAnswer{}, "", err
 	}
-	if o.Status != StatusConfirmed {
+	if !slices.Contains(cancelFrom, o.Status) {
 		return CancelAnswer{}, "", shop.Errorf(shop.Invalid, "$.order_id", "order %d is %s; only an order nothing of which has shipped can be canceled (refund it instead)", o.Number, o.Status)
 	}
 	var plan RefundPlan
@@ -316,14 +319,9 @@ func (a *Admin) Cancel(ctx context.Context, args CancelArgs) (CancelAnswer, stri
 	var units []catalog.HoldLine
 	var back []LineQty
 	if restock {
-		for _, l := range lines {
-			if q := restockable(l); q > 0 {
-				units = append(units, catalog.HoldLine{VariantID: l.VariantID, Quantity: q})
-				back = append(back, LineQty{LineID: l.LineID, Quantity: q})
-			}
-		}
+		units, back = restockAll(lines)
 	}
-	what := &CancelPlan{OrderID: o.ID, Number: o.Number, StatusAfter: StatusCanceled, Refund: plan.Amount, Restock: back}
+	what := &CancelPlan{OrderID: o.ID, Number: o.Number, StatusAfter: string(StatusCanceled), Refund: plan.Amount, Restock: back}
 	// The token is bound to the refund and the units the preview showed.
 	bind := cancelBinding{Status: o.Status, Refund: plan.Amount.Amount, Restock: back}
 	text := fmt.Sprintf("cancel order %d", o.Number)
@@ -339,12 +337,15 @@ func (a *Admin) Cancel(ctx context.Context, args CancelArgs) (CancelAnswer, stri
 	}
 	stale := fmt.Sprintf("order %d changed since the preview (a refund or a restock ran meanwhile): this call would now %s", o.Number, text)
 	var ref *refundRow
-	err = a.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = a.transact(ctx, func(tx *gorm.DB) error {
 		if err := a.redeem(ctx, tx, actor, "cancel_order", args, bind, confirm, stale); err != nil {
 			return err
 		}
+		// The moves below change the order and its lines in memory: each
+		// try starts from the order as read.
+		o, lines := new(*o), slices.Clone(lines)
 		before := stateOf(o, lines)
-		if err := setStatus(ctx, tx, o, StatusCanceled, a.now().UTC()); err != nil {
+		if err := cancelOrder(ctx, tx, o, a.now().UTC()); err != nil {
 			return err
 		}
 		if err := a.restock(ctx, tx, o, lines, units); err != nil {
@@ -365,7 +366,7 @@ func (a *Admin) Cancel(ctx context.Context, args CancelArgs) (CancelAnswer, stri
 	if ref == nil {
 		return CancelAnswer{Canceled: what}, fmt.Sprintf("Order %d canceled.", o.Number), nil
 	}
-	done, err := a.pay(ctx, actor, o, ref, nil, plan)
+	done, err := a.sendRefund(ctx, actor, o, ref, nil, plan)
 	var e *shop.Error
 	if errors.As(err, &e) {
 		return CancelAnswer{}, "", shop.Errorf(e.Code, e.Param, "order %d is canceled, but its refund did not go through: %s", o.Number, e.Message)
@@ -374,6 +375,20 @@ func (a *Admin) Cancel(ctx context.Context, args CancelArgs) (CancelAnswer, stri
 		return CancelAnswer{}, "", err
 	}
 	return CancelAnswer{Refund: done}, fmt.Sprintf("Order %d canceled. %s", o.Number, refundText(done)), nil
+}
+
+// restockAll is every unit of lines that can go back on sale, as stock to
+// put back and as the lines' quantities.
+func restockAll(lines []lineRow) ([]catalog.HoldLine, []LineQty) {
+	var units []catalog.HoldLine
+	var back []LineQty
+	for _, l := range lines {
+		if q := restockable(l); q > 0 {
+			units = append(units, catalog.HoldLine{VariantID: l.VariantID, Quantity: q})
+			back = append(back, LineQty{LineID: l.LineID, Quantity: q})
+		}
+	}
+	return units, back
 }
 
 // restockable is how many units of a line can still go back on sale: those
