@@ -24,7 +24,7 @@ var allowed = map[string][]string{
 	"shop/checkout":            {"shop/orders", "shop/catalog", "shop/payments", "shop/money", "shop/database"},
 	"shop/orders":              {"shop/catalog", "shop/payments", "shop/money", "shop/database"},
 	"shop/catalog":             {"shop/money", "shop/database"},
-	"shop/payments":            {"shop/money"},
+	"shop/payments":            {"shop/money", "shop/database"},
 	"shop/money":               {},
 	"shop":                     {},
 	"shop/migrations":          {},

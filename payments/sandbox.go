@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"shop"
+	"shop/database"
 )
 
 // SandboxOptions configure a Sandbox; nil or zero fields take defaults.
@@ -123,7 +124,7 @@ func (s *Sandbox) Charge(ctx context.Context, r Request) (*Result, error) {
 		row.Message = buyerMessage(row.DeclineCode, c.Message)
 	}
 	var stored chargeRow
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = database.Transact(ctx, s.db, func(tx *gorm.DB) error {
 		// Insert or read: the key is the primary key, so of racing callers
 		// one inserts and the others (waiting on its lock) insert nothing
 		// and read its row.
@@ -168,7 +169,8 @@ func (s *Sandbox) Refund(ctx context.Context, r RefundRequest) (*Refund, error) 
 	}
 	hash := requestHash("refund", r.Reference, strconv.FormatInt(r.Amount, 10))
 	var out *Refund
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := database.Transact(ctx, s.db, func(tx *gorm.DB) error {
+		out = nil
 		if prior, err := s.priorRefund(tx, r, hash); prior != nil || err != nil {
 			out = prior
 			return err
