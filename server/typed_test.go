@@ -79,17 +79,7 @@ func TestTypedTool(t *testing.T) {
 	srv := server.NewMCP(server.MCPOptions{Name: "shop", Version: "test", Tools: []shop.Tool{count}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := server.ConnectMCP(t, srv)
 	list, err := cs.ListTools(ctx, nil)
 	if err != nil || len(list.Tools) != 1 {
 		t.Fatalf("tools/list: %v %v", list, err)
