@@ -271,7 +271,7 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt
 				return err
 			}
 		}
-		if err := c.reprice(ctx, tx, row, st, now); err != nil {
+		if _, err := c.reprice(ctx, tx, row, st, now); err != nil {
 			return err
 		}
 		after := row.Priced

@@ -123,7 +123,7 @@ func (c *Checkout) CreateLink(ctx context.Context, id string) (*PaymentLink, err
 			return shop.Errorf(shop.Missing, "$.buyer.email", "the order needs the buyer's email, for the receipt; add it with update_checkout_session, then make the link")
 		}
 		now := database.Now(tx)
-		if err := c.reprice(ctx, tx, row, st, now); err != nil {
+		if _, err := c.reprice(ctx, tx, row, st, now); err != nil {
 			return err
 		}
 		if row.Status != Ready {

@@ -60,7 +60,7 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 	err := retryConflicts(func() error {
 		return c.transact(ctx, func(tx *gorm.DB) error {
 			row = fresh
-			if err := c.reprice(ctx, tx, &row, st, now); err != nil {
+			if _, err := c.reprice(ctx, tx, &row, st, now); err != nil {
 				return err
 			}
 			if err := tx.Create(&row).Error; err != nil {
@@ -95,10 +95,11 @@ func (c *Checkout) Update(ctx context.Context, id string, req Request) (*Session
 			return err
 		}
 		was := *row
-		if err := c.reprice(ctx, tx, row, st, database.Now(tx)); err != nil {
+		unchanged, err := c.reprice(ctx, tx, row, st, database.Now(tx))
+		if err != nil {
 			return err
 		}
-		if !st.changed && samePricing(&was, row) {
+		if unchanged {
 			// An update that changes nothing (the same fields with the
 			// same values, priced the same) leaves the session as it is:
 			// its expiry, its holds and its messages.
@@ -325,19 +326,19 @@ func (c *Checkout) apply(st *state, req Request) error {
 // for the cheapest with an info message.
 //
 // A pricing that changes nothing the buyer agreed to keeps the session's
-// expiry and delivery window (see keepAgreed); anything else is a real
-// change, after which the session lives the TTL from now, within its
-// lifetime.
-func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st state, now time.Time) error {
+// expiry and delivery window (see keepAgreed), and reprice answers
+// unchanged; anything else is a real change, after which the session lives
+// the TTL from now, within its lifetime.
+func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st state, now time.Time) (unchanged bool, err error) {
 	was := *row
 	prev := row.Priced // the last pricing
 	buyer, err := c.buyerSessions(ctx, tx, row, emailKey(st.Buyer), now)
 	if err != nil {
-		return err
+		return false, err
 	}
 	lines, problems, err := c.cartLines(ctx, tx, row, st, buyer)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if len(lines) == 0 {
 		problems = append(problems, errorMessage(string(shop.Missing), "$.line_items", "Add at least one item."))
@@ -357,7 +358,7 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 	if promo, ok := c.policy.Promotion(st.PromoCode); ok && st.PromoCode != "" {
 		in.Promo = promo
 		if in.PromoUses, err = c.promoUses(ctx, tx, promo.Code); err != nil {
-			return err
+			return false, err
 		}
 	}
 	pr := price(in)
@@ -373,14 +374,14 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 	if len(problems) == 0 {
 		short, err := c.hold(ctx, tx, row, buyer, release, lines, now)
 		if err != nil {
-			return err
+			return false, err
 		}
 		problems = append(problems, short...)
 		if len(short) == 0 {
 			row.Status = Ready
 		}
 	} else if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
-		return err
+		return false, err
 	}
 
 	row.setState(st)

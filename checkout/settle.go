@@ -279,7 +279,7 @@ func (c *Checkout) release(ctx context.Context, attemptID string, status attempt
 			return nil
 		}
 		now := database.Now(tx)
-		if err := c.reprice(ctx, tx, &row, row.state(), now); err != nil {
+		if _, err := c.reprice(ctx, tx, &row, row.state(), now); err != nil {
 			var se *shop.Error
 			if !errors.As(err, &se) {
 				return err
