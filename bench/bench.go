@@ -18,6 +18,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 )
@@ -39,6 +40,10 @@ const (
 // Scenarios of `shop bench`.
 const (
 	ScenarioNoop     = "noop"
+	// ScenarioFloorFlow is the floor's three-call flow (three no-op calls in
+	// a row per flow), the purchase flow's floor: it runs on the floor when
+	// a purchase does.
+	ScenarioFloorFlow = "noop-flow"
 	ScenarioSearch   = "search"
 	ScenarioPurchase = "purchase"
 	ScenarioComplete = "complete"
@@ -47,14 +52,20 @@ const (
 
 // Options are the flags of `shop bench`.
 type Options struct {
+	// URL is the shop's MCP endpoint, or several replicas' endpoints
+	// separated by commas: the clients take them in turn (client i the
+	// (i mod n)-th), so that the replicas are loaded together.
 	URL      string
 	Clients  int
 	Duration time.Duration
 	Warmup   time.Duration
 	Scenario string
 	// PID is the shop's process, whose CPU time and RSS the bench reads
-	// from /proc; 0 reads nothing.
-	PID int
+	// from /proc; 0 reads nothing. OtherPIDs are the other replicas'
+	// processes: the server CPU reported is the sum over all of them, the
+	// RSS PID's.
+	PID       int
+	OtherPIDs []int
 	// Pprof is the shop's net/http/pprof base URL; when set, the bench
 	// reads the shop's goroutine count before and after each phase.
 	Pprof string
@@ -92,10 +103,13 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--warmup %s: send 0 to %s", o.Warmup, MaxWarmup)
 	case o.Items < 1 || o.Items > MaxItems:
 		return fmt.Errorf("--items %d: send 1 to %d", o.Items, MaxItems)
-	case o.PID < 0:
-		return fmt.Errorf("--pid %d: send the shop's process id", o.PID)
-	case !strings.HasPrefix(o.URL, "http://") && !strings.HasPrefix(o.URL, "https://"):
-		return fmt.Errorf("--url %q: send the shop's MCP endpoint, such as %s", o.URL, DefaultURL)
+	case o.PID < 0 || slices.ContainsFunc(o.OtherPIDs, func(p int) bool { return p <= 0 }):
+		return fmt.Errorf("--pid %d: send the shop's process id (or the replicas', separated by commas)", o.PID)
+	}
+	for _, u := range o.urls() {
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return fmt.Errorf("--url %q: send the shop's MCP endpoint, such as %s (or the replicas', separated by commas)", u, DefaultURL)
+		}
 	}
 	switch o.Scenario {
 	case ScenarioNoop, ScenarioSearch, ScenarioPurchase, ScenarioComplete, ScenarioAll:
@@ -106,6 +120,23 @@ func (o Options) Validate() error {
 		return errors.New("--scenario noop measures the floor: drop --no-floor")
 	}
 	return nil
+}
+
+// urls are the endpoints o.URL names.
+func (o Options) urls() []string { return strings.Split(o.URL, ",") }
+
+// pids are the shop's processes o names, nil when none.
+func (o Options) pids() []int {
+	if o.PID == 0 {
+		return nil
+	}
+	return append([]int{o.PID}, o.OtherPIDs...)
+}
+
+// wantsFloorFlow reports whether a scenario of the run counts flows of
+// three calls, whose floor is the floor's three-call flow.
+func (o Options) wantsFloorFlow() bool {
+	return slices.Contains(o.scenarios(), ScenarioPurchase)
 }
 
 // Floor starts the floor's server and says where it listens; the bench
@@ -132,22 +163,36 @@ func Run(ctx context.Context, o Options, floor Floor, progress io.Writer) (*Repo
 		if err != nil {
 			return nil, fmt.Errorf("bench: start the floor: %w", err)
 		}
-		phase, err := runPhase(ctx, o, ScenarioNoop, url, pid, "", progress)
+		err = rep.runFloor(ctx, o, url, pid, progress)
 		stop()
 		if err != nil {
 			return nil, err
 		}
-		rep.Floor = phase
 	}
 	for _, sc := range o.scenarios() {
-		phase, err := runPhase(ctx, o, sc, o.URL, o.PID, o.Pprof, progress)
+		phase, err := runPhase(ctx, o, sc, o.urls(), o.pids(), o.Pprof, progress)
 		if err != nil {
 			return nil, err
 		}
-		phase.ratios(rep.Floor)
+		phase.ratios(rep.Floor, rep.FloorFlow)
 		rep.Phases = append(rep.Phases, phase)
 	}
 	return rep, nil
+}
+
+// runFloor measures the floor at url (its process pid): its one call and,
+// when the run has a purchase, its three-call flow.
+func (rep *Report) runFloor(ctx context.Context, o Options, url string, pid int, progress io.Writer) error {
+	phase, err := runPhase(ctx, o, ScenarioNoop, []string{url}, []int{pid}, "", progress)
+	if err != nil {
+		return err
+	}
+	rep.Floor = phase
+	if !o.wantsFloorFlow() {
+		return nil
+	}
+	rep.FloorFlow, err = runPhase(ctx, o, ScenarioFloorFlow, []string{url}, []int{pid}, "", progress)
+	return err
 }
 
 // errNoWork is a scenario that found nothing to do in the shop (no product,

@@ -45,6 +45,8 @@ func newScenario(name string, o Options) scenario {
 		return &purchaseScenario{items: o.Items}
 	case ScenarioComplete:
 		return &completeScenario{purchaseScenario{items: o.Items}}
+	case ScenarioFloorFlow:
+		return noopFlowScenario{}
 	}
 	return noopScenario{}
 }
@@ -223,6 +225,29 @@ func (noopScenario) iterate(ctx context.Context, c *benchClient, r *recorder) bo
 	if _, ok := c.call(ctx, r, noopTool, map[string]any{}); ok {
 		r.done()
 	}
+	return true
+}
+
+// noopFlowScenario is the floor's three-call flow: the floor's one tool
+// three times in a row, as a purchase flow makes three calls, its time
+// recorded as "flow".
+type noopFlowScenario struct{}
+
+// flowCalls is the number of calls in a flow: a purchase's create, update
+// and complete.
+const flowCalls = 3
+
+func (noopFlowScenario) setup(context.Context, *benchClient) error { return nil }
+func (noopFlowScenario) unit() (string, int)                       { return "flows", flowCalls }
+func (noopFlowScenario) iterate(ctx context.Context, c *benchClient, r *recorder) bool {
+	start := time.Now()
+	for range flowCalls {
+		if _, ok := c.call(ctx, r, noopTool, map[string]any{}); !ok {
+			return true
+		}
+	}
+	r.observe("flow", time.Since(start))
+	r.done()
 	return true
 }
 

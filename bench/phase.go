@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -22,7 +23,7 @@ type phase struct {
 	o       Options
 	name    string
 	sc      scenario
-	pid     int    // the server's process, 0 when unknown
+	pids    []int  // the server's processes (one per replica), none when unknown
 	pprof   string // the server's pprof base URL, "" when it has none
 	clients []*benchClient
 	ph      *PhaseReport
@@ -45,17 +46,18 @@ func stage(ctx context.Context, clients []*benchClient, recs []*recorder, until 
 	wg.Wait()
 }
 
-// runPhase measures one scenario against url; pid, when not 0, is the
-// server's process, pprof its pprof base URL.
-func runPhase(ctx context.Context, o Options, name, url string, pid int, pprof string, progress io.Writer) (*PhaseReport, error) {
-	p := &phase{o: o, name: name, sc: newScenario(name, o), pid: pid, pprof: pprof}
+// runPhase measures one scenario against urls (one server, or replicas of
+// one shop, which the clients take in turn); pids, when given, are the
+// servers' processes, pprof the first one's pprof base URL.
+func runPhase(ctx context.Context, o Options, name string, urls []string, pids []int, pprof string, progress io.Writer) (*PhaseReport, error) {
+	p := &phase{o: o, name: name, sc: newScenario(name, o), pids: pids, pprof: pprof}
 	unit, perOp := p.sc.unit()
-	p.ph = &PhaseReport{Scenario: name, URL: url, Clients: o.Clients, Unit: unit, CallsPerOp: perOp, Errors: []*ErrorCount{}}
+	p.ph = &PhaseReport{Scenario: name, URL: strings.Join(urls, ","), Clients: o.Clients, Unit: unit, CallsPerOp: perOp, Errors: []*ErrorCount{}}
 	p.logf = func(format string, a ...any) {
 		fmt.Fprintf(progress, "bench %-8s "+format+"\n", append([]any{name}, a...)...)
 	}
 	defer p.closeClients()
-	if err := p.connect(ctx, url); err != nil {
+	if err := p.connect(ctx, urls); err != nil {
 		return nil, err
 	}
 	p.warmUp(ctx)
@@ -73,7 +75,7 @@ func runPhase(ctx context.Context, o Options, name, url string, pid int, pprof s
 
 // connect reads the server's goroutines when it can, connects the clients
 // and runs the scenario's setup.
-func (p *phase) connect(ctx context.Context, url string) error {
+func (p *phase) connect(ctx context.Context, urls []string) error {
 	if p.pprof != "" {
 		n, err := goroutines(ctx, p.pprof)
 		if err != nil {
@@ -83,7 +85,7 @@ func (p *phase) connect(ctx context.Context, url string) error {
 	}
 	p.clients = make([]*benchClient, p.o.Clients)
 	for i := range p.clients {
-		c, err := connectBenchClient(ctx, url, p.o.Version, p.o.Seed, i)
+		c, err := connectBenchClient(ctx, urls[i%len(urls)], p.o.Version, p.o.Seed, i)
 		if err != nil {
 			return err
 		}
@@ -152,12 +154,12 @@ func (p *phase) prepare(ctx context.Context) ([]*recorder, func(context.Context,
 func (p *phase) measure(ctx context.Context, recs []*recorder, fn func(context.Context, *benchClient, *recorder) bool, window time.Duration) error {
 	var sampler *rssSampler
 	var cpu0 time.Duration
-	if p.pid > 0 {
+	if len(p.pids) > 0 {
 		var err error
-		if cpu0, err = procCPU(p.pid); err != nil {
+		if cpu0, err = procsCPU(p.pids); err != nil {
 			return err
 		}
-		sampler = startRSS(ctx, p.pid, time.Second)
+		sampler = startRSS(ctx, p.pids[0], time.Second)
 	}
 	var self0, self1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self0)
@@ -173,12 +175,12 @@ func (p *phase) measure(ctx context.Context, recs []*recorder, fn func(context.C
 	ph := p.ph
 	ph.summarize(recs, elapsed)
 	ph.ClientCPUSeconds = (rusageCPU(self1) - rusageCPU(self0)).Seconds()
-	if p.pid > 0 {
-		cpu1, err := procCPU(p.pid)
+	if len(p.pids) > 0 {
+		cpu1, err := procsCPU(p.pids)
 		if err != nil {
 			return err
 		}
-		ph.setCPU(p.pid, cpu1-cpu0, elapsed)
+		ph.setCPU(p.pids, cpu1-cpu0, elapsed)
 		ph.Memory = sampler.stop()
 	}
 	return nil

@@ -49,6 +49,19 @@ func procCPU(pid int) (time.Duration, error) {
 	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
 
+// procsCPU is the CPU time the processes have used so far, together.
+func procsCPU(pids []int) (time.Duration, error) {
+	var sum time.Duration
+	for _, pid := range pids {
+		d, err := procCPU(pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += d
+	}
+	return sum, nil
+}
+
 // procRSS is the process's resident set size in KiB (VmRSS).
 func procRSS(pid int) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))

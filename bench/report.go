@@ -23,8 +23,10 @@ type Report struct {
 	Module    string `json:"module,omitempty"`
 	ShopPID   int    `json:"shop_pid,omitempty"`
 	Seed      uint64 `json:"seed"`
-	// Floor is the no-op server's phase of this run.
-	Floor  *PhaseReport   `json:"floor,omitempty"`
+	// Floor is the no-op server's phase of this run; FloorFlow its
+	// three-call flow, measured when the run has a purchase.
+	Floor     *PhaseReport   `json:"floor,omitempty"`
+	FloorFlow *PhaseReport   `json:"floor_flow,omitempty"`
 	Phases []*PhaseReport `json:"phases"`
 }
 
@@ -71,9 +73,11 @@ type ErrorCount struct {
 	Example string `json:"example"`
 }
 
-// CPUReport is the server's CPU time over the measured window.
+// CPUReport is the server's CPU time over the measured window: the sum
+// over its processes (replicas), PID the first's.
 type CPUReport struct {
 	PID     int     `json:"pid"`
+	PIDs    []int   `json:"pids,omitempty"`
 	Seconds float64 `json:"seconds"`
 	// Cores is the CPU time over the wall time: 2.0 is two cores busy.
 	Cores float64 `json:"cores"`
@@ -114,6 +118,12 @@ type Ratios struct {
 	// is per op minus the floor's per call.
 	CPUPerCall         float64 `json:"cpu_per_call,omitempty"`
 	CPUOverFloorMicros float64 `json:"cpu_over_floor_us,omitempty"`
+	// For a phase of flows, against the floor's three-call flow of the same
+	// run: flows/s over its flows/s, server CPU per flow over its CPU per
+	// flow, and the flow's p99 over its.
+	FlowThroughput float64 `json:"flow_throughput,omitempty"`
+	FlowCPU        float64 `json:"flow_cpu,omitempty"`
+	FlowP99        float64 `json:"flow_p99,omitempty"`
 }
 
 // summarize merges the clients' recorders.
@@ -169,8 +179,11 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 
 func ms(d time.Duration) float64 { return math.Round(float64(d.Microseconds())) / 1000 }
 
-func (ph *PhaseReport) setCPU(pid int, cpu, elapsed time.Duration) {
-	c := &CPUReport{PID: pid, Seconds: cpu.Seconds(), Cores: cpu.Seconds() / elapsed.Seconds()}
+func (ph *PhaseReport) setCPU(pids []int, cpu, elapsed time.Duration) {
+	c := &CPUReport{PID: pids[0], Seconds: cpu.Seconds(), Cores: cpu.Seconds() / elapsed.Seconds()}
+	if len(pids) > 1 {
+		c.PIDs = pids
+	}
 	if ph.Ops > 0 {
 		c.PerOpMicros = math.Round(float64(cpu.Microseconds()) / float64(ph.Ops))
 		c.PerCallMicros = math.Round(c.PerOpMicros / float64(ph.CallsPerOp))
@@ -193,7 +206,7 @@ func (ph *PhaseReport) mainStep() string {
 	switch ph.Scenario {
 	case ScenarioSearch:
 		return "search_products"
-	case ScenarioPurchase:
+	case ScenarioPurchase, ScenarioFloorFlow:
 		return "flow"
 	case ScenarioComplete:
 		return "complete_checkout"
@@ -201,8 +214,9 @@ func (ph *PhaseReport) mainStep() string {
 	return noopTool
 }
 
-// ratios compares ph with the floor, when there is one.
-func (ph *PhaseReport) ratios(floor *PhaseReport) {
+// ratios compares ph with the floor, when there is one, and a phase of
+// flows with the floor's flow, when there is one.
+func (ph *PhaseReport) ratios(floor, flow *PhaseReport) {
 	if floor == nil || floor.OpsPerSec == 0 {
 		return
 	}
@@ -213,6 +227,15 @@ func (ph *PhaseReport) ratios(floor *PhaseReport) {
 	if ph.ServerCPU != nil && floor.ServerCPU != nil && floor.ServerCPU.PerCallMicros > 0 {
 		r.CPUPerCall = round3(ph.ServerCPU.PerCallMicros / floor.ServerCPU.PerCallMicros)
 		r.CPUOverFloorMicros = ph.ServerCPU.PerOpMicros - floor.ServerCPU.PerCallMicros
+	}
+	if ph.Unit == "flows" && flow != nil && flow.OpsPerSec > 0 {
+		r.FlowThroughput = round3(ph.OpsPerSec / flow.OpsPerSec)
+		if s, f := ph.Step("flow"), flow.Step("flow"); s != nil && f != nil && f.P99 > 0 {
+			r.FlowP99 = round3(s.P99 / f.P99)
+		}
+		if ph.ServerCPU != nil && flow.ServerCPU != nil && flow.ServerCPU.PerOpMicros > 0 {
+			r.FlowCPU = round3(ph.ServerCPU.PerOpMicros / flow.ServerCPU.PerOpMicros)
+		}
 	}
 	ph.Ratios = r
 }
@@ -225,6 +248,9 @@ func (rep *Report) Print(w io.Writer) {
 		rep.URL, rep.Clients, rep.Duration, rep.Warmup, rep.GoVersion, rep.CPUs, rep.Started)
 	if rep.Floor != nil {
 		rep.Floor.print(w, "floor (no-op go-sdk tool, same run)")
+	}
+	if rep.FloorFlow != nil {
+		rep.FloorFlow.print(w, "floor flow (three no-op calls in a row, same run)")
 	}
 	for _, ph := range rep.Phases {
 		ph.print(w, ph.Scenario)
@@ -242,7 +268,11 @@ func (ph *PhaseReport) print(w io.Writer, title string) {
 		fmt.Fprintf(w, "  %-34s %8d %9.3f %9.3f %9.3f %9.3f\n", s.Name, s.Count, s.P50, s.P90, s.P99, s.Max)
 	}
 	if c := ph.ServerCPU; c != nil {
-		fmt.Fprintf(w, "  server CPU (pid %d): %.2fs, %.2f cores, %.0f µs per %s, %.0f µs per call\n", c.PID, c.Seconds, c.Cores, c.PerOpMicros, strings.TrimSuffix(ph.Unit, "s"), c.PerCallMicros)
+		procs := fmt.Sprintf("pid %d", c.PID)
+		if len(c.PIDs) > 1 {
+			procs = fmt.Sprintf("pids %v, together", c.PIDs)
+		}
+		fmt.Fprintf(w, "  server CPU (%s): %.2fs, %.2f cores, %.0f µs per %s, %.0f µs per call\n", procs, c.Seconds, c.Cores, c.PerOpMicros, strings.TrimSuffix(ph.Unit, "s"), c.PerCallMicros)
 	}
 	fmt.Fprintf(w, "  bench client CPU: %.2fs\n", ph.ClientCPUSeconds)
 	if m := ph.Memory; m != nil {
@@ -258,6 +288,9 @@ func (ph *PhaseReport) print(w io.Writer, title string) {
 			fmt.Fprintf(w, ", CPU per call ×%.3f (+%.0f µs per %s over the floor's call)", r.CPUPerCall, r.CPUOverFloorMicros, strings.TrimSuffix(ph.Unit, "s"))
 		}
 		fmt.Fprintln(w)
+		if r.FlowThroughput > 0 {
+			fmt.Fprintf(w, "  vs floor flow: flows/s ×%.3f, CPU per flow ×%.3f, p99 (flow) ×%.3f\n", r.FlowThroughput, r.FlowCPU, r.FlowP99)
+		}
 	}
 	if ph.ErrorTotal == 0 {
 		fmt.Fprintln(w, "  errors: none")

@@ -64,7 +64,7 @@ func TestSummarize(t *testing.T) {
 	}
 
 	floor := &PhaseReport{Scenario: ScenarioNoop, OpsPerSec: 10, Steps: []*StepStats{{Name: noopTool, P99: 0.5}}}
-	ph.ratios(floor)
+	ph.ratios(floor, nil)
 	if r := ph.Ratios; r == nil || r.Throughput != 0.25 || r.P99Step != "flow" || r.P99 != 20 {
 		t.Errorf("ratios %+v", ph.Ratios)
 	}

@@ -180,7 +180,7 @@ type purchaseScenario struct {
 	option string   // the first shipping option for benchAddress
 }
 
-func (s *purchaseScenario) unit() (string, int) { return "flows", 3 }
+func (s *purchaseScenario) unit() (string, int) { return "flows", flowCalls }
 
 func (s *purchaseScenario) setup(ctx context.Context, c *benchClient) error {
 	r := newRecorder(nil)

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"shop/bench"
 	"shop/server"
@@ -19,13 +21,19 @@ func (m *Main) bench(ctx context.Context, args []string) error {
 	o := bench.Options{Version: version()}
 	fs := flag.NewFlagSet("shop bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.URL, "url", bench.DefaultURL, "the shop's MCP endpoint")
+	fs.StringVar(&o.URL, "url", bench.DefaultURL, "the shop's MCP endpoint, or its replicas' separated by commas")
 	fs.IntVar(&o.Clients, "clients", bench.DefaultClients, "concurrent MCP clients")
 	fs.DurationVar(&o.Duration, "duration", bench.DefaultDuration, "measured time of each phase (at most 60s)")
 	fs.DurationVar(&o.Warmup, "warmup", bench.DefaultWarmup, "unmeasured load before each phase")
 	fs.StringVar(&o.Scenario, "scenario", bench.ScenarioSearch, "search, purchase, complete, noop or all")
 	jsonOut := fs.Bool("json", false, "print a JSON report")
-	fs.IntVar(&o.PID, "pid", 0, "the shop's process id, to read its CPU time and RSS")
+	fs.Func("pid", "the shop's process id, to read its CPU time and RSS (the replicas', separated by commas)", func(v string) error {
+		pids, err := parsePIDs(v)
+		if err == nil {
+			o.PID, o.OtherPIDs = pids[0], pids[1:]
+		}
+		return err
+	})
 	fs.StringVar(&o.Pprof, "pprof", "", "the shop's pprof base URL, to count its goroutines")
 	fs.IntVar(&o.Items, "items", bench.DefaultItems, "lines per purchase")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the query and cart choices")
@@ -82,4 +90,17 @@ func (m *Main) genCatalog(n int, seed uint64, path string) error {
 	}
 	fmt.Fprintf(m.Stdout, "wrote %d products to %s\n", n, path)
 	return nil
+}
+
+// parsePIDs reads --pid: process ids separated by commas.
+func parsePIDs(v string) ([]int, error) {
+	var pids []int
+	for f := range strings.SplitSeq(v, ",") {
+		pid, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || pid <= 0 {
+			return nil, fmt.Errorf("%q is not a process id: send the shop's (or its replicas', separated by commas)", f)
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
 }

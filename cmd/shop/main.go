@@ -85,11 +85,12 @@ Purchase flags:
   --live          run against a live-mode shop (it stops at payment: no money moves)
 
 Bench flags:
-  --url URL       the shop's MCP endpoint (default http://127.0.0.1:8000/mcp); start it with --rate-limit -1
+  --url URL       the shop's MCP endpoint (default http://127.0.0.1:8000/mcp); start it with --rate-limit -1;
+                  replicas' endpoints separated by commas load them together (clients in turn)
   --clients N     concurrent MCP clients (default 8)
   --duration D    measured time of each phase, at most 60s (default 20s); --warmup D before (default 3s)
   --scenario S    search, purchase, complete, noop or all (default search); the noop floor runs every time
-  --pid PID       the shop's process: report its CPU time and RSS; --pprof URL: its goroutines
+  --pid PID       the shop's process: report its CPU time and RSS (PID,PID: replicas, CPU summed); --pprof URL: its goroutines
   --json          print a JSON report
 
 Environment:
