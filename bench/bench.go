@@ -39,15 +39,15 @@ const (
 
 // Scenarios of `shop bench`.
 const (
-	ScenarioNoop     = "noop"
+	ScenarioNoop = "noop"
 	// ScenarioFloorFlow is the floor's three-call flow (three no-op calls in
 	// a row per flow), the purchase flow's floor: it runs on the floor when
 	// a purchase does.
 	ScenarioFloorFlow = "noop-flow"
-	ScenarioSearch   = "search"
-	ScenarioPurchase = "purchase"
-	ScenarioComplete = "complete"
-	ScenarioAll      = "all"
+	ScenarioSearch    = "search"
+	ScenarioPurchase  = "purchase"
+	ScenarioComplete  = "complete"
+	ScenarioAll       = "all"
 )
 
 // Options are the flags of `shop bench`.

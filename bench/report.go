@@ -27,7 +27,7 @@ type Report struct {
 	// three-call flow, measured when the run has a purchase.
 	Floor     *PhaseReport   `json:"floor,omitempty"`
 	FloorFlow *PhaseReport   `json:"floor_flow,omitempty"`
-	Phases []*PhaseReport `json:"phases"`
+	Phases    []*PhaseReport `json:"phases"`
 }
 
 // PhaseReport is the measurement of one scenario.
