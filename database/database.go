@@ -11,6 +11,7 @@ package database
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mattn/go-sqlite3"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 	"gorm.io/driver/postgres"
@@ -72,14 +74,20 @@ func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 		Logger:         gormLogger(opts),
 	}
 	var dialector gorm.Dialector
+	var pool *sql.DB
 	switch DialectOf(dsn) {
 	case Postgres:
 		dialector = postgres.Open(withoutJIT(dsn))
 	default:
-		dialector = sqlite.Open(sqliteDSN(dsn))
+		// Connections that keep their prepared statements (sqlitestmts.go).
+		pool = sql.OpenDB(sqliteConnector{dsn: sqliteDSN(dsn), driver: &sqlite3.SQLiteDriver{}})
+		dialector = sqlite.New(sqlite.Config{Conn: pool})
 	}
 	db, err := gorm.Open(dialector, cfg)
 	if err != nil {
+		if pool != nil {
+			_ = pool.Close()
+		}
 		return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
 	}
 	sqlDB, err := db.DB()

@@ -1,0 +1,228 @@
+package database
+
+import (
+	"container/list"
+	"context"
+	"database/sql/driver"
+	"fmt"
+	"strings"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// Prepared statements kept per SQLite connection. mattn/go-sqlite3 prepares,
+// runs and finalizes every statement it is given as text, and gorm gives it
+// every statement as text: the shop's fixed statements (a session read by
+// id, its save, the stock and hold updates, the order's inserts) were
+// compiled by SQLite anew each time, about a tenth of a purchase's CPU
+// (BENCHMARKS.md). Here each connection keeps the statements it ran last,
+// keyed by their text, and runs them again with new arguments: the
+// statements, the arguments and the results are the same, so no caller
+// changes and nothing outlives the connection (nothing is cached but
+// compiled SQL, which SQLite recompiles by itself when the schema changes).
+// PostgreSQL needs none of this: pgx keeps a statement cache per connection.
+
+// stmtCacheSize bounds the statements a connection keeps: the hot paths'
+// statements are a few dozen; those whose text varies (IN lists of another
+// length) take the least recently used places.
+const stmtCacheSize = 128
+
+// sqliteConnector opens SQLite connections that keep their statements.
+type sqliteConnector struct {
+	dsn    string
+	driver *sqlite3.SQLiteDriver
+}
+
+func (c sqliteConnector) Connect(context.Context) (driver.Conn, error) {
+	conn, err := c.driver.Open(c.dsn)
+	if err != nil {
+		return nil, err
+	}
+	lite, ok := conn.(*sqlite3.SQLiteConn)
+	if !ok {
+		_ = conn.Close()
+		return nil, fmt.Errorf("sqlite3 driver opened a %T", conn)
+	}
+	return &stmtConn{SQLiteConn: lite, stmts: map[string]*list.Element{}, lru: list.New()}, nil
+}
+
+func (c sqliteConnector) Driver() driver.Driver { return c.driver }
+
+// stmtConn is a SQLite connection with its prepared statements. database/sql
+// uses a connection from one goroutine at a time, so it needs no lock.
+type stmtConn struct {
+	*sqlite3.SQLiteConn
+	stmts map[string]*list.Element // of *cachedStmt, by text
+	lru   *list.List               // most recently used first
+	// schema is the schema version (PRAGMA schema_version) the kept
+	// statements were prepared under, read with schemaStmt.
+	schema     int64
+	schemaStmt *sqlite3.SQLiteStmt
+}
+
+type cachedStmt struct {
+	query string
+	stmt  *sqlite3.SQLiteStmt
+	// busy is true while rows read from the statement are open: a query of
+	// the same text meanwhile (one run inside another's rows loop) is run
+	// on a statement of its own.
+	busy bool
+}
+
+// cacheable reports whether a statement's text is kept: one statement
+// (no ';'), of the kinds the hot paths run again and again. Savepoints
+// (their names are unique), pragmas and DDL are run as text. An exec of a
+// statement that returns rows (RETURNING) is not kept either: an exec steps
+// it once, and a kept statement would stay active, unreset, afterwards.
+func cacheable(query string, exec bool) bool {
+	if len(query) > 8192 || strings.Contains(query, ";") {
+		return false
+	}
+	verb, _, _ := strings.Cut(strings.TrimSpace(query), " ")
+	switch strings.ToUpper(verb) {
+	case "SELECT", "WITH":
+		return !exec
+	case "INSERT", "UPDATE", "DELETE":
+		return !exec || !strings.Contains(strings.ToUpper(query), "RETURNING")
+	}
+	return false
+}
+
+// stmt answers the connection's statement for query, preparing and keeping
+// it the first time; nil when it is not to be kept or is in use.
+func (c *stmtConn) stmt(ctx context.Context, query string, exec bool, args int) (*cachedStmt, error) {
+	if !cacheable(query, exec) {
+		return nil, nil
+	}
+	if strings.Contains(query, "*") {
+		// SQLite recompiles a statement whose tables changed when it runs,
+		// but the driver reads its columns before: a kept SELECT * would
+		// answer the columns of the schema it was prepared under.
+		if err := c.checkSchema(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if e, ok := c.stmts[query]; ok {
+		cs := e.Value.(*cachedStmt)
+		if cs.busy {
+			return nil, nil
+		}
+		c.lru.MoveToFront(e)
+		return cs, nil
+	}
+	s, err := c.SQLiteConn.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	cs := &cachedStmt{query: query, stmt: s.(*sqlite3.SQLiteStmt)}
+	if cs.stmt.NumInput() != args {
+		_ = s.Close() // the driver's own path reports the mismatch
+		return nil, nil
+	}
+	c.stmts[query] = c.lru.PushFront(cs)
+	for c.lru.Len() > stmtCacheSize {
+		c.evict(c.lru.Back())
+	}
+	return cs, nil
+}
+
+// checkSchema drops the kept statements when the schema changed since they
+// were prepared (a migration, maybe by another process).
+func (c *stmtConn) checkSchema(ctx context.Context) error {
+	if c.schemaStmt == nil {
+		s, err := c.SQLiteConn.PrepareContext(ctx, "PRAGMA schema_version")
+		if err != nil {
+			return err
+		}
+		c.schemaStmt = s.(*sqlite3.SQLiteStmt)
+	}
+	rows, err := c.schemaStmt.QueryContext(ctx, nil)
+	if err != nil {
+		return err
+	}
+	dest := make([]driver.Value, 1)
+	err = rows.Next(dest)
+	_ = rows.Close()
+	if err != nil {
+		return fmt.Errorf("read the schema version: %w", err)
+	}
+	v, _ := dest[0].(int64)
+	if v != c.schema {
+		for c.lru.Len() > 0 {
+			c.evict(c.lru.Back())
+		}
+		c.schema = v
+	}
+	return nil
+}
+
+func (c *stmtConn) evict(e *list.Element) {
+	cs := e.Value.(*cachedStmt)
+	c.lru.Remove(e)
+	delete(c.stmts, cs.query)
+	if !cs.busy {
+		_ = cs.stmt.Close()
+	}
+	// A busy statement is closed by its rows' Close (cachedRows).
+}
+
+// ExecContext runs query on the connection's prepared statement of it.
+func (c *stmtConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	cs, err := c.stmt(ctx, query, true, len(args))
+	if err != nil || cs == nil {
+		if err != nil {
+			return nil, err
+		}
+		return c.SQLiteConn.ExecContext(ctx, query, args)
+	}
+	return cs.stmt.ExecContext(ctx, args)
+}
+
+// QueryContext runs query on the connection's prepared statement of it; the
+// rows reset the statement when they close.
+func (c *stmtConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	cs, err := c.stmt(ctx, query, false, len(args))
+	if err != nil || cs == nil {
+		if err != nil {
+			return nil, err
+		}
+		return c.SQLiteConn.QueryContext(ctx, query, args)
+	}
+	rows, err := cs.stmt.QueryContext(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	cs.busy = true
+	return &cachedRows{SQLiteRows: rows.(*sqlite3.SQLiteRows), conn: c, cs: cs}, nil
+}
+
+// Close finalizes the connection's statements and closes it.
+func (c *stmtConn) Close() error {
+	for c.lru.Len() > 0 {
+		c.evict(c.lru.Back())
+	}
+	if c.schemaStmt != nil {
+		_ = c.schemaStmt.Close()
+	}
+	return c.SQLiteConn.Close()
+}
+
+// cachedRows are rows of a kept statement: closing them resets it (the
+// driver's Close) and frees it for the next run.
+type cachedRows struct {
+	*sqlite3.SQLiteRows
+	conn *stmtConn
+	cs   *cachedStmt
+}
+
+func (r *cachedRows) Close() error {
+	err := r.SQLiteRows.Close()
+	if r.cs != nil {
+		r.cs.busy = false
+		if e, kept := r.conn.stmts[r.cs.query]; !kept || e.Value != r.cs {
+			_ = r.cs.stmt.Close() // evicted while its rows were open
+		}
+		r.cs = nil
+	}
+	return err
+}
