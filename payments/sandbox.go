@@ -128,8 +128,13 @@ func (s *Sandbox) Charge(ctx context.Context, r Request) (*Result, error) {
 		// Insert or read: the key is the primary key, so of racing callers
 		// one inserts and the others (waiting on its lock) insert nothing
 		// and read its row.
-		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
-			return fmt.Errorf("sandbox charge %s: %w", r.IdempotencyKey, err)
+		ins := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
+		if ins.Error != nil {
+			return fmt.Errorf("sandbox charge %s: %w", r.IdempotencyKey, ins.Error)
+		}
+		if ins.RowsAffected == 1 {
+			stored = row // this call's charge: no need to read it back
+			return nil
 		}
 		if err := tx.Where("idempotency_key = ?", r.IdempotencyKey).Take(&stored).Error; err != nil {
 			return fmt.Errorf("sandbox charge %s: %w", r.IdempotencyKey, err)
