@@ -2,6 +2,7 @@ package checkout_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"shop/checkout"
@@ -28,6 +29,48 @@ func BenchmarkComplete(b *testing.B) {
 		s, err := p.co.Complete(ctx, checkout.CompleteRequest{SessionID: id, Payment: pay("pm_card_visa")})
 		if err != nil || s.Status != checkout.Completed {
 			b.Fatalf("complete: %v %+v", err, s)
+		}
+	}
+}
+
+// BenchmarkCompleteLines is BenchmarkComplete with carts of 1, 10 and 50
+// lines (one unit of each of that many variants), on SQLite and, when
+// dbtest has it, PostgreSQL: how completion's cost grows with the cart
+// (BENCHMARKS.md).
+func BenchmarkCompleteLines(b *testing.B) {
+	for _, d := range dbtest.Dialects {
+		for _, n := range []int{1, 10, 50} {
+			b.Run(fmt.Sprintf("%s/lines=%d", d, n), func(b *testing.B) {
+				ctx := context.Background()
+				db := dbtest.Open(b, d)
+				p := payingShop(b, db, nil)
+				if err := db.Exec("UPDATE variants SET stock = 1000000").Error; err != nil {
+					b.Fatal(err)
+				}
+				var ids []string
+				if err := db.Raw("SELECT id FROM variants ORDER BY id LIMIT ?", n).Scan(&ids).Error; err != nil || len(ids) != n {
+					b.Fatalf("%d variants: %v", len(ids), err)
+				}
+				cart := make([]checkout.Item, n)
+				for i, id := range ids {
+					cart[i] = checkout.Item{ID: id, Quantity: 1}
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					b.StopTimer()
+					s, err := p.co.Create(ctx, checkout.Request{Items: &cart, Address: californian,
+						Buyer: &checkout.Buyer{Name: "Ada Lovelace", Email: "ada@example.com"}})
+					if err != nil || s.Status != checkout.Ready {
+						b.Fatalf("ready session: %v %+v", err, s)
+					}
+					b.StartTimer()
+					s, err = p.co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay("pm_card_visa")})
+					if err != nil || s.Status != checkout.Completed || len(s.LineItems) != n {
+						b.Fatalf("complete: %v %+v", err, s)
+					}
+				}
+			})
 		}
 	}
 }
