@@ -224,9 +224,11 @@ func (c *Checkout) writable(row *sessionRow) error {
 func (c *Checkout) save(tx *gorm.DB, row *sessionRow) error {
 	prev := row.Version
 	row.Version = prev + 1
-	res := tx.Model(&sessionRow{}).Where("id = ? AND version = ?", row.ID, prev).
-		Select("status", "version", "items", "buyer", "address", "option_id", "promo_code", "metadata", "priced", "total", "order_id", "expires_at", "updated_at", "buyer_email").
-		Updates(row)
+	// One fixed statement (prepared once per connection, database.Open),
+	// its JSON columns encoded as gorm's serializer writes them.
+	res := tx.Exec(saveSQL, row.Status, row.Version, jsonColumn(row.Items), jsonColumn(row.Buyer), jsonColumn(row.Address),
+		row.OptionID, row.PromoCode, jsonColumn(row.Metadata), marshal(row.Priced), row.Total, row.OrderID,
+		row.ExpiresAt, row.UpdatedAt, row.BuyerEmail, row.ID, prev)
 	if res.Error != nil {
 		return fmt.Errorf("save session %s: %w", row.ID, res.Error)
 	}
@@ -235,6 +237,19 @@ func (c *Checkout) save(tx *gorm.DB, row *sessionRow) error {
 		return errConflict
 	}
 	return nil
+}
+
+// saveSQL is save's statement: the columns a session's changes write.
+const saveSQL = `UPDATE checkout_sessions SET status = ?, version = ?, items = ?, buyer = ?, address = ?, option_id = ?, promo_code = ?,
+ metadata = ?, priced = ?, total = ?, order_id = ?, expires_at = ?, updated_at = ?, buyer_email = ? WHERE id = ? AND version = ?`
+
+// jsonColumn is a NOT NULL JSON column's value as sessionRow's gorm
+// serializer writes it: the JSON, or "" for an absent value (null).
+func jsonColumn(v any) string {
+	if s := marshal(v); s != "null" {
+		return s
+	}
+	return ""
 }
 
 // apply validates req and merges it into st, setting st.changed when a value
