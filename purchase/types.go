@@ -81,7 +81,13 @@ type session struct {
 type paymentProvider struct {
 	Provider                string   `json:"provider"`
 	MerchantID              string   `json:"merchant_id"`
-	SupportedPaymentMethods []string `json:"supported_payment_methods"`
+	SupportedPaymentMethods []paymentMethod `json:"supported_payment_methods"`
+}
+
+// paymentMethod is a way the buyer may pay: a card of the allowed brands.
+type paymentMethod struct {
+	Type              string   `json:"type"`
+	AllowedCardBrands []string `json:"allowed_card_brands"`
 }
 
 // lineItem is a priced line.
