@@ -79,8 +79,8 @@ type session struct {
 
 // paymentProvider tells the host's payment sheet whom it pays.
 type paymentProvider struct {
-	Provider                string   `json:"provider"`
-	MerchantID              string   `json:"merchant_id"`
+	Provider                string          `json:"provider"`
+	MerchantID              string          `json:"merchant_id"`
 	SupportedPaymentMethods []paymentMethod `json:"supported_payment_methods"`
 }
 
