@@ -130,3 +130,52 @@ func TestParseAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestPaymentMethods: supported_payment_methods must be objects with a card
+// that names its brands, as ChatGPT's Checkout API reference shows them.
+func TestPaymentMethods(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		methods []paymentMethod
+		want    string // "" for none
+	}{
+		{"OK", []paymentMethod{{Type: "card", AllowedCardBrands: []string{"visa", "amex"}}}, ""},
+		{"ErrNone", nil, `no {"type": "card"}`},
+		{"ErrNoCard", []paymentMethod{{Type: "applepay"}}, `no {"type": "card"}`},
+		{"ErrNoBrands", []paymentMethod{{Type: "card"}}, "a card without allowed_card_brands"},
+		{"ErrBrandCase", []paymentMethod{{Type: "card", AllowedCardBrands: []string{"Visa"}}}, `"Visa", want a lower-case brand`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := checkPaymentMethods(c.methods)
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestCheckLinks: a ready session lists the four pages and support_url,
+// the same URL as support.
+func TestCheckLinks(t *testing.T) {
+	all := func() []link {
+		return []link{{"terms_of_use", "https://s.test/t"}, {"privacy_policy", "https://s.test/p"}, {"return_policy", "https://s.test/r"},
+			{"support", "https://s.test/s"}, {"support_url", "https://s.test/s"}}
+	}
+	for _, c := range []struct {
+		name   string
+		mutate func([]link) []link
+		want   string
+	}{
+		{"OK", func(l []link) []link { return l }, ""},
+		{"ErrNoSupportURL", func(l []link) []link { return l[:4] }, "links: no support_url"},
+		{"ErrNoTerms", func(l []link) []link { return l[1:] }, "links: no terms_of_use"},
+		{"ErrSupportURLDiffers", func(l []link) []link { l[4].URL = "https://s.test/other"; return l }, "is not support's"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := checkLinks(c.mutate(all()))
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}
