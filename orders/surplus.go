@@ -57,12 +57,10 @@ type surplusRecordRow struct {
 // surplusPayments reads the surplus payments of a checkout session, oldest
 // first.
 func surplusPayments(ctx context.Context, db *gorm.DB, sessionID string) ([]SurplusPaymentRecord, error) {
-	var rows []surplusRecordRow
-	err := db.WithContext(ctx).Table("surplus_payments").
-		Select("id, provider, reference, amount, currency, reason, status, refund_reference, message, created_at, updated_at").
-		Where("session_id = ?", sessionID).Order("created_at, id").Scan(&rows).Error
+	rows, err := sessionRows[surplusRecordRow](ctx, db, "surplus_payments",
+		"id, provider, reference, amount, currency, reason, status, refund_reference, message, created_at, updated_at", "created_at, id", sessionID)
 	if err != nil {
-		return nil, fmt.Errorf("read surplus payments of %s: %w", sessionID, err)
+		return nil, err
 	}
 	out := make([]SurplusPaymentRecord, 0, len(rows))
 	for _, r := range rows {

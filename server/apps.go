@@ -22,6 +22,7 @@ const AppsMIMEType = "text/html;profile=mcp-app"
 // extension when a resource is an MCP Apps template (hosts such as Claude
 // render no widget of a server that does not declare it).
 func capabilities(resources []shop.Resource) *mcp.ServerCapabilities {
+	//lint:ignore SA1019 logging stays while hosts speak protocols before 2026-07-28, as the SDK's default keeps it
 	caps := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}
 	for _, r := range resources {
 		if r.MIMEType == AppsMIMEType {
