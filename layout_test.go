@@ -15,11 +15,12 @@ import (
 // the one transaction helper and row locks, for the packages that store);
 // and database/dbtest and payments/stripetest (a Stripe emulator), which only
 // tests import. purchase and bench are MCP clients of a running shop: of
-// its packages they import only money and the contract's shapes.
+// its packages they import only money and the contract's shapes (and bench,
+// purchase's reading of tool results).
 var allowed = map[string][]string{
 	"shop/cmd/shop":            {"*"},
 	"shop/purchase":            {"shop/money"},
-	"shop/bench":               {"shop/money"},
+	"shop/bench":               {"shop/purchase", "shop/money"},
 	"shop/server":              {"shop/widgets", "shop/checkout", "shop/orders", "shop/catalog", "shop/payments", "shop/money"},
 	"shop/widgets":             {"shop/checkout", "shop/catalog", "shop/money"},
 	"shop/checkout":            {"shop/orders", "shop/catalog", "shop/payments", "shop/money", "shop/database"},

@@ -338,7 +338,7 @@ func (p *purchaser) call(ctx context.Context, name string, args, out any) (*mcp.
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if res.IsError {
-		return res, fmt.Errorf("%s answered isError: %s", name, resultText(res))
+		return res, fmt.Errorf("%s answered isError: %s", name, ResultText(res))
 	}
 	if err := decodeResult(res, out); err != nil {
 		return res, fmt.Errorf("%s: %w", name, err)
@@ -348,7 +348,7 @@ func (p *purchaser) call(ctx context.Context, name string, args, out any) (*mcp.
 
 // decodeResult checks a tool result's two forms and decodes its structuredContent.
 func decodeResult(res *mcp.CallToolResult, out any) error {
-	if strings.TrimSpace(resultText(res)) == "" {
+	if strings.TrimSpace(ResultText(res)) == "" {
 		return errors.New("no text content block")
 	}
 	if res.StructuredContent == nil {
@@ -364,7 +364,8 @@ func decodeResult(res *mcp.CallToolResult, out any) error {
 	return nil
 }
 
-func resultText(res *mcp.CallToolResult) string {
+// ResultText is the text of a tool result's text blocks, joined.
+func ResultText(res *mcp.CallToolResult) string {
 	var sb strings.Builder
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {

@@ -272,7 +272,7 @@ func (p *purchaser) payWith(ctx context.Context, card string) (s contract.Sessio
 		return s, "", err
 	}
 	if res.IsError {
-		return s, "", fmt.Errorf("%s answered isError: %s", card, resultText(res))
+		return s, "", fmt.Errorf("%s answered isError: %s", card, ResultText(res))
 	}
 	if err := decodeResult(res, &s); err != nil {
 		return s, "", err
@@ -335,7 +335,7 @@ func (p *purchaser) payAgain(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if res.IsError {
-		return "", fmt.Errorf("isError: %s", resultText(res))
+		return "", fmt.Errorf("isError: %s", ResultText(res))
 	}
 	var s contract.Session
 	if err := decodeResult(res, &s); err != nil {
@@ -355,9 +355,9 @@ func (p *purchaser) refusedInLive(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if !res.IsError {
-		return "", fmt.Errorf("a live-mode shop took the test card pm_card_visa: %s", resultText(res))
+		return "", fmt.Errorf("a live-mode shop took the test card pm_card_visa: %s", ResultText(res))
 	}
-	return fmt.Sprintf("refused the test card, as a live shop must: %s", resultText(res)), nil
+	return fmt.Sprintf("refused the test card, as a live shop must: %s", ResultText(res)), nil
 }
 
 func (p *purchaser) getOrder(ctx context.Context) (string, error) {
