@@ -100,12 +100,16 @@ type row struct {
 
 func (row) TableName() string { return "emails" }
 
+// ErrInvalid is returned (wrapped) by Enqueue for an email that could not
+// be sent as it is: a bad address, a subject of several lines, a body too large.
+var ErrInvalid = errors.New("invalid email")
+
 // Enqueue writes e to the outbox in tx, the transaction of the change that
 // causes it; the worker sends it once tx commits. An email whose Key is
 // already in the outbox is not written again, and that is no error.
 func Enqueue(ctx context.Context, tx *gorm.DB, e Email) error {
 	if err := e.check(); err != nil {
-		return fmt.Errorf("enqueue email %q: %w", e.Key, err)
+		return fmt.Errorf("enqueue email %q: %w: %w", e.Key, ErrInvalid, err)
 	}
 	now := database.Now(tx).Truncate(time.Microsecond)
 	r := row{
@@ -159,7 +163,7 @@ type Record struct {
 // List returns the emails about ref, oldest first.
 func List(ctx context.Context, db *gorm.DB, ref string) ([]Record, error) {
 	var rows []row
-	if err := db.WithContext(ctx).Where("ref = ?", ref).Order("created_at, id").Find(&rows).Error; err != nil {
+	if err := db.WithContext(ctx).Where("ref = ?", ref).Order("created_at, dedupe_key").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list emails of %s: %w", ref, err)
 	}
 	out := make([]Record, len(rows))

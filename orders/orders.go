@@ -45,6 +45,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
 	"time"
@@ -85,6 +86,7 @@ type Orders struct {
 	publicURL string
 	key       []byte
 	now       func() time.Time
+	emails    *Emails
 }
 
 // Options configure Orders; nil means defaults.
@@ -97,6 +99,9 @@ type Options struct {
 	ReceiptKey []byte
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Emails, when set, has orders email their buyer (written to the
+	// outbox in each change's transaction); nil sends none.
+	Emails *Emails
 }
 
 // New returns the orders kept in db.
@@ -109,6 +114,13 @@ func New(db *gorm.DB, opts *Options) *Orders {
 		o.key = append([]byte(nil), opts.ReceiptKey...)
 		if opts.Now != nil {
 			o.now = opts.Now
+		}
+		if opts.Emails != nil {
+			e := *opts.Emails
+			if e.Logger == nil {
+				e.Logger = slog.Default()
+			}
+			o.emails = &e
 		}
 	}
 	if len(o.key) == 0 {
