@@ -117,7 +117,7 @@ func TestLoadPolicy(t *testing.T) {
 			[]string{`policy.yaml: payment_mode: must be test or live (got "prod") (line 5)`}},
 		{"ErrUnknownKey", []string{"shipping:\n", "shiping:\n"},
 			[]string{
-				"policy.yaml: shiping: unknown key; the keys allowed here are name, currency, merchant_id, payment_mode, external_checkout, links, shipping, limits, sessions, tax, promotions (line 10)",
+				"policy.yaml: shiping: unknown key; the keys allowed here are name, currency, merchant_id, payment_mode, external_checkout, links, shipping, limits, sessions, emails, tax, promotions (line 10)",
 				"policy.yaml: shipping.zones: missing; list at least one zone",
 			}},
 		{"ErrUnknownNestedKey", []string{"carrier: USPS", "carier: USPS"},

@@ -104,7 +104,7 @@ func (o *Orders) view(kind string, r *orderRow, lines []lineRow) (*emailView, er
 		v.Name = strings.TrimSpace(buyer.FirstName + " " + buyer.LastName)
 	}
 	for _, li := range rec.LineItems {
-		v.Lines = append(v.Lines, emailLine{Name: li.Name, Quantity: li.Item.Quantity, Unit: format(li.UnitAmount), Total: format(li.Total)})
+		v.Lines = append(v.Lines, emailLine{Name: li.Name, Quantity: li.Item.Quantity, Unit: format(li.UnitAmount), Total: format(li.Subtotal)})
 	}
 	for _, t := range rec.Totals {
 		v.Totals = append(v.Totals, emailFigure{Label: t.DisplayText, Amount: format(t.Amount)})

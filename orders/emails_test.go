@@ -124,10 +124,10 @@ func TestOrderEmails(t *testing.T) {
 			figures = append(figures, tot.DisplayText+": "+format(tot.Amount))
 		}
 		contains(t, "the confirmation's text", text, append(figures,
-			"2 × "+li.Name+" at "+format(li.UnitAmount)+": "+format(li.Total),
+			"2 × "+li.Name+" at "+format(li.UnitAmount)+": "+format(li.Subtotal),
 			ord.PermalinkURL, "1 Market St", "San Francisco CA 94105", rec.FulfillmentOption.Title,
 			"Return policy: ", "help@northwind.example", `<script>alert("x")</script> Ada`)...)
-		contains(t, "the confirmation's HTML", html, format(li.Total), "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; Ada",
+		contains(t, "the confirmation's HTML", html, format(li.Subtotal), "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; Ada",
 			strings.ReplaceAll(ord.PermalinkURL, "&", "&amp;"))
 		if strings.Contains(html, "<script") {
 			t.Errorf("the HTML part carries the buyer's <script>:\n%s", html)

@@ -17,6 +17,7 @@ import (
 	"shop/catalog"
 	"shop/checkout"
 	"shop/database"
+	"shop/notify"
 	"shop/orders"
 	"shop/payments"
 	"shop/server"
@@ -34,6 +35,8 @@ type app struct {
 	orders   *orders.Orders
 	admin    *orders.Admin
 	charger  checkout.Charger
+	// mailer delivers the buyer's emails; nil when the shop sends none.
+	mailer *notify.Worker
 }
 
 // loadPolicy reads the merchant policy: the file named by --config, or the
@@ -112,7 +115,7 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 		}
 	}
 	a.catalog = catalog.New(a.db, a.policy.Currency(), &catalog.Options{PublicURL: cfg.PublicURL})
-	a.orders = orders.New(a.db, &orders.Options{PublicURL: cfg.PublicURL, ReceiptKey: key})
+	a.orders = orders.New(a.db, &orders.Options{PublicURL: cfg.PublicURL, ReceiptKey: key, Emails: a.emails(m)})
 	refunder, ok := a.charger.(orders.Refunder)
 	if !ok {
 		return fmt.Errorf("payment provider %s cannot refund", a.charger.Name())
@@ -126,6 +129,29 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 		OrderRefunds: func(ctx context.Context) (int, error) { return a.admin.ReconcileRefunds(ctx, cfg.ReconcileGrace) },
 	})
 	return nil
+}
+
+// emails configures the buyer's emails when both the policy's From address
+// and an SMTP server are set, with the worker that delivers them; else nil.
+func (a *app) emails(m *Main) *orders.Emails {
+	e := a.policy.Emails
+	if e.From == "" || a.cfg.SMTP == nil {
+		return nil
+	}
+	a.mailer = notify.NewWorker(a.db, a.cfg.SMTP, e.From, &notify.WorkerOptions{Logger: m.Logger})
+	return &orders.Emails{Shop: a.policy.Name, Support: e.Support, StaffCopy: e.StaffCopy, Logger: m.Logger}
+}
+
+// emailsState describes the buyer's emails for the start-up log.
+func (a *app) emailsState() string {
+	switch {
+	case a.mailer != nil:
+		return "from " + a.policy.Emails.From + " through " + a.cfg.SMTP.String()
+	case a.cfg.SMTP == nil:
+		return "off: SHOP_SMTP_URL is unset"
+	default:
+		return "off: the policy has no emails.from"
+	}
 }
 
 // fault returns, when SHOP_TEST_FAULT names a point of completion, the hook

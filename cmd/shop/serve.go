@@ -82,7 +82,8 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		"mcp", cfg.PublicURL+"/mcp",
 		"database", database.Redact(cfg.DB),
 		"schema_version", a.schema,
-		"payments", a.payments())
+		"payments", a.payments(),
+		"emails", a.emailsState())
 	// Sessions past their expiry release their stock; every replica sweeps,
 	// and each session expires once.
 	sweepCtx, stopSweep := context.WithCancel(ctx)
@@ -91,6 +92,10 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	// Payments left open by a crash or a lost answer are settled at start
 	// and every minute after.
 	go a.checkout.RunReconciler(sweepCtx, time.Minute)
+	// The buyer's emails: every replica's worker delivers, each email once.
+	if a.mailer != nil {
+		go a.mailer.Run(sweepCtx)
+	}
 	if m.Started != nil {
 		m.Started(ln.Addr().String())
 	}
