@@ -27,6 +27,7 @@ var allowed = map[string][]string{
 	"shop/payments":            {"shop/money", "shop/database"},
 	"shop/notify":              {"shop/database"},
 	"shop/notify/smtptest":     {},
+	"shop/metrics":             {},
 	"shop/money":               {},
 	"shop":                     {},
 	"shop/migrations":          {},
@@ -43,6 +44,7 @@ var external = map[string][]string{
 	"github.com/stripe/stripe-go":            {"shop/payments"},
 	"github.com/wneessen/go-mail":            {"shop/notify"},
 	"github.com/emersion/go-smtp":            {"shop/notify/smtptest"},
+	"github.com/prometheus/":                 {"shop/metrics", "shop/cmd/shop"},
 }
 
 func TestLayout(t *testing.T) {

@@ -207,12 +207,10 @@ func Stand(ctx context.Context, db *gorm.DB) (Backlog, error) {
 		}
 	}
 	if b.Pending > 0 {
-		var oldest row
-		err := db.WithContext(ctx).Select("created_at").Where("status IN ?", []Status{Pending, Sending}).Order("created_at").Limit(1).Take(&oldest).Error
-		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+		var err error
+		if _, b.Oldest, err = database.CountOldest(ctx, db.Model(&row{}).Where("status IN ?", []Status{Pending, Sending}), "created_at"); err != nil {
 			return Backlog{}, fmt.Errorf("oldest email: %w", err)
 		}
-		b.Oldest = oldest.CreatedAt.UTC()
 	}
 	return b, nil
 }

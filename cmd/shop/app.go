@@ -17,6 +17,7 @@ import (
 	"shop/catalog"
 	"shop/checkout"
 	"shop/database"
+	shopmetrics "shop/metrics"
 	"shop/notify"
 	"shop/orders"
 	"shop/payments"
@@ -37,6 +38,8 @@ type app struct {
 	charger  checkout.Charger
 	// mailer delivers the buyer's emails; nil when the shop sends none.
 	mailer *notify.Worker
+	// metrics are the operator's (served by serve on --metrics-addr).
+	metrics *shopmetrics.Metrics
 }
 
 // loadPolicy reads the merchant policy: the file named by --config, or the
@@ -114,6 +117,7 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 			return err
 		}
 	}
+	a.metrics = a.newMetrics() // its sources are read at scrapes, once everything below is wired
 	a.catalog = catalog.New(a.db, a.policy.Currency(), &catalog.Options{PublicURL: cfg.PublicURL})
 	a.orders = orders.New(a.db, &orders.Options{PublicURL: cfg.PublicURL, ReceiptKey: key, Emails: a.emails(m)})
 	refunder, ok := a.charger.(orders.Refunder)
@@ -124,7 +128,7 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 	linker, _ := a.charger.(checkout.Linker) // Stripe hosts payment pages; the sandbox's page is the shop's own
 	a.checkout = checkout.New(a.db, a.policy, a.catalog, &checkout.Options{
 		PublicURL: cfg.PublicURL, TTL: cfg.SessionTTL, Logger: m.Logger,
-		Orders: a.orders, Charger: a.charger, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
+		Orders: a.orders, Charger: countedCharger{a.charger, a.metrics}, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
 		Linker: linker, LinkKey: key,
 		OrderRefunds: func(ctx context.Context) (int, error) { return a.admin.ReconcileRefunds(ctx, cfg.ReconcileGrace) },
 	})
@@ -197,6 +201,7 @@ func (a *app) buyerMCP(m *Main) *mcp.Server {
 		Tools:     slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), w.Tools()),
 		Resources: w.Resources(),
 		Logger:    m.Logger,
+		Observe:   a.metrics.ToolObserver("shop"),
 	})
 }
 
@@ -210,9 +215,10 @@ func (a *app) adminMCP(m *Main, actor *shop.Actor) *mcp.Server {
 		Instructions: fmt.Sprintf("The order administration of %s: find orders (list_orders, get_order), fulfil them, add notes, "+
 			"refund, cancel and adjust stock (two steps: the first call previews and returns a confirm token), and read the sales "+
 			"report and the audit log. Amounts are integers in minor units of %s.", a.policy.Name, a.policy.Currency().Code()),
-		Tools:  a.admin.Tools(),
-		Logger: m.Logger,
-		Actor:  actor,
+		Tools:   a.admin.Tools(),
+		Logger:  m.Logger,
+		Actor:   actor,
+		Observe: a.metrics.ToolObserver("shop-admin"),
 	})
 }
 
