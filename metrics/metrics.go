@@ -107,9 +107,9 @@ func (m *Metrics) Charged(outcome string, amount int64, currency string) {
 	m.chargedAmount.WithLabelValues(outcome, currency).Add(float64(amount))
 }
 
-// SessionMoved counts a checkout session's change of status.
-func (m *Metrics) SessionMoved(from, to string) {
-	m.sessionMoves.WithLabelValues(from, to).Inc()
+// SessionMoved counts n checkout sessions' change of status.
+func (m *Metrics) SessionMoved(from, to string, n int64) {
+	m.sessionMoves.WithLabelValues(from, to).Add(float64(n))
 }
 
 // RateLimited counts a request the rate limits refused.

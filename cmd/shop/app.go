@@ -131,6 +131,7 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 		Orders: a.orders, Charger: countedCharger{a.charger, a.metrics}, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
 		Linker: linker, LinkKey: key,
 		OrderRefunds: func(ctx context.Context) (int, error) { return a.admin.ReconcileRefunds(ctx, cfg.ReconcileGrace) },
+		SessionMoved: a.metrics.SessionMoved,
 	})
 	return nil
 }

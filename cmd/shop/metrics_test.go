@@ -85,23 +85,27 @@ func TestMetrics(t *testing.T) {
 
 	after := scrape(t, url)
 	for series, want := range map[string]float64{
-		`shop_charges_total{outcome="succeeded"}`:                                          1,
-		`shop_charges_total{outcome="declined"}`:                                           1,
-		`shop_charge_amount_minor_total{currency="usd",outcome="succeeded"}`:               total,
-		`shop_orders_total{currency="usd"}`:                                                1,
-		`shop_order_value_minor_total{currency="usd"}`:                                     total,
-		`shop_refunds_total{currency="usd"}`:                                               1,
-		`shop_refund_value_minor_total{currency="usd"}`:                                    500,
-		`shop_checkout_sessions{status="completed"}`:                                       1,
-		`shop_checkout_sessions{status="ready_for_payment"}`:                               1, // the declined one
-		`shop_tool_calls_total{outcome="ok",server="shop",tool="complete_checkout"}`:       2,
-		`shop_tool_call_duration_seconds_count{server="shop",tool="complete_checkout"}`:    2,
-		`shop_tool_calls_total{outcome="ok",server="shop",tool="create_checkout_session"}`: 2,
-		`shop_tool_calls_total{outcome="ok",server="shop-admin",tool="refund_order"}`:      2,
-		`shop_emails{status="pending"}`:                                                    0,
-		`shop_emails{status="failed"}`:                                                     0,
-		`shop_reconciler_backlog{kind="attempt"}`:                                          0,
-		`shop_reconciler_oldest_seconds`:                                                   0,
+		`shop_charges_total{outcome="succeeded"}`:                                            1,
+		`shop_charges_total{outcome="declined"}`:                                             1,
+		`shop_charge_amount_minor_total{currency="usd",outcome="succeeded"}`:                 total,
+		`shop_orders_total{currency="usd"}`:                                                  1,
+		`shop_order_value_minor_total{currency="usd"}`:                                       total,
+		`shop_refunds_total{currency="usd"}`:                                                 1,
+		`shop_refund_value_minor_total{currency="usd"}`:                                      500,
+		`shop_checkout_sessions{status="completed"}`:                                         1,
+		`shop_checkout_sessions{status="ready_for_payment"}`:                                 1, // the declined one
+		`shop_tool_calls_total{outcome="ok",server="shop",tool="complete_checkout"}`:         2,
+		`shop_tool_call_duration_seconds_count{server="shop",tool="complete_checkout"}`:      2,
+		`shop_tool_calls_total{outcome="ok",server="shop",tool="create_checkout_session"}`:   2,
+		`shop_tool_calls_total{outcome="ok",server="shop-admin",tool="refund_order"}`:        2,
+		`shop_checkout_session_transitions_total{from="new",to="ready_for_payment"}`:         2,
+		`shop_checkout_session_transitions_total{from="ready_for_payment",to="in_progress"}`: 2,
+		`shop_checkout_session_transitions_total{from="in_progress",to="ready_for_payment"}`: 1,
+		`shop_checkout_session_transitions_total{from="in_progress",to="completed"}`:         1,
+		`shop_emails{status="pending"}`:                                                      0,
+		`shop_emails{status="failed"}`:                                                       0,
+		`shop_reconciler_backlog{kind="attempt"}`:                                            0,
+		`shop_reconciler_oldest_seconds`:                                                     0,
 	} {
 		if got := after[series] - before[series]; got != want {
 			t.Errorf("%s moved by %v, want %v (before %v, after %v)", series, got, want, before[series], after[series])
