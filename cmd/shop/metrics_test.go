@@ -65,6 +65,9 @@ func TestMetrics(t *testing.T) {
 	before := scrape(t, url)
 
 	buyer := connect(t, shop.url)
+	if res := call(t, buyer, "get_checkout_session", map[string]any{"checkout_session_id": "cs_nosuchsession"}); !res.IsError {
+		t.Fatalf("an unknown session: %s", text(res))
+	}
 	declined := readySession(t, buyer)
 	if got := session(t, complete(t, buyer, declined.ID, "pm_card_visa_chargeDeclined")); got.Status != checkout.Ready {
 		t.Fatalf("declined: %s", got.Status)
@@ -102,6 +105,7 @@ func TestMetrics(t *testing.T) {
 		`shop_checkout_session_transitions_total{from="ready_for_payment",to="in_progress"}`: 2,
 		`shop_checkout_session_transitions_total{from="in_progress",to="ready_for_payment"}`: 1,
 		`shop_checkout_session_transitions_total{from="in_progress",to="completed"}`:         1,
+		`shop_tool_calls_total{outcome="refused",server="shop",tool="get_checkout_session"}`: 1,
 		`shop_emails{status="pending"}`:                                                      0,
 		`shop_emails{status="failed"}`:                                                       0,
 		`shop_reconciler_backlog{kind="attempt"}`:                                            0,
