@@ -75,7 +75,10 @@ type emailLine struct {
 	ShippedQuantity int64
 }
 
-type emailFigure struct{ Label, Amount string }
+type emailFigure struct {
+	Label, Amount string
+	Total         bool // the amount charged: shown in bold
+}
 
 type emailLink struct{ Label, URL string }
 
@@ -107,7 +110,10 @@ func (o *Orders) view(kind string, r *orderRow, lines []lineRow) (*emailView, er
 		v.Lines = append(v.Lines, emailLine{Name: li.Name, Quantity: li.Item.Quantity, Unit: format(li.UnitAmount), Total: format(li.Subtotal)})
 	}
 	for _, t := range rec.Totals {
-		v.Totals = append(v.Totals, emailFigure{Label: t.DisplayText, Amount: format(t.Amount)})
+		if t.Amount == 0 && (t.Type == TotalItemsDiscount || t.Type == TotalDiscount) {
+			continue // no discount: nothing to say
+		}
+		v.Totals = append(v.Totals, emailFigure{Label: t.DisplayText, Amount: format(t.Amount), Total: t.Type == TotalTotal})
 	}
 	if a := rec.FulfillmentAddress; a != nil {
 		if v.Name == "" {
