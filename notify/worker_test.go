@@ -254,14 +254,7 @@ func TestWorkersShareOutbox(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		seen := map[string]int{}
-		for _, m := range srv.Messages() {
-			p, err := m.Parse()
-			if err != nil {
-				t.Fatal(err)
-			}
-			seen[p.Header.Get("Subject")]++
-		}
+		seen := srv.Subjects(t)
 		if len(seen) != n || srv.Tries() != n {
 			t.Fatalf("%d distinct of %d tries, want %d of %d", len(seen), srv.Tries(), n, n)
 		}

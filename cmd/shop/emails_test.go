@@ -73,14 +73,7 @@ func TestEmails(t *testing.T) {
 		}
 		srv.Wait(t, n, 15*time.Second)
 		time.Sleep(quiet)
-		seen := map[string]int{}
-		for _, m := range srv.Messages() {
-			p, err := m.Parse()
-			if err != nil {
-				t.Fatal(err)
-			}
-			seen[p.Header.Get("Subject")]++
-		}
+		seen := srv.Subjects(t)
 		if len(seen) != n || srv.Tries() != n {
 			t.Fatalf("%d distinct confirmations in %d tries, want %d in %d: %v", len(seen), srv.Tries(), n, n, seen)
 		}

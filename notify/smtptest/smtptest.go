@@ -108,6 +108,21 @@ func (s *Server) Wait(t testing.TB, n int, timeout time.Duration) []Message {
 	}
 }
 
+// Subjects counts the messages accepted so far by their Subject; it fails
+// the test on a message that does not parse.
+func (s *Server) Subjects(t testing.TB) map[string]int {
+	t.Helper()
+	seen := map[string]int{}
+	for _, m := range s.Messages() {
+		p, err := m.Parse()
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[p.Header.Get("Subject")]++
+	}
+	return seen
+}
+
 type session struct {
 	s    *Server
 	from string
