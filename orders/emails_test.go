@@ -141,48 +141,56 @@ func TestOrderEmails(t *testing.T) {
 			t.Errorf("staff copy to %q, reply-to %q", staff.Header.Get("To"), staff.Header.Get("Reply-To"))
 		}
 
-		// A parcel, then a refund of part: one email each.
-		s.advance(time.Minute)
-		line := rec.LineItems[0].ID
-		if _, err := s.call(t, support, "fulfill_order", map[string]any{"order_id": ord.ID, "carrier": "USPS", "tracking_number": "9400-1",
-			"tracking_url": "https://tools.usps.com/go/TrackConfirmAction?tLabels=9400-1", "lines": []map[string]any{{"line_id": line, "quantity": 1}}}); err != nil {
-			t.Fatal(err)
-		}
-		s.advance(time.Minute)
-		if _, err := s.twoStep(t, owner, "refund_order", map[string]any{"order_id": ord.ID, "amount": 500, "reason": "dented"}); err != nil {
-			t.Fatal(err)
-		}
-		got = s.deliver(t)
-		if len(got) != 4 {
-			t.Fatalf("%d messages, want 4", len(got))
-		}
-		shipped, refunded := got[2], got[3]
-		if !strings.Contains(shipped.Header.Get("Subject"), "has shipped") {
-			shipped, refunded = refunded, shipped
-		}
-		contains(t, "the shipping notice", shipped.Parts["text/plain"], "with USPS", "Tracking number: 9400-1",
-			"https://tools.usps.com/go/TrackConfirmAction?tLabels=9400-1", "  1 × "+li.Name)
-		contains(t, "the shipping notice's HTML", shipped.Parts["text/html"], `href="https://tools.usps.com/go/TrackConfirmAction?tLabels=9400-1"`)
-		contains(t, "the refund notice", refunded.Parts["text/plain"], "refunded $5.00", format(paid(ord)-500)+" of the order remains paid")
-		if subj := refunded.Header.Get("Subject"); subj != "Northwind Goods: $5.00 refunded on your order "+itoa(ord.Number) {
-			t.Errorf("refund subject %q", subj)
-		}
-
-		// Staff see each email and where it stands.
-		out, err := s.call(t, viewer, "get_order", map[string]any{"order_id": ord.ID})
-		if err != nil {
-			t.Fatal(err)
-		}
-		emails, _ := out["order"].(map[string]any)["emails"].([]any)
-		var kinds []string
-		for _, e := range emails {
-			m := e.(map[string]any)
-			kinds = append(kinds, m["kind"].(string)+":"+m["status"].(string))
-		}
-		if strings.Join(kinds, ",") != "confirmation:sent,staff_copy:sent,shipped:sent,refunded:sent" {
-			t.Errorf("get_order's emails: %v", kinds)
-		}
+		s.notices(t, ord)
 	})
+}
+
+// notices ships a parcel of ord and refunds part of it, and checks each
+// sends its email, and that staff see all four of the order's emails.
+func (s *mailShop) notices(t *testing.T, ord *orders.Order) {
+	t.Helper()
+	li, format := ord.Receipt.LineItems[0], moneyText
+	// A parcel, then a refund of part: one email each.
+	s.advance(time.Minute)
+	line := li.ID
+	if _, err := s.call(t, support, "fulfill_order", map[string]any{"order_id": ord.ID, "carrier": "USPS", "tracking_number": "9400-1",
+		"tracking_url": "https://tools.usps.com/go/TrackConfirmAction?tLabels=9400-1", "lines": []map[string]any{{"line_id": line, "quantity": 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	s.advance(time.Minute)
+	if _, err := s.twoStep(t, owner, "refund_order", map[string]any{"order_id": ord.ID, "amount": 500, "reason": "dented"}); err != nil {
+		t.Fatal(err)
+	}
+	got := s.deliver(t)
+	if len(got) != 4 {
+		t.Fatalf("%d messages, want 4", len(got))
+	}
+	shipped, refunded := got[2], got[3]
+	if !strings.Contains(shipped.Header.Get("Subject"), "has shipped") {
+		shipped, refunded = refunded, shipped
+	}
+	contains(t, "the shipping notice", shipped.Parts["text/plain"], "with USPS", "Tracking number: 9400-1",
+		"https://tools.usps.com/go/TrackConfirmAction?tLabels=9400-1", "  1 × "+li.Name)
+	contains(t, "the shipping notice's HTML", shipped.Parts["text/html"], `href="https://tools.usps.com/go/TrackConfirmAction?tLabels=9400-1"`)
+	contains(t, "the refund notice", refunded.Parts["text/plain"], "refunded $5.00", format(paid(ord)-500)+" of the order remains paid")
+	if subj := refunded.Header.Get("Subject"); subj != "Northwind Goods: $5.00 refunded on your order "+itoa(ord.Number) {
+		t.Errorf("refund subject %q", subj)
+	}
+
+	// Staff see each email and where it stands.
+	out, err := s.call(t, viewer, "get_order", map[string]any{"order_id": ord.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emails, _ := out["order"].(map[string]any)["emails"].([]any)
+	var kinds []string
+	for _, e := range emails {
+		m := e.(map[string]any)
+		kinds = append(kinds, m["kind"].(string)+":"+m["status"].(string))
+	}
+	if strings.Join(kinds, ",") != "confirmation:sent,staff_copy:sent,shipped:sent,refunded:sent" {
+		t.Errorf("get_order's emails: %v", kinds)
+	}
 }
 
 func TestCancelEmail(t *testing.T) {
