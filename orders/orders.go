@@ -5,6 +5,9 @@
 // Checkout creates an order inside its own completion transaction
 // ([Orders.Create]); buyers read it back with the order id and their email
 // (the get_order tool) or through the signed receipt link ([Orders.PermalinkURL]).
+// With [Options.Emails], the order's confirmation, and the notices of its
+// parcels, refunds and cancellation, go to notify's outbox in the
+// transaction of each change (emails.go), so none is lost or written twice.
 //
 // # Life cycles
 //
