@@ -25,9 +25,12 @@ var allowed = map[string][]string{
 	"shop/server":              {"shop/widgets", "shop/checkout", "shop/orders", "shop/catalog", "shop/payments", "shop/money"},
 	"shop/widgets":             {"shop/checkout", "shop/catalog", "shop/money"},
 	"shop/checkout":            {"shop/orders", "shop/catalog", "shop/payments", "shop/money", "shop/database"},
-	"shop/orders":              {"shop/catalog", "shop/payments", "shop/money", "shop/database"},
+	"shop/orders":              {"shop/catalog", "shop/payments", "shop/notify", "shop/money", "shop/database"},
 	"shop/catalog":             {"shop/money", "shop/database"},
 	"shop/payments":            {"shop/money", "shop/database"},
+	"shop/notify":              {"shop/database"},
+	"shop/notify/smtptest":     {},
+	"shop/metrics":             {},
 	"shop/money":               {},
 	"shop":                     {},
 	"shop/contract":            {},
@@ -42,8 +45,11 @@ var allowed = map[string][]string{
 // only at the edge and in the MCP clients, gorm only where data is stored.
 var external = map[string][]string{
 	"github.com/modelcontextprotocol/go-sdk": {"shop/server", "shop/cmd/shop", "shop/purchase", "shop/bench", "shop/mcptest"},
-	"gorm.io/":                               {"shop/catalog", "shop/checkout", "shop/orders", "shop/payments", "shop/database", "shop/database/dbtest", "shop/cmd/shop"},
+	"gorm.io/":                               {"shop/catalog", "shop/checkout", "shop/orders", "shop/payments", "shop/notify", "shop/database", "shop/database/dbtest", "shop/cmd/shop"},
 	"github.com/stripe/stripe-go":            {"shop/payments"},
+	"github.com/wneessen/go-mail":            {"shop/notify"},
+	"github.com/emersion/go-smtp":            {"shop/notify/smtptest"},
+	"github.com/prometheus/":                 {"shop/metrics", "shop/cmd/shop"},
 }
 
 func TestLayout(t *testing.T) {

@@ -101,6 +101,9 @@ type Options struct {
 	// client's own writing and never trusted.
 	ClientIPHeader   string
 	TrustedProxyHops int
+	// RateLimited, when set, is told of every request refused with 429 and
+	// which limit refused it ("buyer" or "address"), for the operator's metrics.
+	RateLimited func(scope string)
 	// Logger receives access errors and server events.
 	Logger *slog.Logger
 	// Receipts, when set, serves the receipt pages GET /orders/{order_id}.

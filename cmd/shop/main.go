@@ -12,7 +12,7 @@
 //	                                        a whole test-mode purchase against a running shop
 //
 // Secrets come from the environment (STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET,
-// SHOP_ADMIN_TOKENS, SHOP_RECEIPT_KEY); SHOP_PUBLIC_URL is the shop's base URL.
+// SHOP_ADMIN_TOKENS, SHOP_RECEIPT_KEY, SHOP_SMTP_URL); SHOP_PUBLIC_URL is the shop's base URL.
 package main
 
 import (
@@ -71,6 +71,7 @@ Flags:
   --db DSN        SQLite file path or postgres:// URL (default shop.db)
   --config FILE   merchant policy YAML (default: the built-in demo merchant)
   --session-ttl D how long a checkout session holds its stock after its last change (default 30m)
+  --metrics-addr A where serve answers /metrics (default 127.0.0.1 and the port after --addr's; off: none)
 
 Purchase flags:
   --url URL       the shop's MCP endpoint (default http://127.0.0.1:8000/mcp)

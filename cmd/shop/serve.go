@@ -44,6 +44,10 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.close()
+	metricsURL, err := m.listenMetrics(ctx, cfg, a)
+	if err != nil {
+		return err
+	}
 	// The demo merchant's images and pages, served under /static/.
 	static, err := fs.Sub(shop.Demo, "static")
 	if err != nil {
@@ -64,6 +68,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		RateLimit:      rate.Limit(cfg.RateLimit),
 		ClientIPHeader: cfg.ClientIPHeader,
 		Logger:         m.Logger,
+		RateLimited:    a.metrics.RateLimited,
 		Receipts:       server.ReceiptHandler(a.orders, m.Logger),
 		Webhook:        server.StripeWebhook(cfg.StripeWebhookSecret, a.checkout, m.Logger),
 		Pay:            server.PayPages(a.checkout, server.PayOptions{Shop: a.policy.Name, Logger: m.Logger}),
@@ -85,7 +90,9 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		"mcp", cfg.PublicURL+"/mcp",
 		"database", database.Redact(cfg.DB),
 		"schema_version", a.schema,
-		"payments", a.payments())
+		"payments", a.payments(),
+		"emails", a.emailsState(),
+		"metrics", metricsURL)
 	// Sessions past their expiry release their stock; every replica sweeps,
 	// and each session expires once.
 	sweepCtx, stopSweep := context.WithCancel(ctx)
@@ -94,10 +101,34 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	// Payments left open by a crash or a lost answer are settled at start
 	// and every minute after.
 	go a.checkout.RunReconciler(sweepCtx, time.Minute)
+	// The buyer's emails: every replica's worker delivers, each email once.
+	if a.mailer != nil {
+		go a.mailer.Run(sweepCtx)
+	}
 	if m.Started != nil {
 		m.Started(ln.Addr().String())
 	}
 	return srv.Serve(ctx, ln)
+}
+
+// listenMetrics starts serving the operator's metrics on --metrics-addr
+// (loopback by default, never the shop's own port) and returns their URL,
+// or "off".
+func (m *Main) listenMetrics(ctx context.Context, cfg *Config, a *app) (string, error) {
+	addr, err := metricsAddr(cfg.MetricsAddr, cfg.Addr)
+	if err != nil || addr == "" {
+		return "off", err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("metrics: listen on %s: %w (choose another with --metrics-addr, or --metrics-addr off)", addr, err)
+	}
+	go func() {
+		if err := serveMetrics(ctx, ln, a.metrics); err != nil {
+			m.Logger.Error("metrics", "err", err)
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/metrics", nil
 }
 
 // localURL is the URL of a listener when no public URL is configured.
