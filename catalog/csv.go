@@ -301,8 +301,8 @@ func (r row) price(col string, missing bool) (int64, bool) {
 	switch {
 	case errors.Is(err, money.ErrFractionDigits):
 		_, frac, _ := strings.Cut(v, ".")
-		r.bad(col, "%q has %d decimals, but %s has %d; send a price such as %s",
-			v, len(strings.TrimRight(frac, "0")), strings.ToUpper(r.s.currency.Code()), r.s.currency.Exponent(), r.s.examplePrice())
+		r.bad(col, "%q has %s, but %s has %s; send a price such as %s",
+			v, decimals(len(strings.TrimRight(frac, "0"))), strings.ToUpper(r.s.currency.Code()), decimals(r.s.currency.Exponent()), r.s.examplePrice())
 	case err != nil:
 		r.bad(col, "%q is not a price; send a number such as %s", v, r.s.examplePrice())
 	case amount > MaxPrice:
@@ -311,6 +311,17 @@ func (r row) price(col string, missing bool) (int64, bool) {
 		return amount, true
 	}
 	return 0, false
+}
+
+// decimals counts decimal places in words: "no decimals", "1 decimal", "3 decimals".
+func decimals(n int) string {
+	switch n {
+	case 0:
+		return "no decimals"
+	case 1:
+		return "1 decimal"
+	}
+	return strconv.Itoa(n) + " decimals"
 }
 
 // stock reads the units on hand in column col; a negative number (an

@@ -71,6 +71,7 @@ func readWooCommerce(s *sheet, src *Source) {
 		}
 		if first, dup := products[p.rec.ID]; dup {
 			r.bad(idColumn(r), "makes the product id %q, as row %d does; give each product its own SKU", p.rec.ID, first)
+			continue
 		}
 		products[p.rec.ID] = r.n
 		for _, k := range keys {
@@ -103,7 +104,7 @@ func readWooCommerce(s *sheet, src *Source) {
 		p.variation(r, ids)
 	}
 	for _, p := range order {
-		if len(p.rec.Variants) == 0 {
+		if p.variable && len(p.rec.Variants) == 0 {
 			p.first.bad("type", "a variable product needs its variations; no row of Type variation names it in Parent")
 		}
 		if len(p.rec.Variants) > MaxVariants {
