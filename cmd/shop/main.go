@@ -61,7 +61,8 @@ const usage = `Usage:
   shop admin [flags]              serve the staff's tools over stdio, as the owner
   shop migrate [flags]            apply database migrations and print the schema version
   shop catalog import FILE [flags]
-                                  import products from a JSON catalog file
+                                  import products from the shop's JSON catalog file, or from
+                                  a Shopify or WooCommerce product CSV export
   shop purchase [purchase flags]  make a whole test-mode purchase against a running shop,
                                   as a host does, and check every answer; exit 0 if all held
   shop bench [bench flags]        load a running shop and a no-op floor; see BENCHMARKS.md

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -166,18 +169,23 @@ func (m *Main) importCatalog(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(files) != 1 {
-		fmt.Fprint(m.Stderr, "shop catalog import: name one catalog file (JSON)\n\n"+usage)
+		fmt.Fprint(m.Stderr, "shop catalog import: name one catalog file (the shop's JSON, or a Shopify or WooCommerce product CSV export)\n\n"+usage)
 		return errUsage
+	}
+	policy, err := loadPolicy(cfg)
+	if err != nil {
+		return err
 	}
 	f, err := os.Open(files[0])
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	file, err := catalog.ReadFile(f)
+	src, err := catalog.ReadImport(f, catalog.ReadOptions{Currency: policy.Currency()})
 	if err != nil {
 		return fmt.Errorf("%s: %w", files[0], err)
 	}
+	file := src.File
 	a, err := m.open(ctx, cfg, false)
 	if err != nil {
 		return err
@@ -200,7 +208,24 @@ func (m *Main) importCatalog(ctx context.Context, args []string) error {
 	for _, p := range file.Products {
 		variants += len(p.Variants)
 	}
-	fmt.Fprintf(m.Stdout, "imported %d products (%d variants) from %s into %s in %s\n",
-		len(file.Products), variants, files[0], database.Redact(cfg.DB), time.Since(start).Round(time.Millisecond))
+	for _, note := range src.Notes {
+		fmt.Fprintln(m.Stdout, note)
+	}
+	fmt.Fprintf(m.Stdout, "imported %d products (%d variants) from %s (%s) into %s in %s%s\n",
+		len(file.Products), variants, files[0], src.Format, database.Redact(cfg.DB), time.Since(start).Round(time.Millisecond), skipped(src.Skipped))
 	return nil
+}
+
+// skipped says which products an import left out, as the end of its report.
+func skipped(counts map[string]int) string {
+	if len(counts) == 0 {
+		return ""
+	}
+	var parts []string
+	total := 0
+	for _, why := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[why], why))
+		total += counts[why]
+	}
+	return fmt.Sprintf("; skipped %d not for sale (%s)", total, strings.Join(parts, ", "))
 }
