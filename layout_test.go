@@ -24,6 +24,7 @@ var allowed = map[string][]string{
 	"shop/checkout":            {"shop/orders", "shop/catalog", "shop/payments", "shop/money", "shop/database"},
 	"shop/orders":              {"shop/catalog", "shop/payments", "shop/money", "shop/database"},
 	"shop/catalog":             {"shop/money", "shop/database"},
+	"shop/feed":                {"shop/catalog"},
 	"shop/payments":            {"shop/money", "shop/database"},
 	"shop/money":               {},
 	"shop":                     {},

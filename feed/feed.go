@@ -84,37 +84,38 @@ func New(c *catalog.Catalog, opts Options) *Feed {
 	return f
 }
 
-// Write writes every product of the catalog to w as a feed in format.
-func (f *Feed) Write(ctx context.Context, w io.Writer, format Format) error {
+// Write writes every product of the catalog to w as a feed in format and
+// returns how many it wrote.
+func (f *Feed) Write(ctx context.Context, w io.Writer, format Format) (int, error) {
 	if format != JSONL && format != JSON {
-		return fmt.Errorf("feed: unknown format %q; use jsonl or json", format)
+		return 0, fmt.Errorf("feed: unknown format %q; use jsonl or json", format)
 	}
 	st, err := f.state(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	return f.write(ctx, w, format, st)
 }
 
 // write writes the feed with the availability of st.
-func (f *Feed) write(ctx context.Context, w io.Writer, format Format, st *state) error {
+func (f *Feed) write(ctx context.Context, w io.Writer, format Format, st *state) (int, error) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
+	n := 0
 	switch format {
 	case JSONL:
-		return f.catalog.Each(ctx, func(p *catalog.Product) error { return enc.Encode(f.record(p, st)) })
+		err := f.catalog.Each(ctx, func(p *catalog.Product) error { n++; return enc.Encode(f.record(p, st)) })
+		return n, err
 	case JSON:
 		if _, err := io.WriteString(w, `{"products":[`); err != nil {
-			return err
+			return 0, err
 		}
-		first := true
 		err := f.catalog.Each(ctx, func(p *catalog.Product) error {
-			if !first {
+			if n++; n > 1 {
 				if _, err := io.WriteString(w, ","); err != nil {
 					return err
 				}
 			}
-			first = false
 			b, err := marshal(f.record(p, st))
 			if err != nil {
 				return err
@@ -123,12 +124,12 @@ func (f *Feed) write(ctx context.Context, w io.Writer, format Format, st *state)
 			return err
 		})
 		if err != nil {
-			return err
+			return n, err
 		}
 		_, err = io.WriteString(w, "]}\n")
-		return err
+		return n, err
 	}
-	return fmt.Errorf("feed: unknown format %q; use jsonl or json", format)
+	return 0, fmt.Errorf("feed: unknown format %q; use jsonl or json", format)
 }
 
 // marshal is json.Marshal without escaping <, > and &.

@@ -121,10 +121,10 @@ func TestFeedValidates(t *testing.T) {
 		ctx := context.Background()
 		f, c := testFeed(t, db)
 		var jsonl, whole bytes.Buffer
-		if err := f.Write(ctx, &jsonl, JSONL); err != nil {
+		if _, err := f.Write(ctx, &jsonl, JSONL); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.Write(ctx, &whole, JSON); err != nil {
+		if _, err := f.Write(ctx, &whole, JSON); err != nil {
 			t.Fatal(err)
 		}
 		byID, raw := lines(t, jsonl.Bytes())
@@ -203,7 +203,7 @@ func TestFeedAvailability(t *testing.T) {
 		const variant = "linen-apron-s-m-natural" // 5 on hand
 		status := func() string {
 			var b bytes.Buffer
-			if err := f.Write(ctx, &b, JSONL); err != nil {
+			if _, err := f.Write(ctx, &b, JSONL); err != nil {
 				t.Fatal(err)
 			}
 			byID, _ := lines(t, b.Bytes())

@@ -121,7 +121,7 @@ func (f *Feed) snapshot(ctx context.Context, st *state) (*snapshot, error) {
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed) // a valid level: never fails
 	cw := &countingWriter{w: zw}
-	if err := f.write(ctx, cw, JSONL, st); err != nil {
+	if _, err := f.write(ctx, cw, JSONL, st); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {

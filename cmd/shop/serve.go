@@ -67,6 +67,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		Receipts:       server.ReceiptHandler(a.orders, m.Logger),
 		Webhook:        server.StripeWebhook(cfg.StripeWebhookSecret, a.checkout, m.Logger),
 		Pay:            server.PayPages(a.checkout, server.PayOptions{Shop: a.policy.Name, Logger: m.Logger}),
+		Feed:           a.productFeed(m).Handler(),
 		AdminMCP:       a.adminMCP(m, nil),
 		AdminTokens:    cfg.AdminTokens,
 
