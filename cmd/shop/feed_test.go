@@ -72,8 +72,7 @@ func TestMerchantExports(t *testing.T) {
 			if done := session(t, complete(t, s, cs.ID, "pm_card_visa")); done.Status != checkout.Completed || done.Order == nil {
 				t.Fatalf("complete: %s %+v", done.Status, done.Messages)
 			}
-			var got productResult
-			got = structured[productResult](t, call(t, s, "get_product", map[string]any{"product_id": "linen-apron"}))
+			got := structured[productResult](t, call(t, s, "get_product", map[string]any{"product_id": "linen-apron"}))
 			if got.Product.Variants[0].ID != variant || got.Product.Variants[0].Available != 3 {
 				t.Errorf("after buying 2 of 5: %+v", got.Product.Variants[0])
 			}
