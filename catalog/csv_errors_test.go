@@ -69,13 +69,7 @@ func problems(t *testing.T, data []byte, code string) []string {
 func TestShopifyProblems(t *testing.T) {
 	const mug, apron = `row 2 (Handle "enamel-camp-mug"), `, `row 5 (Handle "linen-apron"), `
 	long := strings.Repeat("word ", 1001)
-	tests := []struct {
-		name  string
-		file  string
-		code  string
-		edits []edit
-		want  []string
-	}{
+	checkProblems(t, []problemCase{
 		{"NotAPrice", "shopify.csv", "usd", []edit{{2, "Variant Price", "12.5x"}},
 			[]string{mug + `"Variant Price": "12.5x" is not a price; send a number such as 12.50`}},
 		{"TooManyDecimals", "shopify.csv", "usd", []edit{{2, "Variant Price", "12.505"}},
@@ -117,7 +111,21 @@ func TestShopifyProblems(t *testing.T) {
 		// A skipped product's rows are not checked: they are not imported.
 		{"SkippedRowsUnchecked", "shopify.csv", "usd", []edit{{2, "Variant Price", "x"}, {11, "Variant Price", "y"}},
 			[]string{mug + `"Variant Price": "x" is not a price; send a number such as 12.50`}},
-	}
+	})
+}
+
+// problemCase is a fixture with cells changed and the problems it is
+// refused with.
+type problemCase struct {
+	name  string
+	file  string
+	code  string
+	edits []edit
+	want  []string
+}
+
+func checkProblems(t *testing.T, tests []problemCase) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, problems(t, edited(t, tc.file, tc.edits...), tc.code)); diff != "" {
@@ -128,13 +136,7 @@ func TestShopifyProblems(t *testing.T) {
 }
 
 func TestWooCommerceProblems(t *testing.T) {
-	tests := []struct {
-		name  string
-		file  string
-		code  string
-		edits []edit
-		want  []string
-	}{
+	checkProblems(t, []problemCase{
 		{"RegularPrice", "woocommerce.csv", "usd", []edit{{3, "Regular price", "20,00"}},
 			[]string{`row 3 (ID 41), "Regular price": "20,00" is not a price; send a number such as 12.50`}},
 		{"RegularPriceMissing", "woocommerce.csv", "usd", []edit{{6, "Regular price", ""}},
@@ -167,14 +169,7 @@ func TestWooCommerceProblems(t *testing.T) {
 			[]string{`row 7 (ID 51), "Images": "ftp://x/album.jpg" is not an https URL the shop can show; send the image's https:// address (at most 500 characters)`}},
 		{"SameSKUTwice", "woocommerce.csv", "usd", []edit{{7, "SKU", "woo-beanie"}},
 			[]string{`row 7 (ID 51), "SKU": makes the product id "woo-beanie", as row 6 does; give each product its own SKU`}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, problems(t, edited(t, tc.file, tc.edits...), tc.code)); diff != "" {
-				t.Errorf("problems (-want +got):\n%s", diff)
-			}
-		})
-	}
+	})
 }
 
 // TestCSVFileProblems: files that are no export the shop reads.

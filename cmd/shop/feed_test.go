@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	sjs "github.com/santhosh-tekuri/jsonschema/v6"
-
 	"shop/checkout"
 	"shop/database/dbtest"
 	"shop/feed"
@@ -21,10 +19,9 @@ import (
 
 // TestMerchantExports: a merchant's Shopify and WooCommerce exports import
 // with `shop catalog import`, search and check out like the demo catalog,
-// and `shop feed export` and GET /feeds/products.jsonl write the same
-// schema-valid feed of that catalog, whose variant ids checkout takes.
+// and `shop feed export` and GET /feeds/products.jsonl write the same feed
+// of that catalog, whose variant ids checkout takes.
 func TestMerchantExports(t *testing.T) {
-	product := feedSchema(t)
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			dsn := dbtest.DSN(t, d)
@@ -37,7 +34,7 @@ func TestMerchantExports(t *testing.T) {
 			shop := startShop(t, dsn, nil)
 			s := connect(t, shop.url)
 
-			// The feed over HTTP: every record valid, the products imported.
+			// The feed over HTTP: the products imported.
 			resp, err := http.Get(shop.url + "/feeds/products.jsonl")
 			if err != nil {
 				t.Fatal(err)
@@ -47,7 +44,7 @@ func TestMerchantExports(t *testing.T) {
 			if err != nil || resp.StatusCode != http.StatusOK {
 				t.Fatalf("GET /feeds/products.jsonl: %s %v", resp.Status, err)
 			}
-			records := feedRecords(t, product, served)
+			records := feedRecords(t, served)
 			if len(records) != 6 {
 				t.Fatalf("the feed has %d products, want the 6 imported", len(records))
 			}
@@ -95,7 +92,6 @@ func TestMerchantExports(t *testing.T) {
 			if !bytes.Equal(exported, served) {
 				t.Errorf("shop feed export and GET /feeds/products.jsonl differ:\n%s\n%s", exported, served)
 			}
-			feedRecords(t, product, exported)
 			out, err := runCmd(t, nil, "feed", "export", "--db", dsn, "--format", "json")
 			if err != nil {
 				t.Fatal(err)
@@ -111,48 +107,17 @@ func TestMerchantExports(t *testing.T) {
 	}
 }
 
-// feedSchema is ACP's feed Product schema, formats asserted.
-func feedSchema(t *testing.T) *sjs.Schema {
-	t.Helper()
-	f, err := os.Open("../../feed/testdata/acp/schema.feed.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := sjs.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := sjs.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource("schema.feed.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("schema.feed.json#/$defs/Product")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// feedRecords validates every line of a JSON Lines feed and returns its
-// products by id.
-func feedRecords(t *testing.T, s *sjs.Schema, data []byte) map[string]feed.Product {
+// feedRecords returns the products of a JSON Lines feed by id (package
+// feed's tests validate every record against ACP's schema).
+func feedRecords(t *testing.T, data []byte) map[string]feed.Product {
 	t.Helper()
 	out := map[string]feed.Product{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
 	for n := 1; sc.Scan(); n++ {
-		v, err := sjs.UnmarshalJSON(bytes.NewReader(sc.Bytes()))
-		if err != nil {
-			t.Fatalf("line %d: %v", n, err)
-		}
-		if err := s.Validate(v); err != nil {
-			t.Errorf("line %d does not follow ACP's feed schema: %v", n, err)
-		}
 		var p feed.Product
 		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
-			t.Fatal(err)
+			t.Fatalf("line %d: %v", n, err)
 		}
 		out[p.ID] = p
 	}
