@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -199,5 +200,25 @@ func TestCSVFileProblems(t *testing.T) {
 				t.Errorf("got %v, want it to say %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestReadImagesKept: a product keeps its first 10 images, and the
+// merchant hears of the others.
+func TestReadImagesKept(t *testing.T) {
+	var imgs []string
+	for i := range 12 {
+		imgs = append(imgs, "https://img.example.com/album-"+strconv.Itoa(i)+".jpg")
+	}
+	data := edited(t, "woocommerce.csv", edit{7, "Images", strings.Join(imgs, ", ")})
+	src, err := catalog.ReadImport(bytes.NewReader(data), catalog.ReadOptions{Currency: money.MustLookup("usd"), Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := src.File.Products[2].Images; !slices.Equal(got, imgs[:10]) {
+		t.Errorf("images %v", got)
+	}
+	if diff := cmp.Diff([]string{"row 7 (ID 51): 12 images; the shop keeps the first 10"}, src.Notes); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
 	}
 }

@@ -30,6 +30,7 @@ type wooProduct struct {
 	rec      ProductRecord
 	variable bool
 	stock    string // the product's own Stock, which variations may share
+	images   int    // how many images its row lists
 }
 
 func readWooCommerce(s *sheet, src *Source) {
@@ -85,11 +86,29 @@ func readWooCommerce(s *sheet, src *Source) {
 			p.simpleVariant(ids)
 		}
 	}
+	attachVariations(variations, parents, skippedParents, ids, src)
+	for _, p := range order {
+		if p.variable && len(p.rec.Variants) == 0 {
+			p.first.bad("type", "a variable product needs its variations; no row of Type variation names it in Parent")
+		}
+		if len(p.rec.Variants) > MaxVariants {
+			p.first.bad("", "%d variations; the shop sells at most %d of a product", len(p.rec.Variants), MaxVariants)
+		}
+		if p.images > MaxImages {
+			src.Notes = append(src.Notes, fmt.Sprintf("row %d (%s): %d images; the shop keeps the first %d", p.first.n, p.first.record, p.images, MaxImages))
+		}
+		src.File.Products = append(src.File.Products, p.rec)
+	}
+}
+
+// attachVariations reads the variations into the products their Parent
+// names; skipped are the keys of the products left out.
+func attachVariations(variations []row, parents map[string]*wooProduct, skipped map[string]bool, ids variantKey, src *Source) {
 	for _, r := range variations {
 		parent := strings.TrimSpace(r.get("parent"))
 		p := parents[parent]
 		switch {
-		case skippedParents[parent]:
+		case skipped[parent]:
 			continue // counted with its product
 		case r.get("published") != "" && r.get("published") != "1":
 			src.Skipped["disabled variation"]++
@@ -102,15 +121,6 @@ func readWooCommerce(s *sheet, src *Source) {
 			continue
 		}
 		p.variation(r, ids)
-	}
-	for _, p := range order {
-		if p.variable && len(p.rec.Variants) == 0 {
-			p.first.bad("type", "a variable product needs its variations; no row of Type variation names it in Parent")
-		}
-		if len(p.rec.Variants) > MaxVariants {
-			p.first.bad("", "%d variations; the shop sells at most %d of a product", len(p.rec.Variants), MaxVariants)
-		}
-		src.File.Products = append(src.File.Products, p.rec)
 	}
 }
 
@@ -183,7 +193,7 @@ func newWooProduct(r row, variable bool) *wooProduct {
 			p.rec.Images = append(p.rec.Images, ref)
 		}
 	}
-	if len(p.rec.Images) > MaxImages {
+	if p.images = len(p.rec.Images); p.images > MaxImages {
 		p.rec.Images = p.rec.Images[:MaxImages]
 	}
 	return p
