@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -143,6 +144,7 @@ func ReadImport(r io.Reader, opts ReadOptions) (*Source, error) {
 		readWooCommerce(s, src)
 	}
 	if len(s.problems) > 0 {
+		slices.SortStableFunc(s.problems, func(a, b Problem) int { return a.Row - b.Row })
 		return nil, &ProblemsError{Format: s.format, Problems: s.problems, More: s.more}
 	}
 	if len(src.File.Products) == 0 {
@@ -380,7 +382,11 @@ func (r row) image(col, ref string) (string, bool) {
 func makeID(name string) string {
 	var b strings.Builder
 	dash := false
-	for _, r := range norm.NFKD.String(strings.ToLower(name)) {
+	folded := strings.ToLower(name)
+	if !isASCII(folded) {
+		folded = norm.NFKD.String(folded)
+	}
+	for _, r := range folded {
 		switch {
 		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_':
 			if dash && b.Len() > 0 {
@@ -403,6 +409,15 @@ func makeID(name string) string {
 		return "p-" + digest
 	}
 	return strings.TrimRight(id[:MaxIDLen-len(digest)-1], "-_") + "-" + digest
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // lastSegment is the last step of a category path ("Home > Kitchen > Mugs").

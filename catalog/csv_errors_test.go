@@ -156,9 +156,9 @@ func TestWooCommerceProblems(t *testing.T) {
 			[]string{`row 6 (ID 50), "Stock": missing; send the units on hand, such as 12 (the shop counts stock: have WooCommerce manage it, or fill it in)`}},
 		{"NoVariations", "woocommerce.csv", "usd", []edit{{3, "Parent", "id:51"}, {4, "Parent", "id:51"}},
 			[]string{
+				`row 2 (ID 40), "Type": a variable product needs its variations; no row of Type variation names it in Parent`,
 				`row 3 (ID 41), "Parent": "id:51" names no variable product in the file; send the ID (as id:40) or SKU of the product this variation belongs to`,
 				`row 4 (ID 42), "Parent": "id:51" names no variable product in the file; send the ID (as id:40) or SKU of the product this variation belongs to`,
-				`row 2 (ID 40), "Type": a variable product needs its variations; no row of Type variation names it in Parent`,
 			}},
 		{"NoID", "woocommerce.csv", "usd", []edit{{7, "ID", ""}},
 			[]string{`row 7, "ID": missing, and so is SKU; send the product's ID or SKU, as WooCommerce exports them`}},

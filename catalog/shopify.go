@@ -25,6 +25,12 @@ import (
 // draft or archived, or whose Published is FALSE, and gift cards are
 // skipped.
 
+// The columns of Shopify's three options.
+var (
+	shopifyOptionName  = [3]string{"option1 name", "option2 name", "option3 name"}
+	shopifyOptionValue = [3]string{"option1 value", "option2 value", "option3 value"}
+)
+
 // shopifyProduct is a product as its rows build it.
 type shopifyProduct struct {
 	first   row
@@ -84,6 +90,13 @@ func readShopify(s *sheet, src *Source) {
 			p.variant(r, variants)
 		}
 	}
+	var descs []*string
+	for _, p := range order {
+		if p.skip == "" {
+			descs = append(descs, &p.rec.Description)
+		}
+	}
+	plainTexts(descs)
 	for _, p := range order {
 		if p.skip != "" {
 			src.Skipped[p.skip]++
@@ -110,8 +123,7 @@ func newShopifyProduct(r row, handle string) *shopifyProduct {
 		return p
 	}
 	p.rec.Title = r.text("title", MaxTitleLen, "the product's title on its first row")
-	p.rec.Description = plainText(r.get("body (html)"))
-	r.checkText("body (html)", p.rec.Description, MaxDescriptionLen, "")
+	p.rec.Description = r.get("body (html)") // made plain text by readShopify
 	switch {
 	case r.get("type") != "":
 		p.rec.Category = r.text("type", MaxCategoryLen, "")
@@ -122,7 +134,7 @@ func newShopifyProduct(r row, handle string) *shopifyProduct {
 		r.bad("type", "missing; send the product's type, such as Mugs (the shop's category), or a Product Category")
 	}
 	for i := range p.options {
-		p.options[i] = r.get(fmt.Sprintf("option%d name", i+1))
+		p.options[i] = r.get(shopifyOptionName[i])
 	}
 	return p
 }
@@ -132,19 +144,19 @@ func (p *shopifyProduct) variant(r row, ids variantKey) {
 	v := VariantRecord{Options: map[string]string{}}
 	var values []string
 	for i, name := range p.options {
-		col := fmt.Sprintf("option%d value", i+1)
+		col := shopifyOptionValue[i]
 		value := r.get(col)
 		switch {
 		case value == "":
 			continue
 		case name == "":
-			r.bad(col, "%q has no option name: the product's first row has no %q; name the option there", value, r.name(fmt.Sprintf("option%d name", i+1)))
+			r.bad(col, "%q has no option name: the product's first row has no %q; name the option there", value, r.name(shopifyOptionName[i]))
 			continue
 		case i == 0 && name == "Title" && value == "Default Title":
 			continue // Shopify's one variant of a product without options
 		}
 		r.checkText(col, value, MaxOptionLen, "")
-		r.checkText(fmt.Sprintf("option%d name", i+1), name, MaxOptionLen, "")
+		r.checkText(shopifyOptionName[i], name, MaxOptionLen, "")
 		v.Options[name] = value
 		values = append(values, value)
 	}
@@ -174,8 +186,10 @@ func (p *shopifyProduct) variant(r row, ids variantKey) {
 	p.rec.Variants = append(p.rec.Variants, v)
 }
 
-// finish orders the product's images and checks what only all its rows say.
+// finish orders the product's images and checks what only all its rows
+// say, and its description once it is plain text.
 func (p *shopifyProduct) finish(src *Source) {
+	p.first.checkText("body (html)", p.rec.Description, MaxDescriptionLen, "")
 	slices.SortStableFunc(p.images, func(a, b shopifyImage) int { return cmp.Compare(a.position, b.position) })
 	for _, img := range p.images {
 		if !slices.Contains(p.rec.Images, img.src) {

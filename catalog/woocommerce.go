@@ -24,6 +24,16 @@ import (
 // Drafts, private products, disabled variations, grouped and external
 // products are skipped.
 
+// wooAttributes are the columns of a variation's attributes (names and
+// values): one more than a variant may have options, to tell of it.
+var wooAttributes = func() [][2]string {
+	cols := make([][2]string, MaxOptions+1)
+	for i := range cols {
+		cols[i] = [2]string{fmt.Sprintf("attribute %d name", i+1), fmt.Sprintf("attribute %d value(s)", i+1)}
+	}
+	return cols
+}()
+
 // wooProduct is a simple or variable product as its rows build it.
 type wooProduct struct {
 	first    row
@@ -31,6 +41,7 @@ type wooProduct struct {
 	variable bool
 	stock    string // the product's own Stock, which variations may share
 	images   int    // how many images its row lists
+	descCol  string // the column of its description
 }
 
 func readWooCommerce(s *sheet, src *Source) {
@@ -87,7 +98,13 @@ func readWooCommerce(s *sheet, src *Source) {
 		}
 	}
 	attachVariations(variations, parents, skippedParents, ids, src)
+	descs := make([]*string, len(order))
+	for i, p := range order {
+		descs[i] = &p.rec.Description
+	}
+	plainTexts(descs)
 	for _, p := range order {
+		p.first.checkText(p.descCol, p.rec.Description, MaxDescriptionLen, "")
 		if p.variable && len(p.rec.Variants) == 0 {
 			p.first.bad("type", "a variable product needs its variations; no row of Type variation names it in Parent")
 		}
@@ -179,12 +196,10 @@ func newWooProduct(r row, variable bool) *wooProduct {
 		return nil
 	}
 	p.rec.Title = r.text("name", MaxTitleLen, "the product's name")
-	desc, col := r.get("description"), "description"
-	if desc == "" {
-		desc, col = r.get("short description"), "short description"
+	p.rec.Description, p.descCol = r.get("description"), "description" // made plain text by readWooCommerce
+	if p.rec.Description == "" {
+		p.rec.Description, p.descCol = r.get("short description"), "short description"
 	}
-	p.rec.Description = plainText(desc)
-	r.checkText(col, p.rec.Description, MaxDescriptionLen, "")
 	category, _, _ := strings.Cut(strings.ReplaceAll(r.get("categories"), `\,`, "\x00"), ",")
 	p.rec.Category = lastSegment(strings.ReplaceAll(category, "\x00", ","))
 	r.checkText("categories", p.rec.Category, MaxCategoryLen, "the product's category, such as Clothing > Tshirts")
@@ -225,8 +240,8 @@ func (p *wooProduct) simpleVariant(ids variantKey) {
 func (p *wooProduct) variation(r row, ids variantKey) {
 	v := VariantRecord{Options: map[string]string{}}
 	var values []string
-	for i := 1; r.s.has(fmt.Sprintf("attribute %d name", i)); i++ {
-		nameCol, valueCol := fmt.Sprintf("attribute %d name", i), fmt.Sprintf("attribute %d value(s)", i)
+	for i := 1; i <= len(wooAttributes) && r.s.has(wooAttributes[i-1][0]); i++ {
+		nameCol, valueCol := wooAttributes[i-1][0], wooAttributes[i-1][1]
 		name, value := r.get(nameCol), r.get(valueCol)
 		if name == "" || value == "" {
 			continue
