@@ -91,11 +91,11 @@ func TestCSVImportTime(t *testing.T) {
 	first := timed("JSON", readJSON)
 	csvs := map[string]took{"Shopify": timed("Shopify", readCSV(shopify)), "WooCommerce": timed("WooCommerce", readCSV(woo))}
 	last := timed("JSON", readJSON)
-	json := took{(first.wall + last.wall) / 2, (first.cpu + last.cpu) / 2}
+	ofJSON := took{(first.wall + last.wall) / 2, (first.cpu + last.cpu) / 2}
 	for name, tk := range csvs {
-		got, want, what := tk.cpu, json.cpu, "CPU"
+		got, want, what := tk.cpu, ofJSON.cpu, "CPU"
 		if dialect == database.Postgres {
-			got, want, what = tk.wall, json.wall, "wall"
+			got, want, what = tk.wall, ofJSON.wall, "wall"
 		}
 		if got > want*110/100 {
 			t.Errorf("the %s import took %s (%s), the JSON import of the same catalog %s", name, got, what, want)
