@@ -63,18 +63,7 @@ func TestHandlerAcrossReplicas(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
 			dsn := dbtest.DSN(t, d)
-			open := func() *gorm.DB {
-				db, err := database.Open(ctx, dsn, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = database.Close(db) })
-				if _, err := database.Migrate(ctx, db); err != nil {
-					t.Fatal(err)
-				}
-				return db
-			}
-			dbA, dbB := open(), open()
+			dbA, dbB := dbtest.OpenDSN(t, dsn), dbtest.OpenDSN(t, dsn)
 			feedA, catA := testFeed(t, dbA)
 			feedB, catB := testFeed(t, dbB) // the catalog is seeded already: SeedIfEmpty leaves it
 			srvA, srvB := httptest.NewServer(feedA.Handler()), httptest.NewServer(feedB.Handler())

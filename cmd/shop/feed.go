@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"shop/catalog"
 	"shop/feed"
 )
 
@@ -44,14 +43,7 @@ func (m *Main) feedExport(ctx context.Context, args []string) error {
 	default:
 		return m.feedUsage(fmt.Sprintf("--format %q: use jsonl or json", format))
 	}
-	cfg, err := m.parseFlags("feed export", args, false, nil)
-	if err != nil {
-		return err
-	}
-	if cfg.PublicURL == "" {
-		cfg.PublicURL = catalog.DefaultPublicURL
-	}
-	a, err := m.open(ctx, cfg, true)
+	a, err := m.openLocal(ctx, "feed export", args)
 	if err != nil {
 		return err
 	}

@@ -129,20 +129,28 @@ func (m *Main) adminStdio(ctx context.Context, args []string) error {
 // overStdio opens the shop as the named subcommand's flags say and serves
 // the MCP server build makes over the command's stdin and stdout.
 func (m *Main) overStdio(ctx context.Context, name string, args []string, build func(*app) *mcp.Server) error {
-	cfg, err := m.parseFlags(name, args, false, nil)
-	if err != nil {
-		return err
-	}
-	if cfg.PublicURL == "" {
-		cfg.PublicURL = catalog.DefaultPublicURL
-	}
-	a, err := m.open(ctx, cfg, true)
+	a, err := m.openLocal(ctx, name, args)
 	if err != nil {
 		return err
 	}
 	defer a.close()
+	cfg := a.cfg
 	m.Logger.Info("shop serving over stdio", "command", name, "merchant", a.policy.Name, "database", database.Redact(cfg.DB), "schema_version", a.schema)
 	return build(a).Run(ctx, &mcp.IOTransport{Reader: readCloser{m.Stdin}, Writer: writeCloser{m.Stdout}})
+}
+
+// openLocal opens the shop as the named subcommand's flags say, for a
+// command run on the merchant's machine (the demo catalog seeds an empty
+// database; the public URL defaults to the local one).
+func (m *Main) openLocal(ctx context.Context, name string, args []string) (*app, error) {
+	cfg, err := m.parseFlags(name, args, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = catalog.DefaultPublicURL
+	}
+	return m.open(ctx, cfg, true)
 }
 
 func (m *Main) migrate(ctx context.Context, args []string) error {
