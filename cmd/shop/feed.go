@@ -72,6 +72,9 @@ func (m *Main) feedExport(ctx context.Context, args []string) error {
 	if err == nil {
 		err = w.Flush()
 	}
+	if err == nil {
+		err = tmp.Chmod(0o644) // a published file, not a secret (CreateTemp makes it 0600)
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
