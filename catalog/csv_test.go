@@ -182,6 +182,35 @@ func TestImportCSV(t *testing.T) {
 	})
 }
 
+// TestImportYenAndDinar imports the yen and dinar exports into shops priced
+// in those currencies, on both engines, and reads the prices back.
+func TestImportYenAndDinar(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		for _, tc := range []struct {
+			file, code, product string
+			want                []string
+		}{
+			{"shopify-jpy.csv", "jpy", "matcha-bowl", []string{"¥4,800", "¥5,200"}},
+			{"woocommerce-kwd.csv", "kwd", "dallah", []string{"KWD\u00a09.125"}},
+		} {
+			c := catalog.New(db, money.MustLookup(tc.code), nil)
+			if err := c.Import(ctx, readFixture(t, tc.file, tc.code).File, nil); err != nil {
+				t.Fatalf("%s: %v", tc.file, err)
+			}
+			var got catalog.ProductResult
+			callTool(t, c, "get_product", `{"product_id": "`+tc.product+`"}`, &got)
+			var prices []string
+			for _, v := range got.Product.Variants {
+				prices = append(prices, v.Price.Display)
+			}
+			if diff := cmp.Diff(tc.want, prices); diff != "" {
+				t.Errorf("%s prices (-want +got):\n%s", tc.product, diff)
+			}
+		}
+	})
+}
+
 // callTool calls the catalog's tool name with args and decodes its
 // structured content into out.
 func callTool(t *testing.T, c *catalog.Catalog, name, args string, out any) {
