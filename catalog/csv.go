@@ -227,10 +227,21 @@ func (s *sheet) hasAll(cols ...string) bool {
 // export writes it).
 func (s *sheet) require(cols ...string) {
 	for _, c := range cols {
-		if !s.has(strings.ToLower(c)) {
-			s.add(Problem{Row: 1, Column: c, Text: fmt.Sprintf("no such column; export the products again with every column (%s writes it)", formatName[s.format])})
+		if s.has(strings.ToLower(c)) {
+			continue
 		}
+		text := fmt.Sprintf("no such column; export the products again with every column (%s writes it)", formatName[s.format])
+		if why, ok := missingColumn[c]; ok {
+			text = why
+		}
+		s.add(Problem{Row: 1, Column: c, Text: text})
 	}
+}
+
+// missingColumn says what to do about a column an export may lack.
+var missingColumn = map[string]string{
+	"Variant Inventory Qty": "no such column; Shopify writes it only for stores with one location: add it with each variant's units on hand " +
+		"(from Shopify's inventory export), as the shop counts stock",
 }
 
 func (s *sheet) add(p Problem) {

@@ -179,6 +179,10 @@ func TestCSVFileProblems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	woo, err := os.ReadFile("testdata/woocommerce.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
 	header, rest, _ := bytes.Cut(shopify, []byte("\n"))
 	tests := []struct {
 		name string
@@ -189,7 +193,9 @@ func TestCSVFileProblems(t *testing.T) {
 		{"BadQuotes", []byte(string(header) + "\nmug,\"Mug \"x\" y\",,\n"), "not a valid CSV file at line 2"},
 		{"NotUTF8", append(append(bytes.Clone(header), '\n'), []byte("mug,Caf\xe9\n")...), "row 2 is not UTF-8 text; save the file as CSV (UTF-8)"},
 		{"MissingColumn", bytes.Replace(shopify, []byte("Variant Inventory Qty"), []byte("Inventory"), 1),
-			`row 1, "Variant Inventory Qty": no such column; export the products again with every column (Shopify writes it)`},
+			`row 1, "Variant Inventory Qty": no such column; Shopify writes it only for stores with one location: add it with each variant's units on hand (from Shopify's inventory export), as the shop counts stock`},
+		{"MissingColumnWoo", bytes.Replace(woo, []byte("Regular price,Categories"), []byte("Regular price,Category"), 1),
+			`row 1, "Categories": no such column; export the products again with every column (WooCommerce writes it)`},
 		{"CellCount", append(append(bytes.Clone(header), '\n'), []byte("mug,Mug,x\n")...), "row 2: 3 cells, but the header has 39 columns; export the file again"},
 		{"NothingToImport", append(append(bytes.Clone(header), '\n'), rest[bytes.Index(rest, []byte("gift-card")):]...), "the Shopify export holds no product to import (4 skipped)"},
 	}
