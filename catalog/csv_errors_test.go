@@ -228,3 +228,27 @@ func TestReadImagesKept(t *testing.T) {
 		t.Errorf("notes (-want +got):\n%s", diff)
 	}
 }
+
+// TestReadSaleDates: a sale price counts only within its dates.
+func TestReadSaleDates(t *testing.T) {
+	for _, tc := range []struct {
+		name, starts, ends string
+		want               int64
+	}{
+		{"Undated", "", "", 1650},
+		{"Running", "2026-11-27", "2026-12-01 23:59:59", 1650},
+		{"NotYet", "2026-12-02 00:00:00", "", 2000},
+		{"Over", "", "2026-11-30", 2000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := edited(t, "woocommerce.csv", edit{3, "Date sale price starts", tc.starts}, edit{3, "Date sale price ends", tc.ends})
+			src, err := catalog.ReadImport(bytes.NewReader(data), catalog.ReadOptions{Currency: money.MustLookup("usd"), Now: fixedNow})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := *src.File.Products[0].Variants[0].Price; got != tc.want {
+				t.Errorf("price %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
