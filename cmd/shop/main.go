@@ -7,7 +7,8 @@
 //	shop stdio    [--db …] [--config …]     buyer tools over stdio
 //	shop admin    [--db …] [--config …]     staff tools over stdio (owner role)
 //	shop migrate  [--db …]                  apply migrations, print the schema version
-//	shop catalog import FILE [--db …] [--config …]
+//	shop catalog import FILE [--db …] [--config …]   the shop's JSON, or a Shopify or WooCommerce product CSV export
+//	shop feed export [--format jsonl|json] [--out FILE] [--db …] [--config …]
 //	shop purchase [--url http://127.0.0.1:8000/mcp] [--items N] [--promo CODE] [--decline] [--json] [--timeout 60s] [--address JSON] [--live]
 //	                                        a whole test-mode purchase against a running shop
 //
@@ -61,7 +62,11 @@ const usage = `Usage:
   shop admin [flags]              serve the staff's tools over stdio, as the owner
   shop migrate [flags]            apply database migrations and print the schema version
   shop catalog import FILE [flags]
-                                  import products from a JSON catalog file
+                                  import products from the shop's JSON catalog file, or from
+                                  a Shopify or WooCommerce product CSV export
+  shop feed export [--format jsonl|json] [--out FILE] [flags]
+                                  write the catalog as an ACP product feed (default JSON Lines,
+                                  to stdout); shop serve serves it at /feeds/products.jsonl
   shop purchase [purchase flags]  make a whole test-mode purchase against a running shop,
                                   as a host does, and check every answer; exit 0 if all held
   shop bench [bench flags]        load a running shop and a no-op floor; see BENCHMARKS.md
@@ -129,6 +134,12 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 			return errUsage
 		}
 		return m.importCatalog(ctx, args[1:])
+	case "feed":
+		if len(args) == 0 || args[0] != "export" {
+			fmt.Fprint(m.Stderr, "shop feed: the subcommand is `export [--format jsonl|json] [--out FILE]`\n\n"+usage)
+			return errUsage
+		}
+		return m.feedExport(ctx, args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(m.Stdout, usage)
 		return nil
