@@ -9,36 +9,50 @@ import (
 
 // allowed is DESIGN.md's table of who may import whom, for the shop's own
 // packages. Beside it: the root package shop (errors, tool declarations, the
-// demo merchant) which anyone may import and which imports no other of ours;
+// demo merchant) and contract (the wire shapes of CONTRACT.md §4), which
+// anyone may import and which import no other of ours;
 // migrations (embedded SQL); database (opens and migrates, for the wiring;
 // the one transaction helper and row locks, for the packages that store);
-// and database/dbtest and payments/stripetest (a Stripe emulator), which only
-// tests import. purchase and bench are MCP clients of a running shop: they
-// import none of its packages.
+// and database/dbtest, payments/stripetest (a Stripe emulator) and mcptest
+// (the tests' MCP client, checking every tool result against its
+// outputSchema), which only tests import. purchase and bench are MCP clients of a running shop: of
+// its packages they import only money and the contract's shapes (and bench,
+// purchase's reading of tool results).
 var allowed = map[string][]string{
 	"shop/cmd/shop":            {"*"},
 	"shop/purchase":            {"shop/money"},
-	"shop/bench":               {"shop/money"},
+	"shop/bench":               {"shop/purchase", "shop/money"},
 	"shop/server":              {"shop/widgets", "shop/checkout", "shop/orders", "shop/catalog", "shop/payments", "shop/money"},
 	"shop/widgets":             {"shop/checkout", "shop/catalog", "shop/money"},
 	"shop/checkout":            {"shop/orders", "shop/catalog", "shop/payments", "shop/money", "shop/database"},
-	"shop/orders":              {"shop/catalog", "shop/payments", "shop/money", "shop/database"},
+	"shop/orders":              {"shop/catalog", "shop/payments", "shop/notify", "shop/money", "shop/database"},
 	"shop/catalog":             {"shop/money", "shop/database"},
+	"shop/feed":                {"shop/catalog"},
 	"shop/payments":            {"shop/money", "shop/database"},
+	"shop/notify":              {"shop/database"},
+	"shop/notify/smtptest":     {},
+	"shop/metrics":             {},
 	"shop/money":               {},
 	"shop":                     {},
+	"shop/contract":            {},
 	"shop/migrations":          {},
 	"shop/database":            {"shop/migrations"},
 	"shop/database/dbtest":     {"shop/database"},
 	"shop/payments/stripetest": {"shop/payments"},
+	"shop/mcptest":             {},
 }
 
 // external limits where some third-party modules may be used: the MCP SDK
-// only at the edge and in the MCP clients, gorm only where data is stored.
+// only at the edge and in the MCP clients, gorm only where data is stored,
+// the HTML sanitiser only where imported descriptions are read.
 var external = map[string][]string{
-	"github.com/modelcontextprotocol/go-sdk": {"shop/server", "shop/cmd/shop", "shop/purchase", "shop/bench"},
-	"gorm.io/":                               {"shop/catalog", "shop/checkout", "shop/orders", "shop/payments", "shop/database", "shop/database/dbtest", "shop/cmd/shop"},
+	"github.com/modelcontextprotocol/go-sdk": {"shop/server", "shop/cmd/shop", "shop/purchase", "shop/bench", "shop/mcptest"},
+	"gorm.io/":                               {"shop/catalog", "shop/checkout", "shop/orders", "shop/payments", "shop/notify", "shop/database", "shop/database/dbtest", "shop/cmd/shop"},
 	"github.com/stripe/stripe-go":            {"shop/payments"},
+	"github.com/wneessen/go-mail":            {"shop/notify"},
+	"github.com/emersion/go-smtp":            {"shop/notify/smtptest"},
+	"github.com/prometheus/":                 {"shop/metrics", "shop/cmd/shop"},
+	"github.com/microcosm-cc/bluemonday":     {"shop/catalog"},
 }
 
 func TestLayout(t *testing.T) {
@@ -68,7 +82,7 @@ func TestLayout(t *testing.T) {
 			continue
 		}
 		for _, imp := range direct[pkg] {
-			if imp == "shop" || !(strings.HasPrefix(imp, "shop/")) {
+			if imp == "shop" || imp == "shop/contract" || !(strings.HasPrefix(imp, "shop/")) {
 				for prefix, users := range external {
 					if strings.HasPrefix(imp, prefix) && !contains(users, pkg) {
 						t.Errorf("%s imports %s, which only %v may use", pkg, imp, users)

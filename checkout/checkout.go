@@ -132,6 +132,7 @@ type Checkout struct {
 	linker  Linker
 	linkKey []byte
 	refunds func(context.Context) (int, error)
+	moved   func(from, to string, n int64)
 }
 
 // Options configure a Checkout; zero fields take defaults.
@@ -163,8 +164,13 @@ type Options struct {
 	// answer lost); the reconciler runs it with its own work.
 	OrderRefunds func(context.Context) (int, error)
 	// Fault, for tests only, is called at named points of completion
-	// ("before_charge", "after_charge"); a test makes it end the process.
+	// ("before_charge", "after_charge", "after_order"); a test makes it end
+	// the process.
 	Fault func(point string)
+	// SessionMoved, when set, is told of sessions' changes of status once
+	// they are committed: n sessions went from one status ("new" for a
+	// session just created) to another (the operator's metrics).
+	SessionMoved func(from, to string, n int64)
 }
 
 // New returns the checkout of the shop whose policy and catalog are given.
@@ -187,7 +193,7 @@ func New(db *gorm.DB, policy *Policy, cat *catalog.Catalog, opts *Options) *Chec
 			c.logger = opts.Logger
 		}
 		c.orders, c.charger, c.fault = opts.Orders, opts.Charger, opts.Fault
-		c.linker, c.linkKey, c.refunds = opts.Linker, opts.LinkKey, opts.OrderRefunds
+		c.linker, c.linkKey, c.refunds, c.moved = opts.Linker, opts.LinkKey, opts.OrderRefunds, opts.SessionMoved
 		if opts.ReconcileGrace > 0 {
 			c.grace = opts.ReconcileGrace
 		}
@@ -199,7 +205,9 @@ func New(db *gorm.DB, policy *Policy, cat *catalog.Catalog, opts *Options) *Chec
 	return c
 }
 
-// links are the policy's pages as the session lists them.
+// links are the policy's pages as the session (and the order it becomes)
+// lists them, the support page twice: as support (ACP 2026-04-17's name)
+// and as support_url (ChatGPT's Checkout API reference's).
 func (c *Checkout) links() []Link {
 	abs := func(u string) string {
 		if strings.HasPrefix(u, "/") {
@@ -213,5 +221,13 @@ func (c *Checkout) links() []Link {
 		{Type: "privacy_policy", URL: abs(l.PrivacyPolicy)},
 		{Type: "return_policy", URL: abs(l.ReturnPolicy)},
 		{Type: "support", URL: abs(l.Support)},
+		{Type: "support_url", URL: abs(l.Support)},
 	}
+}
+
+// paymentProvider is the payment_provider block of every session: Stripe
+// taking cards of the policy's brands.
+func (c *Checkout) paymentProvider() PaymentProvider {
+	return PaymentProvider{Provider: "stripe", MerchantID: c.policy.MerchantID,
+		SupportedPaymentMethods: []PaymentMethod{{Type: "card", AllowedCardBrands: c.policy.AllowedCardBrands()}}}
 }

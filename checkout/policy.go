@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/mail"
 	"net/url"
 	"path"
 	"regexp"
@@ -32,23 +33,31 @@ type Policy struct {
 	PaymentMode  PaymentMode `yaml:"payment_mode"` // LoadPolicy defaults it to test
 	// ExternalCheckout, when true, has the checkout widget always pay through
 	// create_payment_link's page, even in hosts with a payment sheet.
-	ExternalCheckout bool        `yaml:"external_checkout"`
-	Links            Links       `yaml:"links"`    // legal and support pages
-	Shipping         Shipping    `yaml:"shipping"` // where to and at which price
-	Tax              []TaxRule   `yaml:"-"`        // YAML key "tax", decoded by LoadPolicy
-	Promotions       []Promotion `yaml:"-"`        // YAML key "promotions", decoded by LoadPolicy
-	Limits           Limits      `yaml:"limits"`   // what one buyer may hold; defaults when left out
-	Sessions         Sessions    `yaml:"sessions"` // how long sessions live and are kept
+	ExternalCheckout bool `yaml:"external_checkout"`
+	// CardBrands are the card brands the payment sheet offers (Stripe's
+	// names: visa, mastercard, amex, discover, …); AllowedCardBrands gives
+	// the default when left out.
+	CardBrands []string    `yaml:"card_brands"`
+	Links      Links       `yaml:"links"`    // legal and support pages
+	Shipping   Shipping    `yaml:"shipping"` // where to and at which price
+	Tax        []TaxRule   `yaml:"-"`        // YAML key "tax", decoded by LoadPolicy
+	Promotions []Promotion `yaml:"-"`        // YAML key "promotions", decoded by LoadPolicy
+	Limits     Limits      `yaml:"limits"`   // what one buyer may hold; defaults when left out
+	Sessions   Sessions    `yaml:"sessions"` // how long sessions live and are kept
+	Emails     Emails      `yaml:"emails"`   // the buyer's emails' addresses; none without From
 }
 
-// PaymentMode says whether payments take real money: test or live.
-type PaymentMode string
-
-// Payment modes.
-const (
-	PaymentTest PaymentMode = "test" // no real money moves
-	PaymentLive PaymentMode = "live" // buyers are charged
-)
+// Emails are the addresses of the emails orders send their buyers (sent
+// only when the shop is also given an SMTP server). Each is an RFC 5322
+// address, "Name <addr@example.com>" or "addr@example.com".
+type Emails struct {
+	// From is the sender of every email; empty: the shop sends none.
+	From string `yaml:"from"`
+	// Support is where buyers' replies go (Reply-To); required with From.
+	Support string `yaml:"support"`
+	// StaffCopy, when set, receives a copy of every new order's confirmation.
+	StaffCopy string `yaml:"staff_copy"`
+}
 
 // Links are the merchant's pages shown in checkout. Each is an https URL or a
 // path under /static/, which the shop serves and resolves against its public
@@ -286,6 +295,7 @@ func (p *Policy) problems() []*keyError {
 	if p.PaymentMode != PaymentTest && p.PaymentMode != PaymentLive {
 		v.add("payment_mode", "must be test or live (got %q)", p.PaymentMode)
 	}
+	v.cardBrands(p.CardBrands)
 	v.link("links.terms_of_use", p.Links.TermsOfUse)
 	v.link("links.privacy_policy", p.Links.PrivacyPolicy)
 	v.link("links.return_policy", p.Links.ReturnPolicy)
@@ -294,7 +304,26 @@ func (p *Policy) problems() []*keyError {
 	v.taxes(p.Tax)
 	v.promotions(p.Promotions)
 	v.limits(p.Limits, p.Sessions)
+	v.emails(p.Emails)
 	return v.errs
+}
+
+// emails checks the addresses of the buyer's emails.
+func (v *validator) emails(e Emails) {
+	if e.From == "" && (e.Support != "" || e.StaffCopy != "") {
+		v.add("emails.from", "missing; the shop sends emails only from an address, such as \"Northwind Goods <orders@example.com>\"")
+	}
+	if e.From != "" && e.Support == "" {
+		v.add("emails.support", "missing; send the address buyers' replies go to, such as help@example.com")
+	}
+	for _, f := range []struct{ at, s string }{{"emails.from", e.From}, {"emails.support", e.Support}, {"emails.staff_copy", e.StaffCopy}} {
+		if f.s == "" {
+			continue
+		}
+		if _, err := mail.ParseAddress(f.s); err != nil || strings.ContainsAny(f.s, "\r\n") {
+			v.add(f.at, "must be an email address such as help@example.com or \"Northwind Goods <help@example.com>\" (got %q)", f.s)
+		}
+	}
 }
 
 type validator struct{ errs []*keyError }

@@ -48,9 +48,31 @@ type sessionRow struct {
 	// in lower case, "" without one. See holdlimits.go.
 	BuyerKey   string
 	BuyerEmail string
+
+	// was is the status the row was read with (AfterFind), for
+	// Options.SessionMoved.
+	was Status
 }
 
 func (sessionRow) TableName() string { return "checkout_sessions" }
+
+// AfterFind keeps the status the row was read with.
+func (r *sessionRow) AfterFind(*gorm.DB) error {
+	r.was = r.Status
+	return nil
+}
+
+// noteMove tells Options.SessionMoved, once tx commits, that n sessions
+// went from one status to another (from "" is a new session).
+func (c *Checkout) noteMove(tx *gorm.DB, from, to Status, n int64) {
+	if c.moved == nil || from == to || n == 0 {
+		return
+	}
+	if from == "" {
+		from = "new"
+	}
+	database.AfterCommit(tx, func() { c.moved(string(from), string(to), n) })
+}
 
 // state is what the buyer asked for, decoded from a row.
 type state struct {
@@ -127,10 +149,7 @@ func (c *Checkout) sessionWith(ctx context.Context, r *sessionRow, order *orders
 	st, snap := r.state(), r.Priced.clone() // the answer's slices are its own
 	s := &Session{
 		ID: r.ID, Status: r.Status, Currency: r.Currency,
-		PaymentMode: c.policy.PaymentMode,
-		PaymentProvider: PaymentProvider{
-			Provider: "stripe", MerchantID: c.policy.MerchantID, SupportedPaymentMethods: []string{"card"},
-		},
+		PaymentMode: c.policy.PaymentMode, PaymentProvider: c.paymentProvider(),
 		Buyer: st.Buyer, FulfillmentAddress: st.Address,
 		LineItems: snap.LineItems, FulfillmentOptions: snap.Options, FulfillmentOptionID: snap.OptionID,
 		Totals: snap.Totals, Messages: snap.Messages, Links: c.links(),

@@ -68,10 +68,16 @@ type OrderDetail struct {
 	// PaymentAttempts are every try to pay for the order's checkout
 	// session, the one that paid among them.
 	PaymentAttempts []PaymentAttemptRecord `json:"payment_attempts"`
+	// SurplusPayments are payments for the session that no order took,
+	// each with its refund.
+	SurplusPayments []SurplusPaymentRecord `json:"surplus_payments"`
 	Refunds         []RefundRecord         `json:"refunds"`
 	Fulfilments     []FulfilmentRecord     `json:"fulfilments"`
 	Notes           []NoteRecord           `json:"notes"`
-	AuditTrail      []AuditEntry           `json:"audit_trail"`
+	// Emails are the emails the order sent or is sending its buyer (and
+	// the staff's copy), oldest first.
+	Emails     []EmailRecord `json:"emails"`
+	AuditTrail []AuditEntry  `json:"audit_trail"`
 }
 
 // OrderDetailResult is the staff's get_order structured content.
@@ -112,6 +118,21 @@ type FulfilmentRecord struct {
 	Lines          json.RawMessage `json:"lines"`
 	Actor          string          `json:"actor"`
 	CreatedAt      time.Time       `json:"created_at"`
+}
+
+// EmailRecord is an email of an order: its kind (confirmation, staff_copy,
+// shipped, refunded, canceled), to whom, and where it stands (pending,
+// sending, sent, failed: last_error says why).
+type EmailRecord struct {
+	ID        string     `json:"id"`
+	Kind      string     `json:"kind"`
+	To        string     `json:"to"`
+	Subject   string     `json:"subject"`
+	Status    string     `json:"status"`
+	Attempts  int        `json:"attempts"`
+	LastError string     `json:"last_error,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	SentAt    *time.Time `json:"sent_at,omitempty"`
 }
 
 // NoteRecord is a staff note on an order.
@@ -157,7 +178,7 @@ func (a *Admin) readTools() []shop.Tool {
 			errs+"invalid (status, email, text, created_from, created_to, short, limit, cursor)."), viewer(a.listOrders)),
 		shop.NewTool(read("get_order", "Get an order (staff)", "Get everything about an order: the receipt (lines, address, shipping, totals, payment), "+
 			"the amount refunded, each line's fulfilled and restocked units, every payment attempt (declined ones too, with the card's "+
-			"brand and last four digits), refunds, fulfilments with tracking, notes and the audit "+
+			"brand and last four digits), surplus payments no order took with their refunds, refunds, fulfilments with tracking, notes and the audit "+
 			"trail, oldest first. Amounts in minor units of the currency."+errs+"missing or invalid order_id, not_found."), viewer(a.getOrderDetail)),
 		shop.NewTool(read("sales_report", "Sales report", "Sales per UTC day from one date to another, both included (default the 7 days ending "+
 			"today), every day listed: orders, gross, refunds and net in minor units with display strings, and totals. Gross counts "+
@@ -282,6 +303,9 @@ func (a *Admin) getOrderDetail(ctx context.Context, args OrderDetailArgs) (Order
 	if d.PaymentAttempts, err = paymentAttempts(ctx, a.db, row.CheckoutSessionID); err != nil {
 		return OrderDetailResult{}, "", err
 	}
+	if d.SurplusPayments, err = surplusPayments(ctx, a.db, row.CheckoutSessionID); err != nil {
+		return OrderDetailResult{}, "", err
+	}
 	for _, r := range refunds {
 		d.Refunds = append(d.Refunds, RefundRecord{ID: r.ID, Amount: priceOf(cur, r.Amount), Reason: r.Reason, Status: string(r.Status),
 			Reference: r.Reference, Actor: r.Actor, CreatedAt: r.CreatedAt.UTC()})
@@ -295,6 +319,9 @@ func (a *Admin) getOrderDetail(ctx context.Context, args OrderDetailArgs) (Order
 	}
 	for _, e := range events {
 		d.AuditTrail = append(d.AuditTrail, auditEntry(e))
+	}
+	if d.Emails, err = orderEmails(ctx, a.db, id); err != nil {
+		return OrderDetailResult{}, "", err
 	}
 	return OrderDetailResult{Order: *d}, detailText(d), nil
 }
@@ -317,6 +344,9 @@ func detailText(d *OrderDetail) string {
 	for _, at := range d.PaymentAttempts {
 		sb.WriteString("\n" + attemptText(at))
 	}
+	for _, sp := range d.SurplusPayments {
+		sb.WriteString("\n" + surplusText(sp))
+	}
 	for _, r := range d.Refunds {
 		fmt.Fprintf(&sb, "\nRefund %s %s %s by %s at %s: %q.", r.ID, r.Amount.Display, r.Status, r.Actor, r.CreatedAt.Format(time.RFC3339), r.Reason)
 	}
@@ -325,6 +355,13 @@ func detailText(d *OrderDetail) string {
 	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(&sb, "\nNote by %s at %s: %s", n.Actor, n.CreatedAt.Format(time.RFC3339), n.Note)
+	}
+	for _, e := range d.Emails {
+		fmt.Fprintf(&sb, "\nEmail %s to %s: %s after %d attempt(s)", e.Kind, e.To, e.Status, e.Attempts)
+		if e.LastError != "" {
+			fmt.Fprintf(&sb, " (%s)", e.LastError)
+		}
+		sb.WriteString(".")
 	}
 	for _, e := range d.AuditTrail {
 		fmt.Fprintf(&sb, "\nAudit: %s by %s at %s.", e.Action, e.Actor, e.At.Format(time.RFC3339))
