@@ -68,9 +68,19 @@ func TestSummarize(t *testing.T) {
 	if r := ph.Ratios; r == nil || r.Throughput != 0.25 || r.P99Step != "flow" || r.P99 != 20 {
 		t.Errorf("ratios %+v", ph.Ratios)
 	}
+	// Against the floor's three-call flow: flows/s, CPU per flow and p99.
+	ph.ServerCPU = &CPUReport{PerOpMicros: 3000, PerCallMicros: 1000}
+	floor.ServerCPU = &CPUReport{PerOpMicros: 250, PerCallMicros: 250}
+	flow := &PhaseReport{Scenario: ScenarioFloorFlow, Unit: "flows", CallsPerOp: 3, OpsPerSec: 5,
+		Steps: []*StepStats{{Name: "flow", P99: 2}}, ServerCPU: &CPUReport{PerOpMicros: 750, PerCallMicros: 250}}
+	ph.ratios(floor, flow)
+	if r := ph.Ratios; r.FlowThroughput != 0.5 || r.FlowCPU != 4 || r.FlowP99 != 5 || r.CPUPerCall != 4 {
+		t.Errorf("ratios to the floor flow %+v", r)
+	}
 	var text bytes.Buffer
 	(&Report{Phases: []*PhaseReport{ph}}).Print(&text)
-	for _, want := range []string{"purchase: 5 flows in 2.0s = 2.5 flows/s (7.5 calls/s)", "errors: 3", "vs floor: throughput ×0.250, p99 (flow) ×20.000"} {
+	for _, want := range []string{"purchase: 5 flows in 2.0s = 2.5 flows/s (7.5 calls/s)", "errors: 3", "vs floor: throughput ×0.250, p99 (flow) ×20.000",
+		"vs floor flow: flows/s ×0.500, CPU per flow ×4.000, p99 (flow) ×5.000"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, text.String())
 		}

@@ -56,6 +56,9 @@ func TestBench(t *testing.T) {
 	if rep.Floor == nil || rep.Floor.Ops == 0 || rep.Floor.ServerCPU == nil || rep.Floor.ServerCPU.PID == os.Getpid() {
 		t.Fatalf("floor %+v: want calls measured in a process of its own", rep.Floor)
 	}
+	if f := rep.FloorFlow; f == nil || f.Ops == 0 || f.CallsPerOp != 3 || f.Step("flow") == nil || f.Step("noop").Count < 3*int(f.Ops) || f.ServerCPU == nil {
+		t.Fatalf("floor flow %+v: want three-call flows measured on the floor", f)
+	}
 	if len(rep.Phases) != 3 {
 		t.Fatalf("%d phases, want search, purchase, complete", len(rep.Phases))
 	}
@@ -80,6 +83,9 @@ func TestBench(t *testing.T) {
 		if ph != rep.Floor && (ph.Ratios == nil || ph.Ratios.Throughput <= 0 || ph.Ratios.P99 <= 0) {
 			t.Errorf("%s: ratios %+v", ph.Scenario, ph.Ratios)
 		}
+	}
+	if p := rep.Phases[1]; p.Ratios == nil || p.Ratios.FlowThroughput <= 0 || p.Ratios.FlowCPU <= 0 {
+		t.Errorf("purchase: ratios to the floor flow %+v", p.Ratios)
 	}
 	if p := rep.Phases[1]; p.Step("flow").Count != int(p.Ops) || p.Step("complete_checkout").Count < int(p.Ops) {
 		t.Errorf("purchase: %d flows, steps %+v", p.Ops, p.Steps)
