@@ -81,11 +81,13 @@ func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 	default:
 		// Connections that keep their prepared statements (sqlitestmts.go).
 		pool = sql.OpenDB(sqliteConnector{dsn: sqliteDSN(dsn), driver: &sqlite3.SQLiteDriver{}})
+		writers.Store(pool, make(chan struct{}, 1)) // Transact's turns (tx.go)
 		dialector = sqlite.New(sqlite.Config{Conn: pool})
 	}
 	db, err := gorm.Open(dialector, cfg)
 	if err != nil {
 		if pool != nil {
+			writers.Delete(pool)
 			_ = pool.Close()
 		}
 		return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
@@ -252,5 +254,6 @@ func Close(db *gorm.DB) error {
 	if err != nil {
 		return err
 	}
+	writers.Delete(sqlDB)
 	return sqlDB.Close()
 }

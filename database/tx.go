@@ -2,8 +2,10 @@ package database
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -78,9 +80,14 @@ func Transact(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB) error) erro
 			case <-time.After(retryPause(try - 1)):
 			}
 		}
+		release, werr := writeTurn(ctx, db)
+		if werr != nil {
+			return werr
+		}
 		after := &afterCommit{}
 		pinned := context.WithValue(context.WithValue(ctx, nowKey{}, clockOf(ctx, db)().UTC()), afterKey{}, after)
 		err = db.WithContext(pinned).Transaction(fn)
+		release()
 		if err == nil {
 			for _, f := range after.fns {
 				f()
@@ -181,4 +188,35 @@ func LockKey(tx *gorm.DB, key string) error {
 		return fmt.Errorf("lock %s: %w", key, err)
 	}
 	return nil
+}
+
+// writers holds, for each SQLite pool Open opened, the turn of its write
+// transactions: a channel of one.
+var writers sync.Map // *sql.DB → chan struct{}
+
+// writeTurn waits for db's turn to write, on SQLite, and answers the
+// function that gives it back. It orders nothing the database does not:
+// every SQLite transaction of the shop takes the database's write lock when
+// it begins (_txlock=immediate), which is what keeps writers apart, in this
+// process and in any other. It only spares this process's writers SQLite's
+// busy handler, which makes a writer that finds the lock taken sleep 1, 2,
+// 5 … ms before it looks again, when the transaction ahead of it takes
+// about one: waiting here, the next writer starts as soon as the last one
+// committed. PostgreSQL (row locks, writers side by side) has no turn.
+func writeTurn(ctx context.Context, db *gorm.DB) (func(), error) {
+	pool, ok := db.Statement.ConnPool.(*sql.DB)
+	if !ok {
+		return func() {}, nil
+	}
+	turn, ok := writers.Load(pool)
+	if !ok {
+		return func() {}, nil
+	}
+	ch := turn.(chan struct{})
+	select {
+	case ch <- struct{}{}:
+		return func() { <-ch }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait to write: %w", ctx.Err())
+	}
 }
