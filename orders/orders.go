@@ -225,6 +225,29 @@ func (o *Orders) BySession(ctx context.Context, db *gorm.DB, sessionID string) (
 	return o.find(ctx, db, "checkout_session_id = ?", sessionID)
 }
 
+// ByID returns the order with id, for a caller that holds its id (an
+// unguessable bearer secret, like a checkout session's): the agent that
+// completed its checkout. Unlike Get it needs no email.
+//
+// Errors: missing, invalid or not_found $.order_id.
+func (o *Orders) ByID(ctx context.Context, id string) (*Order, error) {
+	id = strings.TrimSpace(id)
+	switch {
+	case id == "":
+		return nil, shop.Errorf(shop.Missing, "$.order_id", `send the order id from the order confirmation, such as "ord_…"`)
+	case !idPattern.MatchString(id):
+		return nil, shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as in the order confirmation`)
+	}
+	ord, err := o.find(ctx, nil, "id = ?", id)
+	if err != nil {
+		return nil, err
+	}
+	if ord == nil {
+		return nil, errNotFound
+	}
+	return ord, nil
+}
+
 // ByPermalink returns the order when token is the valid HMAC for id
 // (compared in constant time); otherwise not_found.
 func (o *Orders) ByPermalink(ctx context.Context, id, token string) (*Order, error) {

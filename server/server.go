@@ -116,6 +116,11 @@ type Options struct {
 	// Timeouts bound how long Serve waits on clients; zero fields take the
 	// defaults.
 	Timeouts Timeouts
+	// UCPMCP, when set, is the Universal Commerce Protocol's MCP server,
+	// served statelessly at /ucp/mcp; UCPProfile serves the business
+	// profile at GET /.well-known/ucp.
+	UCPMCP     *mcp.Server
+	UCPProfile http.Handler
 }
 
 // Server is the shop's HTTP server.
@@ -156,7 +161,10 @@ func New(opts Options) (*Server, error) {
 	if opts.Static != nil {
 		mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler(opts.Static)))
 	}
-	if opts.MCP != nil || opts.AdminMCP != nil {
+	if opts.UCPProfile != nil {
+		mux.Handle("GET /.well-known/ucp", opts.UCPProfile)
+	}
+	if opts.MCP != nil || opts.AdminMCP != nil || opts.UCPMCP != nil {
 		cop := http.NewCrossOriginProtection()
 		for _, o := range origins {
 			if err := cop.AddTrustedOrigin(o); err != nil {
@@ -168,6 +176,9 @@ func New(opts Options) (*Server, error) {
 		}))
 		if opts.MCP != nil {
 			mux.Handle("/mcp", checkHost(hosts, cop.Handler(s.streamable(opts.MCP))))
+		}
+		if opts.UCPMCP != nil {
+			mux.Handle("/ucp/mcp", checkHost(hosts, cop.Handler(acceptJSON(s.streamable(opts.UCPMCP)))))
 		}
 		if opts.AdminMCP != nil {
 			mux.Handle("/admin/mcp", checkHost(hosts, cop.Handler(adminAuth(opts.AdminTokens, s.streamable(opts.AdminMCP)))))

@@ -20,6 +20,7 @@ import (
 	"shop/orders"
 	"shop/payments"
 	"shop/server"
+	"shop/ucp"
 	"shop/widgets"
 )
 
@@ -171,6 +172,34 @@ func (a *app) buyerMCP(m *Main) *mcp.Server {
 		Tools:     slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), w.Tools()),
 		Resources: w.Resources(),
 		Logger:    m.Logger,
+	})
+}
+
+// ucpDialect is the Universal Commerce Protocol's dialect of the shop.
+func (a *app) ucpDialect(m *Main) *ucp.UCP {
+	var tokens, brands []string
+	for _, c := range payments.TestCards {
+		tokens = append(tokens, c.Method)
+		brands = append(brands, c.Brand)
+	}
+	return ucp.New(ucp.Options{
+		Checkout: a.checkout, Catalog: a.catalog, Orders: a.orders, PublicURL: a.cfg.PublicURL,
+		Sandbox: a.charger.Name() == "sandbox", TestTokens: tokens, CardBrands: brands,
+		AllowLoopbackProfiles: a.cfg.UCPAllowLoopback, Logger: m.Logger,
+	})
+}
+
+// ucpMCP is the MCP server of the UCP dialect's tools, at /ucp/mcp.
+func (a *app) ucpMCP(m *Main, u *ucp.UCP) *mcp.Server {
+	return server.NewMCP(server.MCPOptions{
+		Name:    "shop-ucp",
+		Title:   a.policy.Name + " (UCP)",
+		Version: version(),
+		Instructions: fmt.Sprintf("%s speaks the Universal Commerce Protocol %s: its business profile is at /.well-known/ucp. "+
+			"Every call carries meta[\"ucp-agent\"].profile. Amounts are integers in minor units of %s.",
+			a.policy.Name, ucp.Version, a.policy.Currency().Code()),
+		Tools:  u.Tools(),
+		Logger: m.Logger,
 	})
 }
 

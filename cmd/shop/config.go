@@ -47,6 +47,10 @@ type Config struct {
 	Fault string
 	// Pprof, when set, is a loopback address serving Go's profiles (SHOP_PPROF).
 	Pprof string
+	// UCPAllowLoopback lets /ucp/mcp fetch agents' profiles over http from
+	// loopback addresses (SHOP_UCP_TEST_ALLOW_LOOPBACK=true): for tests on
+	// one machine only.
+	UCPAllowLoopback bool
 
 	StripeSecretKey     string
 	StripeWebhookSecret string
@@ -136,6 +140,7 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	cfg.ReceiptKey = m.Getenv("SHOP_RECEIPT_KEY")
 	cfg.Fault = m.Getenv("SHOP_TEST_FAULT")
 	cfg.Pprof = m.Getenv("SHOP_PPROF")
+	cfg.UCPAllowLoopback = m.Getenv("SHOP_UCP_TEST_ALLOW_LOOPBACK") == "true"
 	if withAddr {
 		if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 			return nil, fmt.Errorf("--addr %q: send host:port, such as 127.0.0.1:8000 or :8000", cfg.Addr)

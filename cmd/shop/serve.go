@@ -52,8 +52,11 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	if len(cfg.AdminTokens) == 0 {
 		m.Logger.Warn("SHOP_ADMIN_TOKENS is unset: /admin/mcp refuses everyone; `shop admin` serves the staff tools locally")
 	}
+	dialect := a.ucpDialect(m)
 	srv, err := server.New(server.Options{
 		MCP:            a.buyerMCP(m),
+		UCPMCP:         a.ucpMCP(m, dialect),
+		UCPProfile:     dialect,
 		Static:         static,
 		Ready:          func(ctx context.Context) error { _, err := database.Ready(ctx, a.db); return err },
 		PublicURL:      cfg.PublicURL,
