@@ -32,13 +32,14 @@ var allowed = map[string][]string{
 	"shop/database":            {"shop/migrations"},
 	"shop/database/dbtest":     {"shop/database"},
 	"shop/payments/stripetest": {"shop/payments"},
+	"shop/idempotency":         {"shop/database"},
 }
 
 // external limits where some third-party modules may be used: the MCP SDK
 // only at the edge and in the MCP clients, gorm only where data is stored.
 var external = map[string][]string{
 	"github.com/modelcontextprotocol/go-sdk": {"shop/server", "shop/cmd/shop", "shop/purchase", "shop/bench"},
-	"gorm.io/":                               {"shop/catalog", "shop/checkout", "shop/orders", "shop/payments", "shop/database", "shop/database/dbtest", "shop/cmd/shop"},
+	"gorm.io/":                               {"shop/catalog", "shop/checkout", "shop/orders", "shop/payments", "shop/database", "shop/database/dbtest", "shop/cmd/shop", "shop/idempotency"},
 	"github.com/stripe/stripe-go":            {"shop/payments"},
 }
 

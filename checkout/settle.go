@@ -171,7 +171,7 @@ func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow,
 	in := orders.NewOrder{
 		ID: orderID, SessionID: row.ID, Buyer: st.Buyer, Address: st.Address,
 		LineItems: snap.LineItems, Totals: snap.Totals, Links: c.links(),
-		Currency: row.Currency, Total: row.Total,
+		Currency: row.Currency, Total: row.Total, Channel: row.Channel,
 		Payment: orders.Payment{Provider: att.Provider, Mode: att.Mode, Reference: res.Reference, Status: string(payments.Succeeded)},
 	}
 	if st.Buyer != nil {

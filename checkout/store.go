@@ -48,6 +48,9 @@ type sessionRow struct {
 	// in lower case, "" without one. See holdlimits.go.
 	BuyerKey   string
 	BuyerEmail string
+	// Channel is the endpoint the session was created through
+	// (shop.ChannelFrom of Create's ctx); its order keeps it.
+	Channel string
 }
 
 func (sessionRow) TableName() string { return "checkout_sessions" }
