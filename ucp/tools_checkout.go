@@ -22,8 +22,17 @@ type CheckoutResult struct {
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // Tools returns the dialect's tools, for /ucp/mcp.
+// Every call runs in the UCP channel: the sessions it makes and their orders
+// say so to staff.
 func (u *UCP) Tools() []shop.Tool {
-	return append(append(u.checkoutTools(), u.cartTools()...), u.catalogTools()...)
+	tools := append(append(u.checkoutTools(), u.cartTools()...), u.catalogTools()...)
+	for i, t := range tools {
+		handle := t.Handle
+		tools[i].Handle = func(ctx context.Context, args json.RawMessage) (*shop.Result, error) {
+			return handle(shop.WithChannel(ctx, shop.ChannelUCP), args)
+		}
+	}
+	return tools
 }
 
 func (u *UCP) checkoutTools() []shop.Tool {

@@ -27,6 +27,7 @@ import (
 	"shop"
 	"shop/catalog"
 	"shop/checkout"
+	"shop/idempotency"
 	"shop/orders"
 )
 
@@ -35,6 +36,8 @@ type Options struct {
 	Checkout *checkout.Checkout
 	Catalog  *catalog.Catalog
 	Orders   *orders.Orders
+	// Idempotency keeps the agents' idempotency keys and answers.
+	Idempotency *idempotency.Store
 	// PublicURL is the shop's base URL: the MCP endpoint is PublicURL +
 	// "/ucp/mcp".
 	PublicURL string
@@ -55,6 +58,7 @@ type UCP struct {
 	checkout   *checkout.Checkout
 	catalog    *catalog.Catalog
 	orders     *orders.Orders
+	idem       *idempotency.Store
 	publicURL  string
 	sandbox    bool
 	testTokens []string
@@ -70,7 +74,7 @@ func New(opts Options) *UCP {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &UCP{
-		checkout: opts.Checkout, catalog: opts.Catalog, orders: opts.Orders,
+		checkout: opts.Checkout, catalog: opts.Catalog, orders: opts.Orders, idem: opts.Idempotency,
 		publicURL: strings.TrimRight(opts.PublicURL, "/"), sandbox: opts.Sandbox,
 		testTokens: opts.TestTokens, cardBrands: opts.CardBrands,
 		profiles: newProfiles(opts.AllowLoopbackProfiles), logger: logger,
@@ -113,6 +117,7 @@ type Meta struct {
 type call struct {
 	active map[string]bool
 	meta   Meta
+	agent  string // the agent's profile URL
 }
 
 // begin negotiates a call of a tool of the root capability root: it fetches
@@ -143,7 +148,7 @@ func (u *UCP) begin(ctx context.Context, meta Meta, root string) (*call, *ErrorR
 		return nil, u.errorResponse(u.publicURL, Message{Type: "error", Code: "capabilities_incompatible",
 			Content: "The agent's profile does not declare " + root + " at version " + Version + "; declare it to use this tool.", Severity: "unrecoverable"}), nil
 	}
-	return &call{active: active, meta: meta}, nil, nil
+	return &call{active: active, meta: meta, agent: profile}, nil, nil
 }
 
 // envelope is the ucp object of an answer of root's tools: the active

@@ -17,6 +17,7 @@ import (
 	"shop/catalog"
 	"shop/checkout"
 	"shop/database"
+	"shop/idempotency"
 	"shop/orders"
 	"shop/payments"
 	"shop/server"
@@ -183,7 +184,7 @@ func (a *app) ucpDialect(m *Main) *ucp.UCP {
 		brands = append(brands, c.Brand)
 	}
 	return ucp.New(ucp.Options{
-		Checkout: a.checkout, Catalog: a.catalog, Orders: a.orders, PublicURL: a.cfg.PublicURL,
+		Checkout: a.checkout, Catalog: a.catalog, Orders: a.orders, Idempotency: idempotency.New(a.db), PublicURL: a.cfg.PublicURL,
 		Sandbox: a.charger.Name() == "sandbox", TestTokens: tokens, CardBrands: brands,
 		AllowLoopbackProfiles: a.cfg.UCPAllowLoopback, Logger: m.Logger,
 	})
