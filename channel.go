@@ -30,3 +30,20 @@ func ChannelFrom(ctx context.Context) Channel {
 	}
 	return ChannelMCP
 }
+
+type agentKey struct{}
+
+// WithAgent returns ctx carrying the calling agent's id: the name its
+// bearer token was configured under (package server sets it on the
+// agents' endpoints), or "anonymous" on an open endpoint.
+func WithAgent(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, agentKey{}, id)
+}
+
+// AgentFrom returns the calling agent's id, "anonymous" when ctx carries none.
+func AgentFrom(ctx context.Context) string {
+	if id, ok := ctx.Value(agentKey{}).(string); ok && id != "" {
+		return id
+	}
+	return "anonymous"
+}

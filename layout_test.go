@@ -21,6 +21,7 @@ var allowed = map[string][]string{
 	"shop/bench":               {"shop/money"},
 	"shop/server":              {"shop/widgets", "shop/checkout", "shop/orders", "shop/catalog", "shop/payments", "shop/money"},
 	"shop/widgets":             {"shop/checkout", "shop/catalog", "shop/money"},
+	"shop/acp":                 {"shop/checkout", "shop/orders", "shop/money", "shop/idempotency"},
 	"shop/ucp":                 {"shop/checkout", "shop/catalog", "shop/orders", "shop/idempotency"},
 	"shop/checkout":            {"shop/orders", "shop/catalog", "shop/payments", "shop/money", "shop/database"},
 	"shop/orders":              {"shop/catalog", "shop/payments", "shop/money", "shop/database"},

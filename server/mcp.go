@@ -179,9 +179,8 @@ func handler(t shop.Tool, opts MCPOptions, logger *slog.Logger) mcp.ToolHandler 
 		ctx = buyerContext(ctx, req)
 		res, err := t.Handle(ctx, req.Params.Arguments)
 		attrs := []any{"tool", t.Name, "duration", time.Since(start).Round(time.Microsecond)}
-		if rpcErr, ok := rpcError(err); ok {
-			logger.InfoContext(ctx, "tool call refused by the protocol", append(attrs, "code", rpcErr.Code, "err", err)...)
-			return nil, rpcErr
+		if pe, ok := errors.AsType[*shop.ProtocolError](err); ok {
+			return nil, protocolError(ctx, logger, pe, attrs)
 		}
 		if err != nil {
 			return errorResult(ctx, logger, t.Name, err, attrs), nil

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"shop"
 )
 
 // Bounds of an agent profile fetch (overview.md, Profile Requirements).
@@ -59,7 +61,7 @@ type profiles struct {
 
 type cachedProfile struct {
 	profile *agentProfile
-	err     *ProtocolError
+	err     *shop.ProtocolError
 	expires time.Time
 }
 
@@ -153,8 +155,8 @@ func (p *profiles) get(ctx context.Context, raw string) (*agentProfile, error) {
 
 // checkURL accepts an absolute https URL (http on a loopback host when
 // loopback is allowed) without credentials.
-func (p *profiles) checkURL(raw string) (*url.URL, *ProtocolError) {
-	bad := func(why string) (*url.URL, *ProtocolError) {
+func (p *profiles) checkURL(raw string) (*url.URL, *shop.ProtocolError) {
+	bad := func(why string) (*url.URL, *shop.ProtocolError) {
 		return nil, discoveryError("invalid_profile_url", "meta[\"ucp-agent\"].profile "+why)
 	}
 	if raw == "" {
@@ -187,7 +189,7 @@ func loopbackHost(h string) bool {
 
 // fetch GETs and reads a profile, bounded in time and size, and returns it
 // with how long it may be kept.
-func (p *profiles) fetch(ctx context.Context, u string) (*agentProfile, time.Duration, *ProtocolError) {
+func (p *profiles) fetch(ctx context.Context, u string) (*agentProfile, time.Duration, *shop.ProtocolError) {
 	ctx, cancel := context.WithTimeout(ctx, profileTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -225,7 +227,7 @@ func (p *profiles) fetch(ctx context.Context, u string) (*agentProfile, time.Dur
 
 // parseProfile reads a platform profile: a JSON object whose ucp names a
 // version and capabilities.
-func parseProfile(body []byte) (*agentProfile, *ProtocolError) {
+func parseProfile(body []byte) (*agentProfile, *shop.ProtocolError) {
 	var doc struct {
 		UCP *struct {
 			Version      string                       `json:"version"`

@@ -40,11 +40,11 @@ func (u *UCP) once(ctx context.Context, c *call, tool string, args any, fn func(
 	})
 	switch {
 	case errors.Is(err, idempotency.ErrConflict):
-		return CheckoutResult{}, "", &ProtocolError{Code: -32000, Message: "Idempotency key reused with a different payload", Data: map[string]any{
-			"code": "idempotency_conflict", "content": "meta[\"idempotency-key\"] was used for another request; send a fresh UUID for a new one"}}
+		return CheckoutResult{}, "", protocolError(-32000, "Idempotency key reused with a different payload", "idempotency_conflict",
+			`meta["idempotency-key"] was used for another request; send a fresh UUID for a new one`, nil)
 	case errors.Is(err, idempotency.ErrInFlight):
-		return CheckoutResult{}, "", &ProtocolError{Code: -32000, Message: "Request in progress", Data: map[string]any{
-			"code": "idempotency_in_flight", "content": "the first request with this meta[\"idempotency-key\"] is still running; retry in a second", "retry_after": 1}}
+		return CheckoutResult{}, "", protocolError(-32000, "Request in progress", "idempotency_in_flight",
+			`the first request with this meta["idempotency-key"] is still running; retry in a second`, map[string]any{"retry_after": 1})
 	case err != nil:
 		return CheckoutResult{}, "", err
 	}

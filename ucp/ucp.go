@@ -14,12 +14,14 @@
 // capabilities both declare. A profile that cannot be fetched or read, or
 // another protocol version, is a JSON-RPC error -32001 whose data carries
 // the UCP code (profile_unreachable, profile_malformed, invalid_profile_url,
-// version_unsupported); anything else the shop cannot do is a UCP answer
+// version_unsupported), and the same idempotency key sent with another
+// payload -32000 (idempotency_conflict); anything else the shop cannot do is a UCP answer
 // with an error message (error_response.json), never an MCP tool error.
 package ucp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -81,28 +83,23 @@ func New(opts Options) *UCP {
 	}
 }
 
-// ProtocolError is a failure the specification answers as a JSON-RPC error
+// protocolError is a failure the specification answers as a JSON-RPC error
 // rather than a result: -32001 for discovery (the agent's profile), -32000
-// for the other protocol errors. Data is the error's data member.
-type ProtocolError struct {
-	Code    int64
-	Message string
-	Data    map[string]any
-}
-
-// Error is the JSON-RPC error's message with the UCP content.
-func (e *ProtocolError) Error() string {
-	if c, ok := e.Data["content"].(string); ok {
-		return e.Message + ": " + c
+// for the other protocol errors, with UCP's error (code, content) in data.
+func protocolError(rpcCode int64, message, code, content string, extra map[string]any) *shop.ProtocolError {
+	data := map[string]any{"code": code, "content": content}
+	for k, v := range extra {
+		data[k] = v
 	}
-	return e.Message
+	b, err := json.Marshal(data)
+	if err != nil {
+		panic(err) // strings and numbers only
+	}
+	return &shop.ProtocolError{Code: rpcCode, Message: message + ": " + content, Data: b}
 }
 
-// JSONRPC returns the JSON-RPC error code and data member.
-func (e *ProtocolError) JSONRPC() (int64, any) { return e.Code, e.Data }
-
-func discoveryError(code, content string) *ProtocolError {
-	return &ProtocolError{Code: -32001, Message: "UCP discovery failed", Data: map[string]any{"code": code, "content": content}}
+func discoveryError(code, content string) *shop.ProtocolError {
+	return protocolError(-32001, "UCP discovery failed", code, content, nil)
 }
 
 // Meta is the meta argument of every tool.
@@ -130,18 +127,11 @@ func (u *UCP) begin(ctx context.Context, meta Meta, root string) (*call, *ErrorR
 	}
 	agent, err := u.profiles.get(ctx, profile)
 	if err != nil {
-		var perr *ProtocolError
-		if errors.As(err, &perr) {
-			u.logger.InfoContext(ctx, "ucp agent profile refused", "profile", profile, "code", perr.Data["code"])
-		}
 		return nil, nil, err
 	}
 	if agent.Version != Version {
-		perr := &ProtocolError{Code: -32001, Message: "Protocol version not supported", Data: map[string]any{
-			"code":    "version_unsupported",
-			"content": "UCP version " + agent.Version + " is not supported; this business implements " + Version + ".",
-		}}
-		return nil, nil, perr
+		return nil, nil, protocolError(-32001, "Protocol version not supported", "version_unsupported",
+			"UCP version "+agent.Version+" is not supported; this business implements "+Version+".", nil)
 	}
 	active := negotiate(agent)
 	if !active[root] {

@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/acp"
 	"shop/catalog"
 	"shop/checkout"
 	"shop/database"
@@ -36,6 +37,8 @@ type app struct {
 	orders   *orders.Orders
 	admin    *orders.Admin
 	charger  checkout.Charger
+	acp      *acp.ACP
+	idem     *idempotency.Store
 }
 
 // loadPolicy reads the merchant policy: the file named by --config, or the
@@ -127,7 +130,9 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 		Linker: linker, LinkKey: key,
 		OrderRefunds: func(ctx context.Context) (int, error) { return a.admin.ReconcileRefunds(ctx, cfg.ReconcileGrace) },
 	})
-	return nil
+	a.idem = idempotency.New(a.db)
+	a.acp, err = acp.New(a.checkout, a.idem, acp.Options{Currency: a.policy.Currency().Code()})
+	return err
 }
 
 // fault returns, when SHOP_TEST_FAULT names a point of completion, the hook

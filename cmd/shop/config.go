@@ -66,6 +66,9 @@ type Config struct {
 	// AdminTokens are SHOP_ADMIN_TOKENS parsed into their hashes (serve
 	// only); the variable's text itself is kept nowhere.
 	AdminTokens []server.AdminToken
+	// AgentTokens are SHOP_ACP_TOKENS parsed into their hashes (serve
+	// only): the agents admitted to /acp/mcp, open to all when none.
+	AgentTokens []server.AgentToken
 	ReceiptKey  string
 }
 
@@ -152,6 +155,9 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 			return nil, err
 		}
 		cfg.AdminTokens = tokens
+		if cfg.AgentTokens, err = server.ParseAgentTokens(m.Getenv("SHOP_ACP_TOKENS")); err != nil {
+			return nil, err
+		}
 	}
 	if err := cfg.checkRateLimits(); err != nil {
 		return nil, err

@@ -49,6 +49,9 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(cfg.AgentTokens) == 0 {
+		m.Logger.Warn("SHOP_ACP_TOKENS is unset: /acp/mcp is open to every agent, without a token")
+	}
 	if len(cfg.AdminTokens) == 0 {
 		m.Logger.Warn("SHOP_ADMIN_TOKENS is unset: /admin/mcp refuses everyone; `shop admin` serves the staff tools locally")
 	}
@@ -69,6 +72,9 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		Pay:            server.PayPages(a.checkout, server.PayOptions{Shop: a.policy.Name, Logger: m.Logger}),
 		AdminMCP:       a.adminMCP(m, nil),
 		AdminTokens:    cfg.AdminTokens,
+		ACP:            a.acpMCP(m),
+		AgentTokens:    cfg.AgentTokens,
+		ACPDiscovery:   a.acp.DiscoveryHandler(cfg.PublicURL),
 
 		// The rest of the rate limits (RateLimit, ClientIPHeader above).
 		RateBurst:        cfg.RateBurst,
@@ -83,6 +89,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		"merchant", a.policy.Name,
 		"listen", "http://"+ln.Addr().String(),
 		"mcp", cfg.PublicURL+"/mcp",
+		"acp", cfg.PublicURL+"/acp/mcp",
 		"database", database.Redact(cfg.DB),
 		"schema_version", a.schema,
 		"payments", a.payments())
@@ -94,6 +101,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	// Payments left open by a crash or a lost answer are settled at start
 	// and every minute after.
 	go a.checkout.RunReconciler(sweepCtx, time.Minute)
+	go a.sweepIdempotency(sweepCtx, m, time.Hour)
 	if m.Started != nil {
 		m.Started(ln.Addr().String())
 	}

@@ -121,9 +121,9 @@ func TestUCPPaidTwice(t *testing.T) {
 	}
 }
 
-// TestDialectsLastUnits sells the last three units of a variant to nine
-// buyers at once, over /mcp and /ucp/mcp: never more orders than units,
-// and the stock ends at what was not sold.
+// TestDialectsLastUnits sells the last three units of a variant to fifteen
+// buyers at once, five over each of /mcp, /acp/mcp and /ucp/mcp: never
+// more orders than units, and the stock ends at what was not sold.
 func TestDialectsLastUnits(t *testing.T) {
 	const variant, units, perDialect = "enamel-camp-mug-slate", 3, 5
 	for _, d := range dbtest.Dialects {
@@ -142,17 +142,20 @@ func TestDialectsLastUnits(t *testing.T) {
 			}
 			var buyers []buyer
 			for range perDialect {
-				buyers = append(buyers, buyer{"mcp", connect(t, shop.url)}, buyer{"ucp", connectUCP(t, shop.url)})
+				buyers = append(buyers, buyer{"mcp", connect(t, shop.url)}, buyer{"ucp", connectUCP(t, shop.url)}, buyer{"acp", connectACP(t, shop.url)})
 			}
 			var wg sync.WaitGroup
 			outcomes := make([]string, len(buyers))
 			for i, b := range buyers {
 				wg.Go(func() {
 					email := fmt.Sprintf("buyer%d@example.com", i)
-					if b.dialect == "mcp" {
+					switch b.dialect {
+					case "mcp":
 						outcomes[i] = buyOverMCP(b.s, fmt.Sprintf("subject-%d", i), variant, email)
-					} else {
+					case "ucp":
 						outcomes[i] = buyOverUCP(b.s, profile, variant, email, fmt.Sprintf("55555555-5555-4555-8555-%012d", i))
+					default:
+						outcomes[i] = buyOverACP(b.s, variant, email, fmt.Sprintf("last-units-%d", i))
 					}
 				})
 			}
@@ -165,12 +168,14 @@ func TestDialectsLastUnits(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("outcomes: %v; sold %d, stock left %d", outcomes, sold, stock)
-			paid := 0
-			for _, o := range outcomes {
+			paid, byDialect := 0, map[string]int{}
+			for i, o := range outcomes {
 				if o == "paid" {
 					paid++
+					byDialect[buyers[i].dialect]++
 				}
 			}
+			t.Logf("paid per dialect: %v", byDialect)
 			if sold > units || int64(paid) != sold || stock != units-sold || stock < 0 {
 				t.Errorf("sold %d of %d units in %d paid answers, stock left %d", sold, units, paid, stock)
 			}
@@ -229,6 +234,58 @@ func buyOverUCP(s *mcp.ClientSession, profile, variant, email, key string) strin
 		return "complete failed: " + err.Error()
 	}
 	done, _ := decodeResult[ucp.Checkout](res)
+	if done.Status == "completed" {
+		return "paid"
+	}
+	return "not paid: " + done.Status
+}
+
+// connectACP joins an MCP client to the shop's /acp/mcp (open to every
+// agent when SHOP_ACP_TOKENS is unset).
+func connectACP(t *testing.T, url string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "shop-acp-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/acp/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// buyOverACP buys one unit as an ACP agent would: "paid", or why not.
+func buyOverACP(s *mcp.ClientSession, variant, email, key string) string {
+	meta := func(k string) map[string]any {
+		return map[string]any{"api_version": "2026-04-17", "idempotency_key": k}
+	}
+	res, err := callRaw(s, "create_checkout_session", map[string]any{"meta": meta(key + "-create"), "payload": map[string]any{
+		"currency": "usd", "capabilities": map[string]any{},
+		"line_items": []any{map[string]any{"id": variant, "quantity": 1}},
+		"buyer":      map[string]any{"full_name": "Ada Lovelace", "email": email},
+		"fulfillment_details": map[string]any{"name": "Ada Lovelace", "address": map[string]any{
+			"name": "Ada Lovelace", "line_one": "350 Fifth Ave", "city": "New York", "state": "NY", "country": "US", "postal_code": "10118"}},
+	}}, nil)
+	if err != nil {
+		return "create failed: " + err.Error()
+	}
+	cs, err := decodeResult[struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}](res)
+	if err != nil || cs.Status != "ready_for_payment" {
+		return "not ready: " + cs.Status
+	}
+	res, err = callRaw(s, "complete_checkout_session", map[string]any{"meta": meta(key + "-pay"), "id": cs.ID, "payload": map[string]any{
+		"payment_data": map[string]any{"handler_id": "card_test", "instrument": map[string]any{"type": "card",
+			"credential": map[string]any{"type": "stripe_test_payment_method", "token": "pm_card_visa"}}}}}, nil)
+	if err != nil {
+		return "complete failed: " + err.Error()
+	}
+	done, _ := decodeResult[struct {
+		Status string `json:"status"`
+	}](res)
 	if done.Status == "completed" {
 		return "paid"
 	}

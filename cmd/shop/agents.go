@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"shop/idempotency"
+	"shop/server"
+)
+
+// acpMCP is the MCP server of the ACP binding (/acp/mcp).
+func (a *app) acpMCP(m *Main) *mcp.Server {
+	return server.NewMCP(server.MCPOptions{
+		Name:    "shop-acp",
+		Title:   a.policy.Name + " (Agentic Commerce Protocol)",
+		Version: version(),
+		Instructions: "The Agentic Commerce Protocol's MCP binding (API version 2026-04-17) for " + a.policy.Name +
+			": create_checkout_session, get_checkout_session, update_checkout_session, complete_checkout_session and " +
+			"cancel_checkout_session, each taking {meta: {api_version, idempotency_key?}, id, payload}.",
+		Tools:  a.acp.Tools(),
+		Logger: m.Logger,
+	})
+}
+
+// sweepIdempotency deletes, now and every interval, the agents' idempotency
+// answers older than their retention.
+func (a *app) sweepIdempotency(ctx context.Context, m *Main, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		n, err := a.idem.Sweep(ctx, time.Now().Add(-idempotency.Retention))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			m.Logger.Error("sweep idempotency keys", "err", err)
+		case n > 0:
+			m.Logger.Info("idempotency keys swept", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
