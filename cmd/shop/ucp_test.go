@@ -242,6 +242,16 @@ func testUCP(t *testing.T, d database.Dialect) {
 	if done.Status != "completed" || done.Order == nil || done.Order.PermalinkURL == "" {
 		t.Fatalf("completed: %+v", done)
 	}
+	replay := ucpCall[ucp.Checkout](t, s, "complete_checkout", map[string]any{"meta": ucpMeta(profile, "0b6c1a0e-0000-4000-8000-000000000001"), "id": co.ID, "checkout": pay})
+	if replay.Order == nil || replay.Order.ID != done.Order.ID || replay.Status != "completed" {
+		t.Errorf("the same key again: %+v", replay)
+	}
+	otherCard := map[string]any{"payment": map[string]any{"instruments": []map[string]any{{"id": "instr_1", "handler_id": "sandbox_card", "type": "card",
+		"credential": map[string]any{"type": "token", "token": "pm_card_mastercard"}}}}}
+	conflict := ucpRPCError(t, s, "complete_checkout", map[string]any{"meta": ucpMeta(profile, "0b6c1a0e-0000-4000-8000-000000000001"), "id": co.ID, "checkout": otherCard})
+	if conflict.Code != -32000 || !strings.Contains(string(conflict.Data), `"idempotency_conflict"`) {
+		t.Errorf("the same key with another card: %d %s", conflict.Code, conflict.Data)
+	}
 	again := ucpCall[ucp.Checkout](t, s, "complete_checkout", map[string]any{"meta": ucpMeta(profile, "0b6c1a0e-0000-4000-8000-000000000002"), "id": co.ID, "checkout": pay})
 	if again.Order == nil || again.Order.ID != done.Order.ID {
 		t.Errorf("completed again: %+v, want order %s", again.Order, done.Order.ID)
