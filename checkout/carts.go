@@ -240,3 +240,14 @@ func (c *Checkout) priceCart(ctx context.Context, row *cartRow) (*Cart, error) {
 	return &Cart{ID: row.ID, Status: row.Status, Currency: row.Currency, Buyer: row.Buyer, LineItems: pr.LineItems,
 		Totals: pr.Totals, Messages: append(problems, pr.Messages...), PromoCode: pr.Promo, ExpiresAt: row.ExpiresAt}, nil
 }
+
+// deleteOldCarts deletes the carts past their expiry, and those canceled
+// before cutoff: a cart holds nothing and nothing refers to it.
+func (c *Checkout) deleteOldCarts(ctx context.Context, cutoff time.Time) error {
+	err := c.db.WithContext(ctx).Where("expires_at <= ? OR (status = ? AND updated_at <= ?)", c.now().UTC(), CartCanceled, cutoff).
+		Delete(&cartRow{}).Error
+	if err != nil {
+		return fmt.Errorf("delete old carts: %w", err)
+	}
+	return nil
+}
