@@ -68,11 +68,18 @@ func startShop(t *testing.T, dsn string, env map[string]string) *running {
 
 func connect(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
+	return connectEndpoint(t, url+"/mcp", checkOutputs(t))
+}
+
+// connectEndpoint joins an MCP client, with the given sending middleware,
+// to an MCP endpoint of the shop (its whole URL).
+func connectEndpoint(t *testing.T, endpoint string, mw ...mcp.Middleware) *mcp.ClientSession {
+	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "shop-test", Version: "1"}, nil)
-	client.AddSendingMiddleware(checkOutputs(t))
+	client.AddSendingMiddleware(mw...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,23 +9,10 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"gorm.io/gorm"
 
-	"shop/database"
 	"shop/database/dbtest"
 	"shop/ucp"
 )
-
-// openDB opens the database a running shop uses, to count what it wrote.
-func openDB(t *testing.T, dsn string) *gorm.DB {
-	t.Helper()
-	db, err := database.Open(context.Background(), dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = database.Close(db) })
-	return db
-}
 
 // callRaw calls a tool from any goroutine: it returns what happened
 // instead of failing the test.
@@ -106,7 +93,7 @@ func TestUCPPaidTwice(t *testing.T) {
 			}
 			t.Logf("answers: %v", answers)
 			var charges, orders int64
-			db := openDB(t, dsn)
+			db := pgOpen(t, dsn)
 			if err := db.Raw(`SELECT COUNT(*) FROM sandbox_charges WHERE idempotency_key IN
 				(SELECT idempotency_key FROM payment_attempts WHERE session_id = ?)`, co.ID).Scan(&charges).Error; err != nil {
 				t.Fatal(err)
@@ -130,7 +117,7 @@ func TestDialectsLastUnits(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			dsn := dbtest.DSN(t, d)
 			shop := startShop(t, dsn, ucpEnv)
-			db := openDB(t, dsn)
+			db := pgOpen(t, dsn)
 			if err := db.Exec("UPDATE variants SET stock = ? WHERE id = ?", units, variant).Error; err != nil {
 				t.Fatal(err)
 			}
@@ -202,10 +189,15 @@ func buyOverMCP(s *mcp.ClientSession, subject, variant, email string) string {
 	if err != nil || cs.Status != "ready_for_payment" {
 		return "not ready: " + cs.Status
 	}
-	res, err = callRaw(s, "complete_checkout", map[string]any{"checkout_session_id": cs.ID,
-		"payment_data": map[string]any{"token": "pm_card_visa", "provider": "stripe"}}, meta)
+	return paid(callRaw(s, "complete_checkout", map[string]any{"checkout_session_id": cs.ID,
+		"payment_data": map[string]any{"token": "pm_card_visa", "provider": "stripe"}}, meta))
+}
+
+// paid is "paid" when a completion answered a completed session or
+// checkout, else why not.
+func paid(res *mcp.CallToolResult, err error) string {
 	if err != nil || res.IsError {
-		return fmt.Sprintf("complete failed: %v", err)
+		return fmt.Sprintf("complete failed: %v %s", err, resultText(res))
 	}
 	done, _ := decodeResult[struct {
 		Status string `json:"status"`
@@ -229,30 +221,14 @@ func buyOverUCP(s *mcp.ClientSession, profile, variant, email, key string) strin
 	if err != nil || co.Status != "ready_for_complete" {
 		return "not ready: " + co.Status
 	}
-	res, err = callRaw(s, "complete_checkout", map[string]any{"meta": ucpMeta(profile, key), "id": co.ID, "checkout": ucpPayment}, nil)
-	if err != nil {
-		return "complete failed: " + err.Error()
-	}
-	done, _ := decodeResult[ucp.Checkout](res)
-	if done.Status == "completed" {
-		return "paid"
-	}
-	return "not paid: " + done.Status
+	return paid(callRaw(s, "complete_checkout", map[string]any{"meta": ucpMeta(profile, key), "id": co.ID, "checkout": ucpPayment}, nil))
 }
 
 // connectACP joins an MCP client to the shop's /acp/mcp (open to every
 // agent when SHOP_ACP_TOKENS is unset).
 func connectACP(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "shop-acp-test", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/acp/mcp"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return connectEndpoint(t, url+"/acp/mcp")
 }
 
 // buyOverACP buys one unit as an ACP agent would: "paid", or why not.
@@ -277,17 +253,7 @@ func buyOverACP(s *mcp.ClientSession, variant, email, key string) string {
 	if err != nil || cs.Status != "ready_for_payment" {
 		return "not ready: " + cs.Status
 	}
-	res, err = callRaw(s, "complete_checkout_session", map[string]any{"meta": meta(key + "-pay"), "id": cs.ID, "payload": map[string]any{
+	return paid(callRaw(s, "complete_checkout_session", map[string]any{"meta": meta(key + "-pay"), "id": cs.ID, "payload": map[string]any{
 		"payment_data": map[string]any{"handler_id": "card_test", "instrument": map[string]any{"type": "card",
-			"credential": map[string]any{"type": "stripe_test_payment_method", "token": "pm_card_visa"}}}}}, nil)
-	if err != nil {
-		return "complete failed: " + err.Error()
-	}
-	done, _ := decodeResult[struct {
-		Status string `json:"status"`
-	}](res)
-	if done.Status == "completed" {
-		return "paid"
-	}
-	return "not paid: " + done.Status
+			"credential": map[string]any{"type": "stripe_test_payment_method", "token": "pm_card_visa"}}}}}, nil))
 }

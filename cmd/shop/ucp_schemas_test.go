@@ -205,14 +205,5 @@ func (a *agentProfiles) count(path string) int {
 // answer against the tool's outputSchema and UCP's schemas.
 func connectUCP(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "shop-ucp-test", Version: "1"}, nil)
-	client.AddSendingMiddleware(checkOutputs(t), checkUCPResults(t))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/ucp/mcp"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return connectEndpoint(t, url+"/ucp/mcp", checkOutputs(t), checkUCPResults(t))
 }
