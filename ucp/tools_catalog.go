@@ -94,12 +94,8 @@ func (u *UCP) catalogTools() []shop.Tool {
 	}
 }
 
-func (u *UCP) catalogCall(ctx context.Context, meta Meta, root string) (*call, *ErrorResponse, error) {
-	return u.begin(ctx, meta, root)
-}
-
 func (u *UCP) search(ctx context.Context, args SearchArgs) (SearchResult, string, error) {
-	c, refused, err := u.catalogCall(ctx, args.Meta, CapCatalogSearch)
+	c, refused, err := u.begin(ctx, args.Meta, CapCatalogSearch)
 	if err != nil || refused != nil {
 		return SearchResult{Error: refused}, text(refused), err
 	}
@@ -195,7 +191,7 @@ func (u *UCP) products(ctx context.Context, ids []string) ([]*catalog.Product, m
 }
 
 func (u *UCP) lookup(ctx context.Context, args LookupArgs) (LookupResult, string, error) {
-	c, refused, err := u.catalogCall(ctx, args.Meta, CapCatalogLookup)
+	c, refused, err := u.begin(ctx, args.Meta, CapCatalogLookup)
 	if err != nil || refused != nil {
 		return LookupResult{Error: refused}, text(refused), err
 	}
@@ -247,7 +243,7 @@ func (u *UCP) lookup(ctx context.Context, args LookupArgs) (LookupResult, string
 }
 
 func (u *UCP) product(ctx context.Context, args ProductArgs) (ProductResult, string, error) {
-	c, refused, err := u.catalogCall(ctx, args.Meta, CapCatalogLookup)
+	c, refused, err := u.begin(ctx, args.Meta, CapCatalogLookup)
 	if err != nil || refused != nil {
 		return ProductResult{Error: refused}, text(refused), err
 	}

@@ -182,12 +182,9 @@ func (u *UCP) refusal(err error, paths func(string) string) (*ErrorResponse, err
 	if !errors.As(err, &e) {
 		return nil, err
 	}
-	severity := "recoverable"
-	switch e.Code {
-	case shop.NotFound, shop.Expired:
+	severity := "recoverable" // the agent can fix the field, or retry a conflict
+	if e.Code == shop.NotFound || e.Code == shop.Expired {
 		severity = "unrecoverable"
-	case shop.Conflict, shop.Unavailable:
-		severity = "recoverable"
 	}
 	path := ""
 	if e.Param != "" && paths != nil {
