@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,6 +59,32 @@ func ucpRPCError(t *testing.T, s *mcp.ClientSession, tool string, args map[strin
 		t.Fatalf("%s: want a JSON-RPC error, got %v", tool, err)
 	}
 	return rpcErr
+}
+
+// ucpPost calls a tool of /ucp/mcp as ucp-cli does, one JSON-RPC POST
+// accepting only JSON, and returns the HTTP status and the answer.
+func ucpPost(t *testing.T, url, tool string, args map[string]any) (int, rpcAnswer) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": map[string]any{"name": tool, "arguments": args}})
+	req, _ := http.NewRequest(http.MethodPost, url+"/ucp/mcp", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out rpcAnswer
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("%s: HTTP %d, not JSON-RPC: %v", tool, resp.StatusCode, err)
+	}
+	return resp.StatusCode, out
+}
+
+// rpcAnswer is a JSON-RPC answer.
+type rpcAnswer struct {
+	Result json.RawMessage `json:"result"`
+	Error  *jsonrpc.Error  `json:"error"`
 }
 
 func totalsByType(ts []ucp.Total) map[string]int64 {
@@ -248,9 +275,9 @@ func testUCP(t *testing.T, d database.Dialect) {
 	}
 	otherCard := map[string]any{"payment": map[string]any{"instruments": []map[string]any{{"id": "instr_1", "handler_id": "sandbox_card", "type": "card",
 		"credential": map[string]any{"type": "token", "token": "pm_card_mastercard"}}}}}
-	conflict := ucpRPCError(t, s, "complete_checkout", map[string]any{"meta": ucpMeta(profile, "0b6c1a0e-0000-4000-8000-000000000001"), "id": co.ID, "checkout": otherCard})
-	if conflict.Code != -32000 || !strings.Contains(string(conflict.Data), `"idempotency_conflict"`) {
-		t.Errorf("the same key with another card: %d %s", conflict.Code, conflict.Data)
+	status, conflict := ucpPost(t, shop.url, "complete_checkout", map[string]any{"meta": ucpMeta(profile, "0b6c1a0e-0000-4000-8000-000000000001"), "id": co.ID, "checkout": otherCard})
+	if status != http.StatusConflict || conflict.Error == nil || conflict.Error.Code != -32000 || !strings.Contains(string(conflict.Error.Data), `"idempotency_conflict"`) {
+		t.Errorf("the same key with another card: HTTP %d %+v", status, conflict.Error)
 	}
 	again := ucpCall[ucp.Checkout](t, s, "complete_checkout", map[string]any{"meta": ucpMeta(profile, "0b6c1a0e-0000-4000-8000-000000000002"), "id": co.ID, "checkout": pay})
 	if again.Order == nil || again.Order.ID != done.Order.ID {
