@@ -101,6 +101,13 @@ func TestUCPPaidTwice(t *testing.T) {
 			if err := db.Raw(`SELECT COUNT(*) FROM orders WHERE checkout_session_id = ?`, co.ID).Scan(&orders).Error; err != nil {
 				t.Fatal(err)
 			}
+			var channel string
+			if err := db.Raw(`SELECT channel FROM orders WHERE checkout_session_id = ?`, co.ID).Scan(&channel).Error; err != nil {
+				t.Fatal(err)
+			}
+			if channel != "ucp" {
+				t.Errorf("the order's channel is %q, want ucp", channel)
+			}
 			if charges != 1 || orders != 1 {
 				t.Errorf("%d charges and %d orders for one checkout paid six times at once; want one of each", charges, orders)
 			}

@@ -112,7 +112,13 @@ func checkSum(t *testing.T, what string, ts []ucp.Total) {
 }
 
 func TestUCPProfile(t *testing.T) {
-	shop := startShop(t, dbtest.DSN(t, database.SQLite), ucpEnv)
+	for _, d := range dbtest.Dialects {
+		t.Run(string(d), func(t *testing.T) { testUCPProfile(t, d) })
+	}
+}
+
+func testUCPProfile(t *testing.T, d database.Dialect) {
+	shop := startShop(t, dbtest.DSN(t, d), ucpEnv)
 	resp, err := http.Get(shop.url + "/.well-known/ucp")
 	if err != nil {
 		t.Fatal(err)
