@@ -271,6 +271,18 @@ func testUCP(t *testing.T, d database.Dialect) {
 	if refused.Messages[0].Path != `$.meta["idempotency-key"]` {
 		t.Errorf("complete without a key: %+v", refused)
 	}
+	card := func(token string) map[string]any {
+		return map[string]any{"payment": map[string]any{"instruments": []map[string]any{{"id": "instr_1", "handler_id": "sandbox_card", "type": "card",
+			"credential": map[string]any{"type": "token", "token": token}}}}}
+	}
+	declined := ucpCall[ucp.Checkout](t, s, "complete_checkout", map[string]any{"meta": ucpMeta(profile, "0b6c1a0e-0000-4000-8000-000000000009"), "id": co.ID, "checkout": card("pm_card_visa_chargeDeclined")})
+	if declined.Status != "ready_for_complete" || len(declined.Messages) == 0 || declined.Messages[0].Code != "payment_declined" {
+		t.Errorf("a declined card: %s %+v", declined.Status, declined.Messages)
+	}
+	secure := ucpCall[ucp.Checkout](t, s, "complete_checkout", map[string]any{"meta": ucpMeta(profile, "0b6c1a0e-0000-4000-8000-00000000000a"), "id": co.ID, "checkout": card("pm_card_authenticationRequired")})
+	if secure.Status != "requires_escalation" || secure.ContinueURL == "" {
+		t.Errorf("a card that needs 3-D Secure: %s %q %+v", secure.Status, secure.ContinueURL, secure.Messages)
+	}
 	done := ucpCall[ucp.Checkout](t, s, "complete_checkout", map[string]any{"meta": ucpMeta(profile, "0b6c1a0e-0000-4000-8000-000000000001"), "id": co.ID, "checkout": pay})
 	if done.Status != "completed" || done.Order == nil || done.Order.PermalinkURL == "" {
 		t.Fatalf("completed: %+v", done)
