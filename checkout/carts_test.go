@@ -14,7 +14,7 @@ import (
 
 func TestCarts(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
-		c, clk := demoShop(t, db)
+		c, _ := demoShop(t, db)
 		ctx := context.Background()
 		const variant = "enamel-camp-mug-cream"
 		available := func() int64 {
@@ -81,8 +81,21 @@ func TestCarts(t *testing.T) {
 		if _, err := c.CreateCart(ctx, checkout.CartRequest{Items: items(variant, 0)}); shop.ErrorCode(err) != shop.Invalid {
 			t.Errorf("a cart of 0 units: %v", err)
 		}
+	})
+}
 
-		old, err := c.CreateCart(ctx, checkout.CartRequest{Items: items(variant, 1)})
+func TestCartsExpire(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		c, clk := demoShop(t, db)
+		ctx := context.Background()
+		canceled, err := c.CreateCart(ctx, checkout.CartRequest{Items: items("enamel-camp-mug-cream", 2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.CancelCart(ctx, canceled.ID); err != nil {
+			t.Fatal(err)
+		}
+		old, err := c.CreateCart(ctx, checkout.CartRequest{Items: items("enamel-camp-mug-cream", 1)})
 		if err != nil {
 			t.Fatal(err)
 		}

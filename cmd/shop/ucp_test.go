@@ -202,16 +202,31 @@ func testUCP(t *testing.T, d database.Dialect) {
 	s := connectUCP(t, shop.url)
 	profile := agents.URL + "/agent.json"
 	meta := ucpMeta(profile, "")
+	ucpBrowse(t, s, meta)
+	co, cart := ucpBasket(t, s, meta)
+	want := ucpMCPTotals(t, shop.url, co)
+	ucpPay(t, shop.url, s, profile, co, want)
+	ucpCancel(t, s, profile, cart)
+}
 
+// ucpVariant is the variant the UCP tests buy.
+const ucpVariant = "enamel-camp-mug-forest-green"
+
+// ucpLine is a request's line_items of one line.
+func ucpLine(id string, q int) []map[string]any {
+	return []map[string]any{{"item": map[string]any{"id": id}, "quantity": q}}
+}
+
+// ucpBrowse searches, looks up and gets products.
+func ucpBrowse(t *testing.T, s *mcp.ClientSession, meta map[string]any) {
 	found := ucpCall[ucp.SearchResponse](t, s, "search_catalog", map[string]any{"meta": meta,
 		"catalog": map[string]any{"query": "enamel mug", "filters": map[string]any{"available": true}, "pagination": map[string]any{"limit": 2}}})
 	if len(found.Products) == 0 || found.Pagination == nil {
 		t.Fatalf("search: %+v", found)
 	}
-	variant := "enamel-camp-mug-forest-green"
 	looked := ucpCall[ucp.LookupResponse](t, s, "lookup_catalog", map[string]any{"meta": meta,
-		"catalog": map[string]any{"ids": []string{variant, "no-such-thing"}}})
-	if len(looked.Products) != 1 || len(looked.Products[0].Variants) != 1 || looked.Products[0].Variants[0].ID != variant {
+		"catalog": map[string]any{"ids": []string{ucpVariant, "no-such-thing"}}})
+	if len(looked.Products) != 1 || len(looked.Products[0].Variants) != 1 || looked.Products[0].Variants[0].ID != ucpVariant {
 		t.Errorf("lookup: %+v", looked)
 	}
 	prod := ucpCall[ucp.ProductResponse](t, s, "get_product", map[string]any{"meta": meta, "catalog": map[string]any{"id": "enamel-camp-mug"}})
@@ -219,13 +234,14 @@ func testUCP(t *testing.T, d database.Dialect) {
 		t.Errorf("get_product: %+v", prod.Product)
 	}
 	_ = ucpCall[ucp.ErrorResponse](t, s, "get_product", map[string]any{"meta": meta, "catalog": map[string]any{"id": "no-such-thing"}})
+}
 
-	line := func(id string, q int) []map[string]any {
-		return []map[string]any{{"item": map[string]any{"id": id}, "quantity": q}}
-	}
-	cart := ucpCall[ucp.Cart](t, s, "create_cart", map[string]any{"meta": meta, "cart": map[string]any{"line_items": line(variant, 2), "context": map[string]any{"address_country": "US"}}})
+// ucpBasket fills a cart and makes a checkout of it, with an address and
+// express shipping.
+func ucpBasket(t *testing.T, s *mcp.ClientSession, meta map[string]any) (ucp.Checkout, ucp.Cart) {
+	cart := ucpCall[ucp.Cart](t, s, "create_cart", map[string]any{"meta": meta, "cart": map[string]any{"line_items": ucpLine(ucpVariant, 2), "context": map[string]any{"address_country": "US"}}})
 	cart = ucpCall[ucp.Cart](t, s, "update_cart", map[string]any{"meta": meta, "id": cart.ID,
-		"cart": map[string]any{"line_items": line(variant, 3), "discounts": map[string]any{"codes": []string{"WELCOME10"}}}})
+		"cart": map[string]any{"line_items": ucpLine(ucpVariant, 3), "discounts": map[string]any{"codes": []string{"WELCOME10"}}}})
 	if got := ucpCall[ucp.Cart](t, s, "get_cart", map[string]any{"meta": meta, "id": cart.ID}); got.LineItems[0].Quantity != 3 || totalsByType(got.Totals)["items_discount"] >= 0 {
 		t.Errorf("cart after update: %+v", got)
 	}
@@ -237,7 +253,7 @@ func testUCP(t *testing.T, d database.Dialect) {
 	}
 	co = ucpCall[ucp.Checkout](t, s, "update_checkout", map[string]any{"meta": meta, "id": co.ID, "checkout": map[string]any{
 		"buyer":       map[string]any{"first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.com"},
-		"line_items":  []map[string]any{{"id": co.LineItems[0].ID, "item": map[string]any{"id": variant}, "quantity": 3}},
+		"line_items":  []map[string]any{{"id": co.LineItems[0].ID, "item": map[string]any{"id": ucpVariant}, "quantity": 3}},
 		"fulfillment": map[string]any{"methods": []map[string]any{{"type": "shipping", "destinations": []any{ucpDestination}}}}}})
 	if co.Status != "ready_for_complete" || co.Fulfillment == nil || len(co.Fulfillment.Methods[0].Groups) != 1 {
 		t.Fatalf("checkout with an address: %+v", co)
@@ -248,10 +264,15 @@ func testUCP(t *testing.T, d database.Dialect) {
 		t.Fatalf("checkout with express shipping: %+v", co)
 	}
 	checkSum(t, "checkout", co.Totals)
+	return co, cart
+}
 
+// ucpMCPTotals checks co's totals against a /mcp session of the same cart
+// and returns the session's, by type.
+func ucpMCPTotals(t *testing.T, url string, co ucp.Checkout) map[string]int64 {
 	// The same cart over /mcp prices the same.
-	same := session(t, call(t, connect(t, shop.url), "create_checkout_session", map[string]any{
-		"items":               []map[string]any{{"id": variant, "quantity": 3}},
+	same := session(t, call(t, connect(t, url), "create_checkout_session", map[string]any{
+		"items":               []map[string]any{{"id": ucpVariant, "quantity": 3}},
 		"buyer":               map[string]any{"email": "ada@example.com", "name": "Ada Lovelace"},
 		"fulfillment_address": ucpMCPAddress, "fulfillment_option_id": "us-express", "promo_code": "WELCOME10",
 	}))
@@ -264,7 +285,13 @@ func testUCP(t *testing.T, d database.Dialect) {
 		got["fulfillment"] != want["fulfillment"] || got["tax"] != want["tax"] {
 		t.Errorf("UCP totals %v, /mcp's %v", got, want)
 	}
+	return want
+}
 
+// ucpPay pays co: refused without a key, declined, 3-D Secure, paid, paid
+// again, a key reused with another payload; then gets the order.
+func ucpPay(t *testing.T, url string, s *mcp.ClientSession, profile string, co ucp.Checkout, want map[string]int64) {
+	meta := ucpMeta(profile, "")
 	pay := map[string]any{"payment": map[string]any{"instruments": []map[string]any{{"id": "instr_1", "handler_id": "sandbox_card", "type": "card",
 		"credential": map[string]any{"type": "token", "token": "pm_card_visa"}}}}}
 	refused := ucpCall[ucp.ErrorResponse](t, s, "complete_checkout", map[string]any{"meta": meta, "id": co.ID, "checkout": pay})
@@ -293,7 +320,7 @@ func testUCP(t *testing.T, d database.Dialect) {
 	}
 	otherCard := map[string]any{"payment": map[string]any{"instruments": []map[string]any{{"id": "instr_1", "handler_id": "sandbox_card", "type": "card",
 		"credential": map[string]any{"type": "token", "token": "pm_card_mastercard"}}}}}
-	status, conflict := ucpPost(t, shop.url, "complete_checkout", map[string]any{"meta": ucpMeta(profile, "0b6c1a0e-0000-4000-8000-000000000001"), "id": co.ID, "checkout": otherCard})
+	status, conflict := ucpPost(t, url, "complete_checkout", map[string]any{"meta": ucpMeta(profile, "0b6c1a0e-0000-4000-8000-000000000001"), "id": co.ID, "checkout": otherCard})
 	if status != http.StatusConflict || conflict.Error == nil || conflict.Error.Code != -32000 || !strings.Contains(string(conflict.Error.Data), `"idempotency_conflict"`) {
 		t.Errorf("the same key with another card: HTTP %d %+v", status, conflict.Error)
 	}
@@ -306,9 +333,13 @@ func testUCP(t *testing.T, d database.Dialect) {
 		t.Errorf("order: %+v", order)
 	}
 	_ = ucpCall[ucp.ErrorResponse](t, s, "get_order", map[string]any{"meta": meta, "id": "ord_aaaaaaaaaaaaaaaaaaaaaaaaaa"})
+}
 
+// ucpCancel cancels a checkout and the cart, and reads what is gone.
+func ucpCancel(t *testing.T, s *mcp.ClientSession, profile string, cart ucp.Cart) {
+	meta := ucpMeta(profile, "")
 	// Canceling.
-	other := ucpCall[ucp.Checkout](t, s, "create_checkout", map[string]any{"meta": meta, "checkout": map[string]any{"line_items": line(variant, 1)}})
+	other := ucpCall[ucp.Checkout](t, s, "create_checkout", map[string]any{"meta": meta, "checkout": map[string]any{"line_items": ucpLine(ucpVariant, 1)}})
 	canceled := ucpCall[ucp.Checkout](t, s, "cancel_checkout", map[string]any{"meta": ucpMeta(profile, "0b6c1a0e-0000-4000-8000-000000000003"), "id": other.ID})
 	if canceled.Status != "canceled" {
 		t.Errorf("canceled checkout: %s", canceled.Status)
@@ -324,7 +355,7 @@ func testUCP(t *testing.T, d database.Dialect) {
 		}
 	}
 	if stale := ucpCall[ucp.ErrorResponse](t, s, "update_checkout", map[string]any{"meta": meta, "id": canceled.ID,
-		"checkout": map[string]any{"line_items": line(variant, 2)}}); stale.Messages[0].Path != "$.id" {
+		"checkout": map[string]any{"line_items": ucpLine(ucpVariant, 2)}}); stale.Messages[0].Path != "$.id" {
 		t.Errorf("update of a canceled checkout: %+v", stale)
 	}
 }
