@@ -231,11 +231,21 @@ func buyOverUCP(s *mcp.ClientSession, profile, variant, email, key string) strin
 	return paid(callRaw(s, "complete_checkout", map[string]any{"meta": ucpMeta(profile, key), "id": co.ID, "checkout": ucpPayment}, nil))
 }
 
-// connectACP joins an MCP client to the shop's /acp/mcp (open to every
-// agent when SHOP_ACP_TOKENS is unset).
+// connectACP joins a plain MCP client to the shop's /acp/mcp (open to
+// every agent when SHOP_ACP_TOKENS is unset). The ACP binding's tools
+// declare no outputSchema: its answers are ACP's objects, its errors
+// JSON-RPC errors.
 func connectACP(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
-	return connectEndpoint(t, url+"/acp/mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "shop-acp-test", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/acp/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
 }
 
 // buyOverACP buys one unit as an ACP agent would: "paid", or why not.

@@ -205,5 +205,5 @@ func (a *agentProfiles) count(path string) int {
 // answer against the tool's outputSchema and UCP's schemas.
 func connectUCP(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
-	return connectEndpoint(t, url+"/ucp/mcp", checkOutputs(t), checkUCPResults(t))
+	return connectEndpoint(t, url+"/ucp/mcp", checkUCPResults(t))
 }
