@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -66,6 +67,7 @@ func TestACPBinding(t *testing.T) {
 			t.Run("APIVersion", func(t *testing.T) { testACPVersions(t, s) })
 			t.Run("Envelope", func(t *testing.T) { testACPEnvelope(t, s) })
 			t.Run("Flow", func(t *testing.T) { testACPFlow(t, s) })
+			t.Run("BuyersOfOneAgent", func(t *testing.T) { testACPBuyers(t, s) })
 			t.Run("Examples", func(t *testing.T) { testACPExamples(t, s) })
 			t.Run("Idempotency", func(t *testing.T) { testACPIdempotency(t, s) })
 			t.Run("ConcurrentComplete", func(t *testing.T) { testACPConcurrentComplete(t, s) })
@@ -267,6 +269,18 @@ func testACPFlow(t *testing.T, s *acpShop) {
 	e := s.agent.call(t, "cancel_checkout_session", acpArgs(newKey(t, "cancel"), created.ID, nil)).acpErr(t)
 	if e.Type != "invalid_request" {
 		t.Errorf("cancel of a completed session: %+v", e)
+	}
+}
+
+// testACPBuyers: one agent's buyers, from one address, are buyers of their
+// own for the hold limits (5 open sessions a buyer by default).
+func testACPBuyers(t *testing.T, s *acpShop) {
+	for i := range 7 {
+		p := shippable("stoneware-coffee-mug-16-oz", 1)
+		p["buyer"] = map[string]any{"email": fmt.Sprintf("buyer%d@example.com", i)}
+		if cs := s.agent.call(t, "create_checkout_session", acpArgs("", "", p)).session(t); cs.Status != "ready_for_payment" {
+			t.Errorf("buyer %d: %s %+v", i, cs.Status, cs.Messages)
+		}
 	}
 }
 
