@@ -1,11 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shop"
 	"shop/checkout"
@@ -266,4 +272,38 @@ func testACPAuth(t *testing.T, s *acpShop) {
 	if a := (acpClient{url: s.url, token: acpOtherToken}).post(t, body); a.Status != http.StatusOK || a.Error != nil {
 		t.Errorf("agent-two: %d %+v", a.Status, a.Error)
 	}
+}
+
+// testACPClient: an MCP client (go-sdk's, with its initialize handshake)
+// lists the five tools, buys, and reads an ACP error from the JSON-RPC
+// error it gets.
+func testACPClient(t *testing.T, s *acpShop) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "acp-agent-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url + "/acp/mcp",
+		HTTPClient: &http.Client{Transport: bearer{acpAgentToken}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != 5 {
+		t.Fatalf("tools/list: %v, %v", tools, err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "create_checkout_session", Arguments: acpArgs("", "", shippable("enamel-camp-mug-cream", 1))})
+	if err != nil || res.IsError {
+		t.Fatalf("create: %v %v", res, err)
+	}
+	created := structured[acpSession](t, res)
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "complete_checkout_session", Arguments: acpArgs(newKey(t, "pay"), created.ID, pay("pm_card_visa"))})
+	if err != nil || structured[acpSession](t, res).Order == nil {
+		t.Fatalf("complete: %v %v", res, err)
+	}
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_checkout_session", Arguments: map[string]any{"meta": map[string]any{"api_version": "2099-01-01"}, "id": created.ID}})
+	var wire *jsonrpc.Error
+	if !errors.As(err, &wire) || wire.Code != -32000 {
+		t.Fatalf("unknown version: %v, want a -32000 JSON-RPC error", err)
+	}
+	validACP(t, "Error", wire.Data)
 }

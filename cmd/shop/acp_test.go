@@ -74,6 +74,7 @@ func TestACPBinding(t *testing.T) {
 			t.Run("SameStock", func(t *testing.T) { testACPSameStock(t, s) })
 			t.Run("AdminSeesChannel", func(t *testing.T) { testACPAdmin(t, s) })
 			t.Run("Auth", func(t *testing.T) { testACPAuth(t, s) })
+			t.Run("MCPClient", func(t *testing.T) { testACPClient(t, s) })
 			t.Run("Discovery", func(t *testing.T) { testACPDiscovery(t, s) })
 		})
 	}
