@@ -194,22 +194,7 @@ func testACPFlow(t *testing.T, s *acpShop) {
 		t.Errorf("line totals %+v: no total", created.LineItems[0].Totals)
 	}
 
-	t.Run("FractionRefused", func(t *testing.T) {
-		e := s.agent.call(t, "update_checkout_session", acpArgs(newKey(t, "u"), created.ID,
-			map[string]any{"line_items": []any{map[string]any{"id": "enamel-camp-mug-cream", "quantity": 1.5}}})).acpErr(t)
-		if e.Type != "invalid_request" || e.Param != "$.payload.line_items[0].quantity" || !strings.Contains(e.Message, "whole") {
-			t.Errorf("quantity 1.5: %+v", e)
-		}
-	})
-	t.Run("SchemaRefusal", func(t *testing.T) {
-		e := s.agent.call(t, "create_checkout_session", acpArgs("", "", map[string]any{"capabilities": map[string]any{},
-			"line_items": []any{map[string]any{"id": "enamel-camp-mug-cream"}}})).acpErr(t)
-		// As the binding's error_invalid_request example shows it.
-		if e.Type != "invalid_request" || e.Code != "missing_required_field" || e.Param != "$.payload.currency" || e.Message != "Missing required field: currency" {
-			t.Errorf("no currency: %+v", e)
-		}
-	})
-
+	testACPRefusals(t, s, created.ID)
 	// Choose the other shipping option, with the session's own option ids.
 	if len(created.FulfillmentOptions) < 2 {
 		t.Fatalf("options %+v", created.FulfillmentOptions)
@@ -222,30 +207,7 @@ func testACPFlow(t *testing.T, s *acpShop) {
 		t.Errorf("selected %+v, want %s", updated.SelectedFulfillmentOptions, opt)
 	}
 
-	t.Run("Declined", func(t *testing.T) {
-		e := s.agent.call(t, "complete_checkout_session", acpArgs(newKey(t, "c"), created.ID, pay("pm_card_visa_chargeDeclined"))).acpErr(t)
-		if e.Type != "processing_error" || e.Code != "payment_declined" {
-			t.Errorf("declined: %+v; want processing_error payment_declined, as the binding's example", e)
-		}
-		if got := s.agent.call(t, "get_checkout_session", acpArgs("", created.ID, nil)).session(t); got.Status != "ready_for_payment" {
-			t.Errorf("after a decline the session is %s, want ready_for_payment", got.Status)
-		}
-	})
-	t.Run("3DS", func(t *testing.T) {
-		e := s.agent.call(t, "complete_checkout_session", acpArgs(newKey(t, "c"), created.ID, pay("pm_card_authenticationRequired"))).acpErr(t)
-		if e.Type != "processing_error" || e.Code != "requires_3ds" {
-			t.Errorf("3DS: %+v; want processing_error requires_3ds", e)
-		}
-	})
-	t.Run("UnknownHandler", func(t *testing.T) {
-		p := pay("pm_card_visa")
-		p["payment_data"].(map[string]any)["handler_id"] = "paypal"
-		e := s.agent.call(t, "complete_checkout_session", acpArgs(newKey(t, "c"), created.ID, p)).acpErr(t)
-		if e.Param != "$.payload.payment_data.handler_id" {
-			t.Errorf("handler paypal: %+v", e)
-		}
-	})
-
+	testACPDeclines(t, s, created.ID)
 	done := s.agent.call(t, "complete_checkout_session", acpArgs(newKey(t, "pay"), created.ID, pay("pm_card_visa"))).session(t)
 	if done.Status != "completed" || done.Order == nil || done.Order.PermalinkURL == "" {
 		t.Fatalf("completed %+v", done)
@@ -283,6 +245,53 @@ func testACPBuyers(t *testing.T, s *acpShop) {
 			t.Errorf("buyer %d: %s %+v", i, cs.Status, cs.Messages)
 		}
 	}
+}
+
+// testACPRefusals: a fraction of a unit, and a payload the schema refuses.
+func testACPRefusals(t *testing.T, s *acpShop, id string) {
+	t.Run("FractionRefused", func(t *testing.T) {
+		e := s.agent.call(t, "update_checkout_session", acpArgs(newKey(t, "u"), id,
+			map[string]any{"line_items": []any{map[string]any{"id": "enamel-camp-mug-cream", "quantity": 1.5}}})).acpErr(t)
+		if e.Type != "invalid_request" || e.Param != "$.payload.line_items[0].quantity" || !strings.Contains(e.Message, "whole") {
+			t.Errorf("quantity 1.5: %+v", e)
+		}
+	})
+	t.Run("SchemaRefusal", func(t *testing.T) {
+		e := s.agent.call(t, "create_checkout_session", acpArgs("", "", map[string]any{"capabilities": map[string]any{},
+			"line_items": []any{map[string]any{"id": "enamel-camp-mug-cream"}}})).acpErr(t)
+		// As the binding's error_invalid_request example shows it.
+		if e.Type != "invalid_request" || e.Code != "missing_required_field" || e.Param != "$.payload.currency" || e.Message != "Missing required field: currency" {
+			t.Errorf("no currency: %+v", e)
+		}
+	})
+}
+
+// testACPDeclines: a declined card and one that needs 3D Secure, as the
+// binding shows a decline, and a handler the shop does not offer.
+func testACPDeclines(t *testing.T, s *acpShop, id string) {
+	t.Run("Declined", func(t *testing.T) {
+		e := s.agent.call(t, "complete_checkout_session", acpArgs(newKey(t, "c"), id, pay("pm_card_visa_chargeDeclined"))).acpErr(t)
+		if e.Type != "processing_error" || e.Code != "payment_declined" {
+			t.Errorf("declined: %+v; want processing_error payment_declined, as the binding's example", e)
+		}
+		if got := s.agent.call(t, "get_checkout_session", acpArgs("", id, nil)).session(t); got.Status != "ready_for_payment" {
+			t.Errorf("after a decline the session is %s, want ready_for_payment", got.Status)
+		}
+	})
+	t.Run("3DS", func(t *testing.T) {
+		e := s.agent.call(t, "complete_checkout_session", acpArgs(newKey(t, "c"), id, pay("pm_card_authenticationRequired"))).acpErr(t)
+		if e.Type != "processing_error" || e.Code != "requires_3ds" {
+			t.Errorf("3DS: %+v; want processing_error requires_3ds", e)
+		}
+	})
+	t.Run("UnknownHandler", func(t *testing.T) {
+		p := pay("pm_card_visa")
+		p["payment_data"].(map[string]any)["handler_id"] = "paypal"
+		e := s.agent.call(t, "complete_checkout_session", acpArgs(newKey(t, "c"), id, p)).acpErr(t)
+		if e.Param != "$.payload.payment_data.handler_id" {
+			t.Errorf("handler paypal: %+v", e)
+		}
+	})
 }
 
 func testACPDiscovery(t *testing.T, s *acpShop) {
