@@ -74,7 +74,7 @@ func TestStore(t *testing.T) {
 func testReplayReturnsStoredAnswer(t *testing.T, f *fixture) {
 	var n atomic.Int32
 	for i := range 3 {
-		got, err := f.s.Do(context.Background(), f.req, counted(&n, "answer-1", true, nil))
+		got, err := f.s.Do(t.Context(), f.req, counted(&n, "answer-1", true, nil))
 		if err != nil || string(got) != "answer-1" {
 			t.Fatalf("call %d: %q, %v", i, got, err)
 		}
@@ -88,7 +88,7 @@ func testEquivalentPayloadReplays(t *testing.T, f *fixture) {
 	var n atomic.Int32
 	same := f.req
 	same.Fingerprint = fp(t, ` { "a" : 1.0 } `)
-	got, err := f.s.Do(context.Background(), same, counted(&n, "other", true, nil))
+	got, err := f.s.Do(t.Context(), same, counted(&n, "other", true, nil))
 	if err != nil || string(got) != "answer-1" || n.Load() != 0 {
 		t.Fatalf("got %q, %v, ran %d", got, err, n.Load())
 	}
@@ -98,7 +98,7 @@ func testErrConflict(t *testing.T, f *fixture) {
 	var n atomic.Int32
 	other := f.req
 	other.Fingerprint = fp(t, `{"a":2}`)
-	_, err := f.s.Do(context.Background(), other, counted(&n, "x", true, nil))
+	_, err := f.s.Do(t.Context(), other, counted(&n, "x", true, nil))
 	if !errors.Is(err, idempotency.ErrConflict) || n.Load() != 0 {
 		t.Fatalf("err %v, ran %d; want ErrConflict and no run", err, n.Load())
 	}
@@ -110,7 +110,7 @@ func testScopedByToolAndAgent(t *testing.T, f *fixture) {
 		r := f.req
 		r.Scope = scope
 		r.Fingerprint = fp(t, `{"b":1}`)
-		if got, err := f.s.Do(context.Background(), r, counted(&n, scope, true, nil)); err != nil || string(got) != scope {
+		if got, err := f.s.Do(t.Context(), r, counted(&n, scope, true, nil)); err != nil || string(got) != scope {
 			t.Fatalf("%s: %q, %v", scope, got, err)
 		}
 	}
@@ -122,14 +122,14 @@ func testScopedByToolAndAgent(t *testing.T, f *fixture) {
 func testNotKeptIsRetried(t *testing.T, f *fixture) {
 	var n atomic.Int32
 	r := idempotency.Request{Scope: "s", Key: "not-kept", Fingerprint: fp(t, `1`)}
-	if _, err := f.s.Do(context.Background(), r, counted(&n, "processing error", false, nil)); err != nil {
+	if _, err := f.s.Do(t.Context(), r, counted(&n, "processing error", false, nil)); err != nil {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
-	if _, err := f.s.Do(context.Background(), r, counted(&n, "", true, boom)); !errors.Is(err, boom) {
+	if _, err := f.s.Do(t.Context(), r, counted(&n, "", true, boom)); !errors.Is(err, boom) {
 		t.Fatalf("err %v, want boom", err)
 	}
-	if got, err := f.s.Do(context.Background(), r, counted(&n, "ok", true, nil)); err != nil || string(got) != "ok" {
+	if got, err := f.s.Do(t.Context(), r, counted(&n, "ok", true, nil)); err != nil || string(got) != "ok" {
 		t.Fatalf("%q, %v", got, err)
 	}
 	if n.Load() != 3 {
@@ -142,7 +142,7 @@ func testErrInFlight(t *testing.T, f *fixture) {
 	started, finish := make(chan struct{}), make(chan struct{})
 	first := make(chan error, 1)
 	go func() {
-		_, err := f.s.Do(context.Background(), r, func(context.Context) ([]byte, bool, error) {
+		_, err := f.s.Do(t.Context(), r, func(context.Context) ([]byte, bool, error) {
 			close(started)
 			<-finish
 			return []byte("first"), true, nil
@@ -151,14 +151,14 @@ func testErrInFlight(t *testing.T, f *fixture) {
 	}()
 	<-started
 	var n atomic.Int32
-	if _, err := f.s.Do(context.Background(), r, counted(&n, "second", true, nil)); !errors.Is(err, idempotency.ErrInFlight) {
+	if _, err := f.s.Do(t.Context(), r, counted(&n, "second", true, nil)); !errors.Is(err, idempotency.ErrInFlight) {
 		t.Errorf("err %v, want ErrInFlight", err)
 	}
 	close(finish)
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
-	if got, err := f.s.Do(context.Background(), r, counted(&n, "third", true, nil)); err != nil || string(got) != "first" || n.Load() != 0 {
+	if got, err := f.s.Do(t.Context(), r, counted(&n, "third", true, nil)); err != nil || string(got) != "first" || n.Load() != 0 {
 		t.Fatalf("after: %q, %v, ran %d", got, err, n.Load())
 	}
 }
@@ -168,18 +168,18 @@ func testCrashedCallTakenOverAfterLease(t *testing.T, f *fixture) {
 	// A caller that never returns stands for one that crashed.
 	started := make(chan struct{})
 	go func() {
-		_, _ = f.s.Do(context.Background(), r, func(ctx context.Context) ([]byte, bool, error) {
+		_, _ = f.s.Do(t.Context(), r, func(ctx context.Context) ([]byte, bool, error) {
 			close(started)
 			select {}
 		})
 	}()
 	<-started
 	var n atomic.Int32
-	if _, err := f.s.Do(context.Background(), r, counted(&n, "x", true, nil)); !errors.Is(err, idempotency.ErrInFlight) {
+	if _, err := f.s.Do(t.Context(), r, counted(&n, "x", true, nil)); !errors.Is(err, idempotency.ErrInFlight) {
 		t.Fatalf("within the lease: %v, want ErrInFlight", err)
 	}
 	f.advance(idempotency.Lease + time.Second)
-	if got, err := f.s.Do(context.Background(), r, counted(&n, "retried", true, nil)); err != nil || string(got) != "retried" {
+	if got, err := f.s.Do(t.Context(), r, counted(&n, "retried", true, nil)); err != nil || string(got) != "retried" {
 		t.Fatalf("after the lease: %q, %v", got, err)
 	}
 }
@@ -187,17 +187,17 @@ func testCrashedCallTakenOverAfterLease(t *testing.T, f *fixture) {
 func testKeptAtLeastRetentionThenNew(t *testing.T, f *fixture) {
 	var n atomic.Int32
 	r := idempotency.Request{Scope: "s", Key: "retention", Fingerprint: fp(t, `1`)}
-	if _, err := f.s.Do(context.Background(), r, counted(&n, "old", true, nil)); err != nil {
+	if _, err := f.s.Do(t.Context(), r, counted(&n, "old", true, nil)); err != nil {
 		t.Fatal(err)
 	}
 	f.advance(idempotency.Retention - time.Minute)
-	if got, _ := f.s.Do(context.Background(), r, counted(&n, "new", true, nil)); string(got) != "old" {
+	if got, _ := f.s.Do(t.Context(), r, counted(&n, "new", true, nil)); string(got) != "old" {
 		t.Fatalf("within retention got %q, want the stored answer", got)
 	}
 	f.advance(2 * time.Minute)
 	other := r
 	other.Fingerprint = fp(t, `2`)
-	if got, err := f.s.Do(context.Background(), other, counted(&n, "new", true, nil)); err != nil || string(got) != "new" {
+	if got, err := f.s.Do(t.Context(), other, counted(&n, "new", true, nil)); err != nil || string(got) != "new" {
 		t.Fatalf("past retention: %q, %v; want a new request", got, err)
 	}
 }
@@ -205,20 +205,20 @@ func testKeptAtLeastRetentionThenNew(t *testing.T, f *fixture) {
 func testSweep(t *testing.T, f *fixture) {
 	var n atomic.Int32
 	r := idempotency.Request{Scope: "s", Key: "swept", Fingerprint: fp(t, `1`)}
-	if _, err := f.s.Do(context.Background(), r, counted(&n, "a", true, nil)); err != nil {
+	if _, err := f.s.Do(t.Context(), r, counted(&n, "a", true, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.s.Sweep(context.Background(), f.clock().Add(-time.Hour)); err != nil {
+	if _, err := f.s.Sweep(t.Context(), f.clock().Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := f.s.Do(context.Background(), r, counted(&n, "b", true, nil)); string(got) != "a" {
+	if got, _ := f.s.Do(t.Context(), r, counted(&n, "b", true, nil)); string(got) != "a" {
 		t.Fatalf("after a sweep of older answers got %q, want the stored one", got)
 	}
-	deleted, err := f.s.Sweep(context.Background(), f.clock().Add(time.Second))
+	deleted, err := f.s.Sweep(t.Context(), f.clock().Add(time.Second))
 	if err != nil || deleted == 0 {
 		t.Fatalf("sweep: %d, %v", deleted, err)
 	}
-	if got, _ := f.s.Do(context.Background(), r, counted(&n, "b", true, nil)); string(got) != "b" {
+	if got, _ := f.s.Do(t.Context(), r, counted(&n, "b", true, nil)); string(got) != "b" {
 		t.Fatalf("after sweep got %q, want a new run", got)
 	}
 }
@@ -230,7 +230,7 @@ func testConcurrentCallersRunOnce(t *testing.T, f *fixture) {
 	var answered, inFlight atomic.Int32
 	for range 16 {
 		wg.Go(func() {
-			got, err := f.s.Do(context.Background(), r, func(context.Context) ([]byte, bool, error) {
+			got, err := f.s.Do(t.Context(), r, func(context.Context) ([]byte, bool, error) {
 				n.Add(1)
 				time.Sleep(20 * time.Millisecond)
 				return []byte("once"), true, nil
