@@ -175,7 +175,7 @@ func (a *ACP) call(ctx context.Context, sp *spec, raw json.RawMessage) (*shop.Re
 	if err != nil {
 		return nil, malformed("payload is not valid JSON")
 	}
-	req := idempotency.Request{Scope: Scope(shop.AgentFrom(ctx), sp.name, e.ID), Key: key, Fingerprint: fp}
+	req := idempotency.Request{Scope: scope(shop.AgentFrom(ctx), sp.name, e.ID), Key: key, Fingerprint: fp}
 	stored, err := a.store.Do(ctx, req, func(ctx context.Context) ([]byte, bool, error) {
 		ans, keep := run(ctx)
 		b, err := json.Marshal(ans)
