@@ -15,6 +15,9 @@ import (
 
 	"shop"
 	"shop/checkout"
+	"shop/database"
+	"shop/database/dbtest"
+	"shop/payments/stripetest"
 )
 
 // testACPExamples sends the binding's own example requests
@@ -310,4 +313,35 @@ func testACPClient(t *testing.T, s *acpShop) {
 		t.Fatalf("unknown version: %v, want a -32000 JSON-RPC error", err)
 	}
 	validACP(t, "Error", wire.Data)
+}
+
+// TestACPSharedPaymentToken: with a Stripe key (the shop's Stripe
+// emulator), card_spt pays with a shared payment token through the same
+// charge as complete_checkout, and refuses a credential of another type.
+func TestACPSharedPaymentToken(t *testing.T) {
+	stripe := stripetest.New(t)
+	dsn := dbtest.DSN(t, database.SQLite)
+	r := startShop(t, dsn, map[string]string{"STRIPE_SECRET_KEY": stripetest.SecretKey, "STRIPE_API_BASE": stripe.URL})
+	c := acpClient{url: r.url}
+	cs := c.call(t, "create_checkout_session", acpArgs("", "", shippable("enamel-camp-mug-cream", 1))).session(t)
+	spt := func(credType string) map[string]any {
+		return map[string]any{"payment_data": map[string]any{"handler_id": "card_spt",
+			"instrument": map[string]any{"type": "card", "credential": map[string]any{"type": credType, "token": "spt_1RgaZcB7WZ01zgkWN1pyM2rT"}}}}
+	}
+	if e := c.call(t, "complete_checkout_session", acpArgs("", cs.ID, spt("card"))).acpErr(t); e.Param != "$.payload.payment_data.instrument.credential.type" {
+		t.Errorf("credential type card: %+v", e)
+	}
+	done := c.call(t, "complete_checkout_session", acpArgs(newKey(t, "pay"), cs.ID, spt("spt"))).session(t)
+	if done.Order == nil {
+		t.Fatalf("no order: %+v", done)
+	}
+	db, err := database.Open(t.Context(), dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer database.Close(db)
+	var provider string
+	if err := db.Raw("SELECT provider FROM payment_attempts WHERE session_id = ? AND status = 'succeeded'", cs.ID).Scan(&provider).Error; err != nil || provider != "stripe" {
+		t.Errorf("the paying attempt's provider: %q, %v; want stripe", provider, err)
+	}
 }
