@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // TestBundled: each tool's input schema is the official payload schema
@@ -88,6 +90,30 @@ func TestParams(t *testing.T) {
 	} {
 		if got := sessionParam(in); got != want {
 			t.Errorf("sessionParam(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// BenchmarkPayloadCheck measures what validating a create payload against
+// its bundled schema costs a call.
+func BenchmarkPayloadCheck(b *testing.B) {
+	sch, err := loadSchemas()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sp := (&ACP{currency: "usd"}).specs()[0]
+	if err := sp.build(sch); err != nil {
+		b.Fatal(err)
+	}
+	payload := []byte(`{"currency":"usd","capabilities":{},"line_items":[{"id":"enamel-camp-mug-cream","quantity":2}],
+		"buyer":{"email":"ada@example.com"},"fulfillment_details":{"address":{"name":"A","line_one":"1 Main","city":"Austin","state":"TX","country":"US","postal_code":"78701"}}}`)
+	for b.Loop() {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(payload))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if bad := sp.check.check(doc, "$.payload"); bad != nil {
+			b.Fatal(bad)
 		}
 	}
 }
