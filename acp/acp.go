@@ -90,6 +90,6 @@ func (a *ACP) Tools() []shop.Tool {
 	return out
 }
 
-// Scope is the idempotency scope of a keyed call: the dialect, the agent,
+// scope is the idempotency scope of a keyed call: the dialect, the agent,
 // the tool and the session (the REST binding's endpoint path).
-func Scope(agent, tool, id string) string { return "acp|" + agent + "|" + tool + "|" + id }
+func scope(agent, tool, id string) string { return "acp|" + agent + "|" + tool + "|" + id }

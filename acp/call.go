@@ -145,29 +145,34 @@ func (a *ACP) call(ctx context.Context, sp *spec, raw json.RawMessage) (*shop.Re
 			return nil, bad.rpc(nil)
 		}
 	}
-	var cause error
-	run := func(ctx context.Context) (answerJSON, bool) {
-		s, bad, err := sp.run(ctx, e)
-		if err != nil && bad == nil {
-			bad, cause = fromShop(err)
-		} else {
-			cause = err
-		}
-		if bad != nil {
-			return answerJSON{Error: bad}, bad.stored()
-		}
-		b, err := json.Marshal(s)
-		if err != nil {
-			cause = fmt.Errorf("marshal session: %w", err)
-			return answerJSON{Error: &Error{Type: ProcessingError, Code: "internal_error", Message: internalMessage}}, false
-		}
-		return answerJSON{Session: b, Text: summary(s)}, true
+	if key := e.Meta.IdempotencyKey; sp.keyed && key != "" {
+		return a.once(ctx, sp, e, key)
 	}
-	key := e.Meta.IdempotencyKey
-	if !sp.keyed || key == "" {
-		ans, _ := run(ctx)
-		return ans.result(cause)
+	ans, _, cause := attempt(ctx, sp, e)
+	return ans.result(cause)
+}
+
+// attempt runs the tool: its answer, whether an idempotency key keeps it,
+// and the cause of an error, to log.
+func attempt(ctx context.Context, sp *spec, e *envelope) (ans answerJSON, keep bool, cause error) {
+	s, bad, err := sp.run(ctx, e)
+	cause = err
+	if err != nil && bad == nil {
+		bad, cause = fromShop(err)
 	}
+	if bad != nil {
+		return answerJSON{Error: bad}, bad.stored(), cause
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return answerJSON{Error: &Error{Type: ProcessingError, Code: "internal_error", Message: internalMessage}}, false, fmt.Errorf("marshal session: %w", err)
+	}
+	return answerJSON{Session: b, Text: summary(s)}, true, nil
+}
+
+// once runs the call at most once per idempotency key (package
+// idempotency): a replay answers what the first call answered.
+func (a *ACP) once(ctx context.Context, sp *spec, e *envelope, key string) (*shop.Result, error) {
 	if len(key) > idempotency.MaxKeyLen {
 		return nil, invalid("invalid", "$.meta.idempotency_key", "at most %d characters", idempotency.MaxKeyLen).rpc(nil)
 	}
@@ -175,9 +180,11 @@ func (a *ACP) call(ctx context.Context, sp *spec, raw json.RawMessage) (*shop.Re
 	if err != nil {
 		return nil, malformed("payload is not valid JSON")
 	}
-	req := idempotency.Request{Scope: Scope(shop.AgentFrom(ctx), sp.name, e.ID), Key: key, Fingerprint: fp}
+	var cause error
+	req := idempotency.Request{Scope: scope(shop.AgentFrom(ctx), sp.name, e.ID), Key: key, Fingerprint: fp}
 	stored, err := a.store.Do(ctx, req, func(ctx context.Context) ([]byte, bool, error) {
-		ans, keep := run(ctx)
+		ans, keep, why := attempt(ctx, sp, e)
+		cause = why
 		b, err := json.Marshal(ans)
 		return b, keep, err
 	})

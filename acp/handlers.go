@@ -61,9 +61,15 @@ func declare(h handler, s *checkout.Session) Handler {
 	if s.PaymentMode != checkout.PaymentLive {
 		env = "test"
 	}
+	brands := []string{}
+	for _, m := range s.PaymentProvider.SupportedPaymentMethods {
+		if m.Type == "card" {
+			brands = append(brands, m.AllowedCardBrands...)
+		}
+	}
 	cfg := map[string]any{
 		"merchant_id": s.PaymentProvider.MerchantID, "psp": "stripe",
-		"accepted_brands": []string{"visa", "mastercard", "amex", "discover"}, "accepted_funding_types": []string{"credit", "debit"},
+		"accepted_brands": brands, "accepted_funding_types": []string{"credit", "debit"},
 		"supports_3ds": false, "environment": env,
 	}
 	out := Handler{

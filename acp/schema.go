@@ -229,12 +229,12 @@ func (v *validator) check(payload any, prefix string) *Error {
 		code = "missing_required_field"
 		if len(k.Missing) > 0 {
 			param += "." + k.Missing[0]
-			msg = "Missing required field: " + strings.TrimPrefix(param, "$.")
+			msg = "Missing required field: " + strings.TrimPrefix(strings.TrimPrefix(param, prefix), ".")
 		}
 	case *kind.AdditionalProperties:
 		if len(k.Properties) > 0 {
 			param += "." + k.Properties[0]
-			msg = "Unknown field " + strings.TrimPrefix(param, "$.") + "; the ACP schema of 2026-04-17 does not have it"
+			msg = "Unknown field " + strings.TrimPrefix(strings.TrimPrefix(param, prefix), ".") + "; the ACP schema of 2026-04-17 does not have it"
 		}
 	}
 	return &Error{Type: InvalidRequest, Code: code, Message: msg, Param: param}

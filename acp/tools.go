@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"shop"
 	"shop/checkout"
@@ -120,7 +121,7 @@ func (a *ACP) create(ctx context.Context, e *envelope) (*Session, *Error, error)
 	if bad != nil {
 		return nil, bad, nil
 	}
-	s, err := a.checkout.Create(shop.WithChannel(ctx, shop.ChannelACP), req)
+	s, err := a.checkout.Create(buyerContext(shop.WithChannel(ctx, shop.ChannelACP), req.Buyer), req)
 	if err != nil {
 		return a.answer(nil, err)
 	}
@@ -195,6 +196,20 @@ func unpaid(s *checkout.Session) *Error {
 	}
 	return &Error{Type: InvalidRequest, Code: "not_ready_for_payment",
 		Message: fmt.Sprintf("the session is %s, not ready_for_payment; get_checkout_session says what to fix", s.Status)}
+}
+
+// buyerContext makes the session's buyer, for the limits on what one buyer
+// may hold, the agent's buyer of that email ("acp:<agent>:<email>"), the
+// way a host's user id does on /mcp: one agent serves many buyers from one
+// address, and the address alone would make them one buyer. Without an
+// email the client's address stays the buyer.
+func buyerContext(ctx context.Context, b *checkout.Buyer) context.Context {
+	if b == nil || strings.TrimSpace(b.Email) == "" {
+		return ctx
+	}
+	buyer := shop.BuyerFrom(ctx)
+	buyer.Subject = "acp:" + shop.AgentFrom(ctx) + ":" + strings.ToLower(strings.TrimSpace(b.Email))
+	return shop.WithBuyer(ctx, buyer)
 }
 
 // agentVersions is what version errors name.

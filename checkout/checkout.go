@@ -132,6 +132,7 @@ type Checkout struct {
 	linker  Linker
 	linkKey []byte
 	refunds func(context.Context) (int, error)
+	swept   func(context.Context) (int64, error)
 }
 
 // Options configure a Checkout; zero fields take defaults.
@@ -162,6 +163,10 @@ type Options struct {
 	// OrderRefunds, when set, settles the staff's refunds left pending (an
 	// answer lost); the reconciler runs it with its own work.
 	OrderRefunds func(context.Context) (int, error)
+	// AlsoSweep, when set, runs with the sweep of ended sessions (Sweep):
+	// the retention of what other parts keep (the agents' idempotency
+	// keys). It answers how many rows it deleted.
+	AlsoSweep func(context.Context) (int64, error)
 	// Fault, for tests only, is called at named points of completion
 	// ("before_charge", "after_charge"); a test makes it end the process.
 	Fault func(point string)
@@ -187,7 +192,7 @@ func New(db *gorm.DB, policy *Policy, cat *catalog.Catalog, opts *Options) *Chec
 			c.logger = opts.Logger
 		}
 		c.orders, c.charger, c.fault = opts.Orders, opts.Charger, opts.Fault
-		c.linker, c.linkKey, c.refunds = opts.Linker, opts.LinkKey, opts.OrderRefunds
+		c.linker, c.linkKey, c.refunds, c.swept = opts.Linker, opts.LinkKey, opts.OrderRefunds, opts.AlsoSweep
 		if opts.ReconcileGrace > 0 {
 			c.grace = opts.ReconcileGrace
 		}

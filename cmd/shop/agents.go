@@ -1,12 +1,8 @@
 package main
 
 import (
-	"context"
-	"time"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"shop/idempotency"
 	"shop/server"
 )
 
@@ -22,25 +18,4 @@ func (a *app) acpMCP(m *Main) *mcp.Server {
 		Tools:  a.acp.Tools(),
 		Logger: m.Logger,
 	})
-}
-
-// sweepIdempotency deletes, now and every interval, the agents' idempotency
-// answers older than their retention.
-func (a *app) sweepIdempotency(ctx context.Context, m *Main, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		n, err := a.idem.Sweep(ctx, time.Now().Add(-idempotency.Retention))
-		switch {
-		case err != nil && ctx.Err() == nil:
-			m.Logger.Error("sweep idempotency keys", "err", err)
-		case n > 0:
-			m.Logger.Info("idempotency keys swept", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }

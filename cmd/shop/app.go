@@ -125,13 +125,16 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 	}
 	a.admin = orders.NewAdmin(a.orders, a.catalog, refunder)
 	linker, _ := a.charger.(checkout.Linker) // Stripe hosts payment pages; the sandbox's page is the shop's own
+	a.idem = idempotency.New(a.db)
 	a.checkout = checkout.New(a.db, a.policy, a.catalog, &checkout.Options{
 		PublicURL: cfg.PublicURL, TTL: cfg.SessionTTL, Logger: m.Logger,
 		Orders: a.orders, Charger: a.charger, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
 		Linker: linker, LinkKey: key,
 		OrderRefunds: func(ctx context.Context) (int, error) { return a.admin.ReconcileRefunds(ctx, cfg.ReconcileGrace) },
+		AlsoSweep: func(ctx context.Context) (int64, error) {
+			return a.idem.Sweep(ctx, time.Now().Add(-idempotency.Retention))
+		},
 	})
-	a.idem = idempotency.New(a.db)
 	a.acp, err = acp.New(a.checkout, a.idem, acp.Options{Currency: a.policy.Currency().Code()})
 	return err
 }

@@ -104,7 +104,6 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	// Payments left open by a crash or a lost answer are settled at start
 	// and every minute after.
 	go a.checkout.RunReconciler(sweepCtx, time.Minute)
-	go a.sweepIdempotency(sweepCtx, m, time.Hour)
 	if m.Started != nil {
 		m.Started(ln.Addr().String())
 	}
