@@ -30,6 +30,7 @@ const (
 	defaultProfileTTL = 5 * time.Minute
 	failedProfileTTL  = 10 * time.Second // a failing profile is not fetched again sooner
 	maxCachedProfiles = 1024
+	maxFetches        = 16 // at once, whatever the agents
 )
 
 var versionPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
@@ -57,6 +58,11 @@ type profiles struct {
 
 	mu    sync.Mutex
 	cache map[string]cachedProfile
+	// fetching are the fetches under way, by URL: callers of one URL wait
+	// for one fetch. slots bound the fetches under way at once, so that
+	// unknown agents cost the shop a fixed outbound footprint.
+	fetching map[string]chan struct{}
+	slots    chan struct{}
 }
 
 type cachedProfile struct {
@@ -66,7 +72,8 @@ type cachedProfile struct {
 }
 
 func newProfiles(loopback bool) *profiles {
-	p := &profiles{loopback: loopback, now: time.Now, cache: map[string]cachedProfile{}}
+	p := &profiles{loopback: loopback, now: time.Now, cache: map[string]cachedProfile{},
+		fetching: map[string]chan struct{}{}, slots: make(chan struct{}, maxFetches)}
 	dialer := &net.Dialer{Timeout: profileTimeout, Control: p.checkAddress}
 	p.client = &http.Client{
 		Timeout: profileTimeout,
@@ -122,35 +129,82 @@ func (p *profiles) get(ctx context.Context, raw string) (*agentProfile, error) {
 		return nil, perr
 	}
 	key := u.String()
-	now := p.now()
-	p.mu.Lock()
-	c, ok := p.cache[key]
-	p.mu.Unlock()
-	if ok && now.Before(c.expires) {
-		if c.err != nil {
-			return nil, c.err
+	for {
+		if c, ok := p.cached(key); ok {
+			return c.answer()
 		}
-		return c.profile, nil
+		p.mu.Lock()
+		wait, busy := p.fetching[key]
+		if !busy {
+			done := make(chan struct{})
+			p.fetching[key] = done
+			p.mu.Unlock()
+			defer func() {
+				p.mu.Lock()
+				delete(p.fetching, key)
+				p.mu.Unlock()
+				close(done)
+			}()
+			return p.fetchInto(ctx, key).answer()
+		}
+		p.mu.Unlock()
+		// Another call fetches this profile now: its answer is ours.
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, discoveryError("profile_unreachable", "the agent profile could not be fetched in time")
+		}
+	}
+}
+
+// cached returns the cache's entry for key while it lasts.
+func (p *profiles) cached(key string) (cachedProfile, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c, ok := p.cache[key]
+	return c, ok && p.now().Before(c.expires)
+}
+
+func (c cachedProfile) answer() (*agentProfile, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	return c.profile, nil
+}
+
+// fetchInto fetches the profile at key, at most maxFetches at once, and
+// caches the outcome: the profile for its TTL, a failure for
+// failedProfileTTL.
+func (p *profiles) fetchInto(ctx context.Context, key string) cachedProfile {
+	select {
+	case p.slots <- struct{}{}:
+		defer func() { <-p.slots }()
+	case <-ctx.Done():
+		return cachedProfile{err: discoveryError("profile_unreachable", "the agent profile could not be fetched in time")}
 	}
 	prof, ttl, perr := p.fetch(ctx, key)
+	now := p.now()
 	entry := cachedProfile{profile: prof, err: perr, expires: now.Add(ttl)}
 	if perr != nil {
 		entry.expires = now.Add(failedProfileTTL)
 	}
 	p.mu.Lock()
-	if len(p.cache) >= maxCachedProfiles {
+	defer p.mu.Unlock()
+	if len(p.cache) >= maxCachedProfiles { // bounded: drop the expired, then any, to make room
 		for k, v := range p.cache {
-			if !now.Before(v.expires) || len(p.cache) >= maxCachedProfiles {
+			if !now.Before(v.expires) {
 				delete(p.cache, k)
 			}
 		}
+		for k := range p.cache {
+			if len(p.cache) < maxCachedProfiles {
+				break
+			}
+			delete(p.cache, k)
+		}
 	}
 	p.cache[key] = entry
-	p.mu.Unlock()
-	if perr != nil {
-		return nil, perr
-	}
-	return prof, nil
+	return entry
 }
 
 // checkURL accepts an absolute https URL (http on a loopback host when

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -204,5 +206,37 @@ func TestCheckoutPath(t *testing.T) {
 		if got := checkoutPath(in); got != want {
 			t.Errorf("checkoutPath(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+func TestProfilesOneFetchAtATime(t *testing.T) {
+	var fetches atomic.Int32
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		<-release
+		w.Write([]byte(`{"ucp": {"version": "2026-04-08", "capabilities": {}}}`))
+	}))
+	defer srv.Close()
+	p := newProfiles(true)
+	var wg sync.WaitGroup
+	errs := make(chan error, 10)
+	for range 10 {
+		wg.Go(func() {
+			_, err := p.get(context.Background(), srv.URL+"/agent.json")
+			errs <- err
+		})
+	}
+	time.Sleep(100 * time.Millisecond) // let them all ask
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("ten callers at once fetched the profile %d times, want once", n)
 	}
 }
