@@ -93,7 +93,7 @@ stop_shop() {
 trap 'status=$?; [ "$status" = 0 ] || [ ! -f "$shop_dir/shop.log" ] || { echo "shop serve log:" >&2; tail -n 30 "$shop_dir/shop.log" >&2; }; stop_shop' EXIT
 # The demo merchant on a fresh SQLite file, with the sandbox: no Stripe key,
 # so that nothing leaves 127.0.0.1. Port 0: the shop logs the port it got.
-env -u STRIPE_SECRET_KEY -u STRIPE_WEBHOOK_SECRET -u SHOP_PUBLIC_URL -u SHOP_ADMIN_TOKENS -u SHOP_TEST_FAULT \
+env -u STRIPE_SECRET_KEY -u STRIPE_WEBHOOK_SECRET -u SHOP_PUBLIC_URL -u SHOP_ADMIN_TOKENS -u SHOP_TEST_FAULT -u SHOP_SMTP_URL \
 	.bin/shop serve --addr 127.0.0.1:0 --db "$shop_dir/shop.db" >"$shop_dir/shop.log" 2>&1 &
 shop_pid=$!
 shop_url=
