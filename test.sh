@@ -96,7 +96,7 @@ trap 'status=$?; [ "$status" = 0 ] || [ ! -f "$shop_dir/shop.log" ] || { echo "s
 # The demo merchant on a fresh SQLite file, with the sandbox: no Stripe key,
 # so that nothing leaves 127.0.0.1. Port 0: the shop logs the port it got.
 # The UCP agent's profile is served on 127.0.0.1: the shop may fetch it there.
-env -u STRIPE_SECRET_KEY -u STRIPE_WEBHOOK_SECRET -u SHOP_PUBLIC_URL -u SHOP_ADMIN_TOKENS -u SHOP_TEST_FAULT SHOP_UCP_TEST_ALLOW_LOOPBACK=true \
+env -u STRIPE_SECRET_KEY -u STRIPE_WEBHOOK_SECRET -u SHOP_PUBLIC_URL -u SHOP_ADMIN_TOKENS -u SHOP_TEST_FAULT -u SHOP_SMTP_URL SHOP_UCP_TEST_ALLOW_LOOPBACK=true \
 	.bin/shop serve --addr 127.0.0.1:0 --db "$shop_dir/shop.db" >"$shop_dir/shop.log" 2>&1 &
 shop_pid=$!
 shop_url=

@@ -66,6 +66,7 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 			if err := tx.Create(&row).Error; err != nil {
 				return fmt.Errorf("create session: %w", err)
 			}
+			c.noteMove(tx, "", row.Status, 1)
 			return nil
 		})
 	})
@@ -234,6 +235,8 @@ func (c *Checkout) save(tx *gorm.DB, row *sessionRow) error {
 		row.Version = prev
 		return errConflict
 	}
+	c.noteMove(tx, row.was, row.Status, 1)
+	row.was = row.Status
 	return nil
 }
 

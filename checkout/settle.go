@@ -54,6 +54,7 @@ func (c *Checkout) settle(ctx context.Context, att *attemptRow, res *payments.Re
 		return nil, err
 	}
 	if out.completed != nil {
+		c.faultAt("after_order") // the crash tests' point: the order (and its email) committed, nothing answered
 		return c.sessionWith(ctx, out.completed, out.order)
 	}
 	row, err := c.load(ctx, att.SessionID)

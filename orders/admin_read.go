@@ -79,7 +79,10 @@ type OrderDetail struct {
 	Refunds         []RefundRecord         `json:"refunds"`
 	Fulfilments     []FulfilmentRecord     `json:"fulfilments"`
 	Notes           []NoteRecord           `json:"notes"`
-	AuditTrail      []AuditEntry           `json:"audit_trail"`
+	// Emails are the emails the order sent or is sending its buyer (and
+	// the staff's copy), oldest first.
+	Emails     []EmailRecord `json:"emails"`
+	AuditTrail []AuditEntry  `json:"audit_trail"`
 }
 
 // OrderDetailResult is the staff's get_order structured content.
@@ -120,6 +123,21 @@ type FulfilmentRecord struct {
 	Lines          json.RawMessage `json:"lines"`
 	Actor          string          `json:"actor"`
 	CreatedAt      time.Time       `json:"created_at"`
+}
+
+// EmailRecord is an email of an order: its kind (confirmation, staff_copy,
+// shipped, refunded, canceled), to whom, and where it stands (pending,
+// sending, sent, failed: last_error says why).
+type EmailRecord struct {
+	ID        string     `json:"id"`
+	Kind      string     `json:"kind"`
+	To        string     `json:"to"`
+	Subject   string     `json:"subject"`
+	Status    string     `json:"status"`
+	Attempts  int        `json:"attempts"`
+	LastError string     `json:"last_error,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	SentAt    *time.Time `json:"sent_at,omitempty"`
 }
 
 // NoteRecord is a staff note on an order.
@@ -307,6 +325,9 @@ func (a *Admin) getOrderDetail(ctx context.Context, args OrderDetailArgs) (Order
 	for _, e := range events {
 		d.AuditTrail = append(d.AuditTrail, auditEntry(e))
 	}
+	if d.Emails, err = orderEmails(ctx, a.db, id); err != nil {
+		return OrderDetailResult{}, "", err
+	}
 	return OrderDetailResult{Order: *d}, detailText(d), nil
 }
 
@@ -339,6 +360,13 @@ func detailText(d *OrderDetail) string {
 	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(&sb, "\nNote by %s at %s: %s", n.Actor, n.CreatedAt.Format(time.RFC3339), n.Note)
+	}
+	for _, e := range d.Emails {
+		fmt.Fprintf(&sb, "\nEmail %s to %s: %s after %d attempt(s)", e.Kind, e.To, e.Status, e.Attempts)
+		if e.LastError != "" {
+			fmt.Fprintf(&sb, " (%s)", e.LastError)
+		}
+		sb.WriteString(".")
 	}
 	for _, e := range d.AuditTrail {
 		fmt.Fprintf(&sb, "\nAudit: %s by %s at %s.", e.Action, e.Actor, e.At.Format(time.RFC3339))

@@ -177,11 +177,14 @@ func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*Order, 
 			Arguments: map[string]any{"payment": in.Payment},
 			After:     ord.Receipt, // not the permalink: its token is a bearer secret
 		})
-		if err != nil || row.ShortUnits == 0 {
+		if err == nil && row.ShortUnits > 0 {
+			err = o.Audit(ctx, tx, Event{Actor: "checkout", Action: "order.short", OrderID: row.ID, SessionID: in.SessionID,
+				After: shortState(row, lines)})
+		}
+		if err != nil {
 			return err
 		}
-		return o.Audit(ctx, tx, Event{Actor: "checkout", Action: "order.short", OrderID: row.ID, SessionID: in.SessionID,
-			After: shortState(row, lines)})
+		return o.emailConfirmation(ctx, tx, row, lines) // in the order's transaction: never lost, never twice
 	})
 	if err != nil {
 		return nil, err

@@ -5,6 +5,9 @@
 // Checkout creates an order inside its own completion transaction
 // ([Orders.Create]); buyers read it back with the order id and their email
 // (the get_order tool) or through the signed receipt link ([Orders.PermalinkURL]).
+// With [Options.Emails], the order's confirmation, and the notices of its
+// parcels, refunds and cancellation, go to notify's outbox in the
+// transaction of each change (emails.go), so none is lost or written twice.
 //
 // # Life cycles
 //
@@ -45,6 +48,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
 	"time"
@@ -85,6 +89,7 @@ type Orders struct {
 	publicURL string
 	key       []byte
 	now       func() time.Time
+	emails    *Emails
 }
 
 // Options configure Orders; nil means defaults.
@@ -97,6 +102,9 @@ type Options struct {
 	ReceiptKey []byte
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Emails, when set, has orders email their buyer (written to the
+	// outbox in each change's transaction); nil sends none.
+	Emails *Emails
 }
 
 // New returns the orders kept in db.
@@ -109,6 +117,13 @@ func New(db *gorm.DB, opts *Options) *Orders {
 		o.key = append([]byte(nil), opts.ReceiptKey...)
 		if opts.Now != nil {
 			o.now = opts.Now
+		}
+		if opts.Emails != nil {
+			e := *opts.Emails
+			if e.Logger == nil {
+				e.Logger = slog.Default()
+			}
+			o.emails = &e
 		}
 	}
 	if len(o.key) == 0 {

@@ -101,6 +101,9 @@ type Options struct {
 	// client's own writing and never trusted.
 	ClientIPHeader   string
 	TrustedProxyHops int
+	// RateLimited, when set, is told of every request refused with 429 and
+	// which limit refused it ("buyer" or "address"), for the operator's metrics.
+	RateLimited func(scope string)
 	// Logger receives access errors and server events.
 	Logger *slog.Logger
 	// Receipts, when set, serves the receipt pages GET /orders/{order_id}.
@@ -109,6 +112,8 @@ type Options struct {
 	Webhook http.Handler
 	// Pay, when set, serves the payment pages under /pay/ (PayPages).
 	Pay http.Handler
+	// Feed, when set, serves the product feed GET /feeds/products.jsonl.
+	Feed http.Handler
 	// AdminMCP is the staff's MCP server, served at /admin/mcp to holders
 	// of AdminTokens (nobody when there are none).
 	AdminMCP    *mcp.Server
@@ -163,6 +168,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Pay != nil {
 		mux.Handle("/pay/", pageHeaders(opts.PublicURL, opts.Pay))
+	}
+	if opts.Feed != nil {
+		mux.Handle("GET /feeds/products.jsonl", opts.Feed)
 	}
 	if opts.Static != nil {
 		mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler(opts.Static)))

@@ -20,6 +20,8 @@ import (
 	"shop/checkout"
 	"shop/database"
 	"shop/idempotency"
+	shopmetrics "shop/metrics"
+	"shop/notify"
 	"shop/orders"
 	"shop/payments"
 	"shop/server"
@@ -40,6 +42,10 @@ type app struct {
 	charger  checkout.Charger
 	acp      *acp.ACP
 	idem     *idempotency.Store
+	// mailer delivers the buyer's emails; nil when the shop sends none.
+	mailer *notify.Worker
+	// metrics are the operator's (served by serve on --metrics-addr).
+	metrics *shopmetrics.Metrics
 }
 
 // loadPolicy reads the merchant policy: the file named by --config, or the
@@ -117,8 +123,9 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 			return err
 		}
 	}
+	a.metrics = a.newMetrics() // its sources are read at scrapes, once everything below is wired
 	a.catalog = catalog.New(a.db, a.policy.Currency(), &catalog.Options{PublicURL: cfg.PublicURL})
-	a.orders = orders.New(a.db, &orders.Options{PublicURL: cfg.PublicURL, ReceiptKey: key})
+	a.orders = orders.New(a.db, &orders.Options{PublicURL: cfg.PublicURL, ReceiptKey: key, Emails: a.emails(m)})
 	refunder, ok := a.charger.(orders.Refunder)
 	if !ok {
 		return fmt.Errorf("payment provider %s cannot refund", a.charger.Name())
@@ -128,15 +135,39 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 	a.idem = idempotency.New(a.db)
 	a.checkout = checkout.New(a.db, a.policy, a.catalog, &checkout.Options{
 		PublicURL: cfg.PublicURL, TTL: cfg.SessionTTL, Logger: m.Logger,
-		Orders: a.orders, Charger: a.charger, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
+		Orders: a.orders, Charger: countedCharger{a.charger, a.metrics}, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
 		Linker: linker, LinkKey: key,
 		OrderRefunds: func(ctx context.Context) (int, error) { return a.admin.ReconcileRefunds(ctx, cfg.ReconcileGrace) },
 		AlsoSweep: func(ctx context.Context) (int64, error) {
 			return a.idem.Sweep(ctx, time.Now().Add(-idempotency.Retention))
 		},
+		SessionMoved: a.metrics.SessionMoved,
 	})
 	a.acp, err = acp.New(a.checkout, a.idem, acp.Options{Currency: a.policy.Currency().Code()})
 	return err
+}
+
+// emails configures the buyer's emails when both the policy's From address
+// and an SMTP server are set, with the worker that delivers them; else nil.
+func (a *app) emails(m *Main) *orders.Emails {
+	e := a.policy.Emails
+	if e.From == "" || a.cfg.SMTP == nil {
+		return nil
+	}
+	a.mailer = notify.NewWorker(a.db, a.cfg.SMTP, e.From, &notify.WorkerOptions{Logger: m.Logger})
+	return &orders.Emails{Shop: a.policy.Name, Support: e.Support, StaffCopy: e.StaffCopy, Logger: m.Logger}
+}
+
+// emailsState describes the buyer's emails for the start-up log.
+func (a *app) emailsState() string {
+	switch {
+	case a.mailer != nil:
+		return "from " + a.policy.Emails.From + " through " + a.cfg.SMTP.String()
+	case a.cfg.SMTP == nil:
+		return "off: SHOP_SMTP_URL is unset"
+	default:
+		return "off: the policy has no emails.from"
+	}
 }
 
 // fault returns, when SHOP_TEST_FAULT names a point of completion, the hook
@@ -183,6 +214,7 @@ func (a *app) buyerMCP(m *Main) *mcp.Server {
 		Tools:     slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), w.Tools()),
 		Resources: w.Resources(),
 		Logger:    m.Logger,
+		Observe:   a.metrics.ToolObserver("shop"),
 	})
 }
 
@@ -241,9 +273,10 @@ func (a *app) adminMCP(m *Main, actor *shop.Actor) *mcp.Server {
 		Instructions: fmt.Sprintf("The order administration of %s: find orders (list_orders, get_order), fulfil them, add notes, "+
 			"refund, cancel and adjust stock (two steps: the first call previews and returns a confirm token), and read the sales "+
 			"report and the audit log. Amounts are integers in minor units of %s.", a.policy.Name, a.policy.Currency().Code()),
-		Tools:  a.admin.Tools(),
-		Logger: m.Logger,
-		Actor:  actor,
+		Tools:   a.admin.Tools(),
+		Logger:  m.Logger,
+		Actor:   actor,
+		Observe: a.metrics.ToolObserver("shop-admin"),
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"shop/checkout"
+	"shop/notify"
 	"shop/payments"
 	"shop/server"
 )
@@ -75,6 +76,12 @@ type Config struct {
 	// only): the agents admitted to /acp/mcp, open to all when none.
 	AgentTokens []server.AgentToken
 	ReceiptKey  string
+	// SMTP is the server the buyer's emails go through (SHOP_SMTP_URL); nil:
+	// the shop sends none.
+	SMTP *notify.SMTP
+	// MetricsAddr is where serve answers /metrics (--metrics-addr): "" for
+	// the loopback port after --addr's, "off" for nowhere.
+	MetricsAddr string
 }
 
 // Defaults of the command line.
@@ -99,6 +106,7 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	fs.SetOutput(io.Discard)
 	if withAddr {
 		fs.StringVar(&cfg.Addr, "addr", DefaultAddr, "listen address")
+		fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "where /metrics listens (default: 127.0.0.1 and the port after --addr's; off: nowhere)")
 	}
 	fs.StringVar(&cfg.DB, "db", DefaultDB, "SQLite file path or postgres:// URL")
 	fs.StringVar(&cfg.PolicyFile, "config", "", "merchant policy YAML file")
@@ -151,6 +159,13 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 		return nil, fmt.Errorf("STRIPE_SPT_VERSION %q: send a Stripe API version such as %s", cfg.StripeSPTVersion, payments.DefaultSPTVersion)
 	}
 	cfg.ReceiptKey = m.Getenv("SHOP_RECEIPT_KEY")
+	if raw := m.Getenv("SHOP_SMTP_URL"); raw != "" {
+		smtp, err := notify.ParseSMTPURL(raw)
+		if err != nil {
+			return nil, fmt.Errorf("SHOP_SMTP_URL: %w", err)
+		}
+		cfg.SMTP = smtp
+	}
 	cfg.Fault = m.Getenv("SHOP_TEST_FAULT")
 	cfg.Pprof = m.Getenv("SHOP_PPROF")
 	cfg.UCPAllowLoopback = m.Getenv("SHOP_UCP_TEST_ALLOW_LOOPBACK") == "true"

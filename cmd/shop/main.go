@@ -7,12 +7,13 @@
 //	shop stdio    [--db …] [--config …]     buyer tools over stdio
 //	shop admin    [--db …] [--config …]     staff tools over stdio (owner role)
 //	shop migrate  [--db …]                  apply migrations, print the schema version
-//	shop catalog import FILE [--db …] [--config …]
+//	shop catalog import FILE [--db …] [--config …]   the shop's JSON, or a Shopify or WooCommerce product CSV export
+//	shop feed export [--format jsonl|json] [--out FILE] [--db …] [--config …]
 //	shop purchase [--url http://127.0.0.1:8000/mcp] [--items N] [--promo CODE] [--decline] [--json] [--timeout 60s] [--address JSON] [--live]
 //	                                        a whole test-mode purchase against a running shop
 //
 // Secrets come from the environment (STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET,
-// SHOP_ADMIN_TOKENS, SHOP_RECEIPT_KEY); SHOP_PUBLIC_URL is the shop's base URL.
+// SHOP_ADMIN_TOKENS, SHOP_RECEIPT_KEY, SHOP_SMTP_URL); SHOP_PUBLIC_URL is the shop's base URL.
 package main
 
 import (
@@ -61,7 +62,11 @@ const usage = `Usage:
   shop admin [flags]              serve the staff's tools over stdio, as the owner
   shop migrate [flags]            apply database migrations and print the schema version
   shop catalog import FILE [flags]
-                                  import products from a JSON catalog file
+                                  import products from the shop's JSON catalog file, or from
+                                  a Shopify or WooCommerce product CSV export
+  shop feed export [--format jsonl|json] [--out FILE] [flags]
+                                  write the catalog as an ACP product feed (default JSON Lines,
+                                  to stdout); shop serve serves it at /feeds/products.jsonl
   shop purchase [purchase flags]  make a whole test-mode purchase against a running shop,
                                   as a host does, and check every answer; exit 0 if all held
   shop bench [bench flags]        load a running shop and a no-op floor; see BENCHMARKS.md
@@ -71,6 +76,7 @@ Flags:
   --db DSN        SQLite file path or postgres:// URL (default shop.db)
   --config FILE   merchant policy YAML (default: the built-in demo merchant)
   --session-ttl D how long a checkout session holds its stock after its last change (default 30m)
+  --metrics-addr A where serve answers /metrics (default 127.0.0.1 and the port after --addr's; off: none)
 
 Purchase flags:
   --url URL       the shop's MCP endpoint (default http://127.0.0.1:8000/mcp)
@@ -128,6 +134,12 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 			return errUsage
 		}
 		return m.importCatalog(ctx, args[1:])
+	case "feed":
+		if len(args) == 0 || args[0] != "export" {
+			fmt.Fprint(m.Stderr, "shop feed: the subcommand is `export [--format jsonl|json] [--out FILE]`\n\n"+usage)
+			return errUsage
+		}
+		return m.feedExport(ctx, args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(m.Stdout, usage)
 		return nil
