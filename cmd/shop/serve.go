@@ -138,7 +138,7 @@ func (m *Main) listenMetrics(ctx context.Context, cfg *Config, a *app) (string, 
 		return "", fmt.Errorf("metrics: listen on %s: %w (choose another with --metrics-addr, or --metrics-addr off)", addr, err)
 	}
 	go func() {
-		if err := serveMetrics(ctx, ln, a.metrics); err != nil {
+		if err := a.metrics.Serve(ctx, ln); err != nil {
 			m.Logger.Error("metrics", "err", err)
 		}
 	}()
