@@ -7,8 +7,8 @@ import (
 
 	"shop"
 	"shop/checkout"
+	"shop/contract"
 	"shop/money"
-	"shop/orders"
 )
 
 // session translates checkout's session into the ACP CheckoutSession
@@ -147,7 +147,7 @@ func sessionMessage(m checkout.Message) Message {
 	return out
 }
 
-func order(o *orders.Order) *Order {
+func order(o *contract.Order) *Order {
 	out := &Order{
 		Type: "order", ID: o.ID, CheckoutSessionID: o.CheckoutSessionID, OrderNumber: fmt.Sprint(o.Number),
 		PermalinkURL: o.PermalinkURL, Status: o.Status, LineItems: []OrderLine{}, Totals: totals(o.Receipt.Totals),

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"shop"
+	"shop/contract"
 	"shop/money"
 )
 
@@ -59,7 +60,7 @@ type OrderList struct {
 // the payment attempts, refunds, fulfilments, notes and audit trail, each
 // oldest first.
 type OrderDetail struct {
-	Order
+	contract.Order
 	Refunded money.Price `json:"refunded"`
 	// ShortUnits are the units the stock on hand did not cover when the
 	// order was written (the catalog changed while the buyer paid): they

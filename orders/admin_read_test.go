@@ -14,6 +14,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/contract"
 	"shop/database/dbtest"
 	"shop/money"
 	"shop/orders"
@@ -45,11 +46,11 @@ func newReadDesk(t *testing.T, db *gorm.DB) *readDesk {
 
 // place creates an order (3 units, 52.10 USD) by email and name, then sets
 // its creation time and status as the test needs.
-func (d *readDesk) place(t *testing.T, email, name string, at time.Time, status orders.Status) *orders.Order {
+func (d *readDesk) place(t *testing.T, email, name string, at time.Time, status orders.Status) *contract.Order {
 	t.Helper()
 	d.n++
 	in := sample(fmt.Sprintf("cs_read_%d", d.n))
-	in.Buyer = &orders.Buyer{Name: name, Email: email}
+	in.Buyer = &contract.Buyer{Name: name, Email: email}
 	in.Channel = d.channel
 	addSession(t, d.db, in.SessionID)
 	ord, err := d.o.Create(context.Background(), nil, in)
@@ -162,7 +163,7 @@ func TestReadToolRoles(t *testing.T) {
 func TestListOrders(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		d := newReadDesk(t, db)
-		byNumber := map[int64]*orders.Order{}
+		byNumber := map[int64]*contract.Order{}
 		for _, o := range []struct {
 			email, name, status string
 			at                  time.Duration
@@ -403,7 +404,7 @@ func TestAdminGetOrder(t *testing.T) {
 			Notes:  []orders.NoteRecord{{ID: "note_1", Note: "gift wrap", Actor: "support:t", CreatedAt: at(6)}},
 			Emails: []orders.EmailRecord{}, // this shop sends none
 		}
-		got.Order, wantRest.AuditTrail = orders.Order{}, got.AuditTrail
+		got.Order, wantRest.AuditTrail = contract.Order{}, got.AuditTrail
 		if diff := cmp.Diff(wantRest, got); diff != "" {
 			t.Errorf("detail (-want +got):\n%s", diff)
 		}

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/contract"
 	"shop/database"
 	"shop/money"
 )
@@ -23,25 +24,25 @@ type NewOrder struct {
 	// SessionID is the checkout session the order completes; one order per session.
 	SessionID string
 	// Buyer may be nil; Email is then required.
-	Buyer *Buyer
+	Buyer *contract.Buyer
 	// Email is the buyer's email; when empty, Buyer.Email is used.
 	Email string
 	// Address is the shipping address.
-	Address *Address
+	Address *contract.Address
 	// FulfillmentOption is the chosen shipping option.
-	FulfillmentOption *FulfillmentOption
+	FulfillmentOption *contract.FulfillmentOption
 	// LineItems are the priced lines, in order.
-	LineItems []LineItem
+	LineItems []contract.LineItem
 	// Totals are the session's totals, in order; the "total" entry equals Total.
-	Totals []Total
+	Totals []contract.Total
 	// Links are the legal pages the buyer saw.
-	Links []Link
+	Links []contract.Link
 	// Currency is the lower-case ISO 4217 code of every amount.
 	Currency string
 	// Total is the amount charged, in minor units.
 	Total int64
 	// Payment is how it was paid; an empty Status means "succeeded".
-	Payment Payment
+	Payment contract.Payment
 	// Channel is the endpoint the session came through (shop.Channel);
 	// empty means "mcp".
 	Channel string
@@ -123,9 +124,9 @@ func (lineRow) TableName() string { return "order_lines" }
 // audit event "order.short" with them. The unique checkout_session_id makes a
 // second order for one session impossible: Create then returns an error
 // wrapping ErrExists, and the caller may read the first with BySession.
-func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*Order, error) {
+func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*contract.Order, error) {
 	if tx == nil {
-		var ord *Order
+		var ord *contract.Order
 		err := database.Transact(database.WithClock(ctx, o.now), o.db, func(tx *gorm.DB) error {
 			var err error
 			ord, err = o.Create(ctx, tx, in)
@@ -146,7 +147,7 @@ func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*Order, 
 	if n > 0 {
 		return nil, fmt.Errorf("create order for session %s: %w", in.SessionID, ErrExists)
 	}
-	var ord *Order
+	var ord *contract.Order
 	err = database.Transact(ctx, tx, func(tx *gorm.DB) error { // a savepoint inside the caller's transaction
 		if row.Number, err = nextNumber(tx); err != nil {
 			return err
@@ -215,7 +216,7 @@ func (o *Orders) rows(in NewOrder) (*orderRow, []lineRow, error) {
 		return nil, nil, fmt.Errorf("create order for session %s: %q is not an order id", in.SessionID, in.ID)
 	}
 	for _, t := range in.Totals {
-		if t.Type == TotalTotal && t.Amount != in.Total {
+		if t.Type == contract.TotalTotal && t.Amount != in.Total {
 			return nil, nil, fmt.Errorf("create order for session %s: total %d differs from the totals' %d", in.SessionID, in.Total, t.Amount)
 		}
 	}

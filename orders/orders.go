@@ -57,6 +57,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/contract"
 )
 
 // Statuses of an order's payment (the order's own are Status).
@@ -147,7 +148,7 @@ var errNoReceipt = shop.Errorf(shop.NotFound, "", "no such receipt")
 // unknown id, so that the answer is no oracle for either.
 //
 // Errors: missing or invalid $.order_id, missing or invalid $.email, not_found.
-func (o *Orders) Get(ctx context.Context, id, email string) (*Order, error) {
+func (o *Orders) Get(ctx context.Context, id, email string) (*contract.Order, error) {
 	id = strings.TrimSpace(id)
 	switch {
 	case id == "":
@@ -175,7 +176,7 @@ func (o *Orders) Get(ctx context.Context, id, email string) (*Order, error) {
 
 // BySession returns the order of a session, or nil, nil when there is none.
 // db may be a transaction or nil.
-func (o *Orders) BySession(ctx context.Context, db *gorm.DB, sessionID string) (*Order, error) {
+func (o *Orders) BySession(ctx context.Context, db *gorm.DB, sessionID string) (*contract.Order, error) {
 	return o.find(ctx, db, "checkout_session_id = ?", sessionID)
 }
 
@@ -184,7 +185,7 @@ func (o *Orders) BySession(ctx context.Context, db *gorm.DB, sessionID string) (
 // completed its checkout. Unlike Get it needs no email.
 //
 // Errors: missing, invalid or not_found $.order_id.
-func (o *Orders) ByID(ctx context.Context, id string) (*Order, error) {
+func (o *Orders) ByID(ctx context.Context, id string) (*contract.Order, error) {
 	id = strings.TrimSpace(id)
 	switch {
 	case id == "":
@@ -204,7 +205,7 @@ func (o *Orders) ByID(ctx context.Context, id string) (*Order, error) {
 
 // ByPermalink returns the order when token is the valid HMAC for id
 // (compared in constant time); otherwise not_found.
-func (o *Orders) ByPermalink(ctx context.Context, id, token string) (*Order, error) {
+func (o *Orders) ByPermalink(ctx context.Context, id, token string) (*contract.Order, error) {
 	if !idPattern.MatchString(id) || !o.validToken(id, token) {
 		return nil, errNoReceipt
 	}
@@ -219,7 +220,7 @@ func (o *Orders) ByPermalink(ctx context.Context, id, token string) (*Order, err
 }
 
 // find returns the one order matching the condition, or nil, nil.
-func (o *Orders) find(ctx context.Context, db *gorm.DB, cond string, args ...any) (*Order, error) {
+func (o *Orders) find(ctx context.Context, db *gorm.DB, cond string, args ...any) (*contract.Order, error) {
 	if db == nil {
 		db = o.db
 	}
@@ -239,12 +240,12 @@ func (o *Orders) find(ctx context.Context, db *gorm.DB, cond string, args ...any
 }
 
 // order is the contract's Order of a stored order.
-func (o *Orders) order(r *orderRow, lines []lineRow) (*Order, error) {
-	rec := Receipt{
+func (o *Orders) order(r *orderRow, lines []lineRow) (*contract.Order, error) {
+	rec := contract.Receipt{
 		OrderID: r.ID, Number: r.Number, Status: string(r.Status), CreatedAt: r.CreatedAt.UTC(),
-		Email: r.Email, Currency: r.Currency, LineItems: make([]LineItem, 0, len(lines)),
-		Totals: []Total{}, Links: []Link{},
-		Payment: Payment{Provider: r.PaymentProvider, Mode: r.PaymentMode, Reference: r.PaymentReference, Status: r.PaymentStatus},
+		Email: r.Email, Currency: r.Currency, LineItems: make([]contract.LineItem, 0, len(lines)),
+		Totals: []contract.Total{}, Links: []contract.Link{},
+		Payment: contract.Payment{Provider: r.PaymentProvider, Mode: r.PaymentMode, Reference: r.PaymentReference, Status: r.PaymentStatus},
 	}
 	for _, f := range []struct {
 		col string
@@ -261,8 +262,8 @@ func (o *Orders) order(r *orderRow, lines []lineRow) (*Order, error) {
 		}
 	}
 	for _, l := range lines {
-		li := LineItem{
-			ID: l.LineID, Item: Item{ID: l.VariantID, Quantity: l.Quantity}, Name: l.Name, Images: []string{},
+		li := contract.LineItem{
+			ID: l.LineID, Item: contract.Item{ID: l.VariantID, Quantity: l.Quantity}, Name: l.Name, Images: []string{},
 			UnitAmount: l.UnitAmount, BaseAmount: l.BaseAmount, Discount: l.Discount,
 			Subtotal: l.Subtotal, Tax: l.Tax, Total: l.Total,
 		}
@@ -275,12 +276,12 @@ func (o *Orders) order(r *orderRow, lines []lineRow) (*Order, error) {
 		rec.LineItems = append(rec.LineItems, li)
 	}
 	if rec.Totals == nil {
-		rec.Totals = []Total{}
+		rec.Totals = []contract.Total{}
 	}
 	if rec.Links == nil {
-		rec.Links = []Link{}
+		rec.Links = []contract.Link{}
 	}
-	return &Order{
+	return &contract.Order{
 		ID: r.ID, CheckoutSessionID: r.CheckoutSessionID, PermalinkURL: o.PermalinkURL(r.ID),
 		Number: r.Number, Status: string(r.Status), Receipt: rec,
 	}, nil

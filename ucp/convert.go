@@ -8,6 +8,7 @@ import (
 
 	"shop"
 	"shop/checkout"
+	"shop/contract"
 	"shop/orders"
 )
 
@@ -124,29 +125,29 @@ func item(l checkout.LineItem) Item {
 // subtotal (the items before discounts), items_discount and discount
 // (negative), fulfillment (when an option is chosen), tax and total.
 func totals(in []checkout.Total, shipping bool) []Total {
-	by := map[orders.TotalType]checkout.Total{}
+	by := map[contract.TotalType]checkout.Total{}
 	for _, t := range in {
 		by[t.Type] = t
 	}
-	text := func(t orders.TotalType, def string) string {
+	text := func(t contract.TotalType, def string) string {
 		if s := by[t].DisplayText; s != "" {
 			return s
 		}
 		return def
 	}
-	out := []Total{{Type: "subtotal", DisplayText: text(orders.TotalItemsBase, "Subtotal"), Amount: by[orders.TotalItemsBase].Amount}}
-	if d := by[orders.TotalItemsDiscount].Amount; d > 0 {
-		out = append(out, Total{Type: "items_discount", DisplayText: text(orders.TotalItemsDiscount, "Item discounts"), Amount: -d})
+	out := []Total{{Type: "subtotal", DisplayText: text(contract.TotalItemsBase, "Subtotal"), Amount: by[contract.TotalItemsBase].Amount}}
+	if d := by[contract.TotalItemsDiscount].Amount; d > 0 {
+		out = append(out, Total{Type: "items_discount", DisplayText: text(contract.TotalItemsDiscount, "Item discounts"), Amount: -d})
 	}
-	if d := by[orders.TotalDiscount].Amount; d > 0 {
-		out = append(out, Total{Type: "discount", DisplayText: text(orders.TotalDiscount, "Discount"), Amount: -d})
+	if d := by[contract.TotalDiscount].Amount; d > 0 {
+		out = append(out, Total{Type: "discount", DisplayText: text(contract.TotalDiscount, "Discount"), Amount: -d})
 	}
-	if f := by[orders.TotalFulfillment].Amount; shipping || f > 0 {
-		out = append(out, Total{Type: "fulfillment", DisplayText: text(orders.TotalFulfillment, "Shipping"), Amount: f})
+	if f := by[contract.TotalFulfillment].Amount; shipping || f > 0 {
+		out = append(out, Total{Type: "fulfillment", DisplayText: text(contract.TotalFulfillment, "Shipping"), Amount: f})
 	}
 	out = append(out,
-		Total{Type: "tax", DisplayText: text(orders.TotalTax, "Tax"), Amount: by[orders.TotalTax].Amount},
-		Total{Type: "total", DisplayText: text(orders.TotalTotal, "Total"), Amount: by[orders.TotalTotal].Amount})
+		Total{Type: "tax", DisplayText: text(contract.TotalTax, "Tax"), Amount: by[contract.TotalTax].Amount},
+		Total{Type: "total", DisplayText: text(contract.TotalTotal, "Total"), Amount: by[contract.TotalTotal].Amount})
 	return out
 }
 
@@ -154,7 +155,7 @@ func discounts(in []checkout.Total) *Discounts {
 	d := &Discounts{}
 	var off int64
 	for _, t := range in {
-		if t.Type == orders.TotalItemsDiscount || t.Type == orders.TotalDiscount {
+		if t.Type == contract.TotalItemsDiscount || t.Type == contract.TotalDiscount {
 			off += t.Amount
 		}
 	}
@@ -305,7 +306,7 @@ func checkoutPath(p string) string {
 }
 
 // toOrder is an order as UCP shows it.
-func (u *UCP) toOrder(c *call, o *orders.Order) *Order {
+func (u *UCP) toOrder(c *call, o *contract.Order) *Order {
 	r := o.Receipt
 	out := &Order{UCP: u.envelope(c, CapOrder), ID: o.ID, Label: fmt.Sprintf("#%d", o.Number), CheckoutID: o.CheckoutSessionID,
 		PermalinkURL: o.PermalinkURL, Currency: strings.ToUpper(r.Currency), LineItems: []OrderLineItem{},
