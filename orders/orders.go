@@ -164,14 +164,7 @@ func (o *Orders) Get(ctx context.Context, id, email string) (*contract.Order, er
 		return nil, shop.Errorf(shop.Invalid, "$.email", "send the email address the order was placed with, such as jane@example.com (at most %d characters)", MaxEmailLen)
 	}
 	// One query whether the id or the email is wrong: no timing difference either.
-	ord, err := o.find(ctx, nil, "id = ? AND email = ?", id, norm)
-	if err != nil {
-		return nil, err
-	}
-	if ord == nil {
-		return nil, errNotFound
-	}
-	return ord, nil
+	return o.findOr(ctx, errNotFound, "id = ? AND email = ?", id, norm)
 }
 
 // BySession returns the order of a session, or nil, nil when there is none.
@@ -193,14 +186,7 @@ func (o *Orders) ByID(ctx context.Context, id string) (*contract.Order, error) {
 	case !idPattern.MatchString(id):
 		return nil, shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as in the order confirmation`)
 	}
-	ord, err := o.find(ctx, nil, "id = ?", id)
-	if err != nil {
-		return nil, err
-	}
-	if ord == nil {
-		return nil, errNotFound
-	}
-	return ord, nil
+	return o.findOr(ctx, errNotFound, "id = ?", id)
 }
 
 // ByPermalink returns the order when token is the valid HMAC for id
@@ -209,12 +195,18 @@ func (o *Orders) ByPermalink(ctx context.Context, id, token string) (*contract.O
 	if !idPattern.MatchString(id) || !o.validToken(id, token) {
 		return nil, errNoReceipt
 	}
-	ord, err := o.find(ctx, nil, "id = ?", id)
+	return o.findOr(ctx, errNoReceipt, "id = ?", id)
+}
+
+// findOr returns the one order matching the condition, or missing when
+// there is none.
+func (o *Orders) findOr(ctx context.Context, missing error, cond string, args ...any) (*contract.Order, error) {
+	ord, err := o.find(ctx, nil, cond, args...)
+	if err == nil && ord == nil {
+		err = missing
+	}
 	if err != nil {
 		return nil, err
-	}
-	if ord == nil {
-		return nil, errNoReceipt
 	}
 	return ord, nil
 }
