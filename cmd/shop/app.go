@@ -226,7 +226,7 @@ func (a *app) ucpDialect(m *Main) *ucp.UCP {
 		brands = append(brands, c.Brand)
 	}
 	return ucp.New(ucp.Options{
-		Checkout: a.checkout, Catalog: a.catalog, Orders: a.orders, Idempotency: idempotency.New(a.db), PublicURL: a.cfg.PublicURL,
+		Checkout: a.checkout, Catalog: a.catalog, Orders: a.orders, Idempotency: a.idem, PublicURL: a.cfg.PublicURL,
 		Sandbox: a.charger.Name() == "sandbox", TestTokens: tokens, CardBrands: brands,
 		AllowLoopbackProfiles: a.cfg.UCPAllowLoopback, Logger: m.Logger,
 	})
@@ -241,8 +241,9 @@ func (a *app) ucpMCP(m *Main, u *ucp.UCP) *mcp.Server {
 		Instructions: fmt.Sprintf("%s speaks the Universal Commerce Protocol %s: its business profile is at /.well-known/ucp. "+
 			"Every call carries meta[\"ucp-agent\"].profile. Amounts are integers in minor units of %s.",
 			a.policy.Name, ucp.Version, a.policy.Currency().Code()),
-		Tools:  u.Tools(),
-		Logger: m.Logger,
+		Tools:   u.Tools(),
+		Logger:  m.Logger,
+		Observe: a.metrics.ToolObserver("shop-ucp"),
 	})
 }
 
