@@ -149,12 +149,9 @@ var errNoReceipt = shop.Errorf(shop.NotFound, "", "no such receipt")
 //
 // Errors: missing or invalid $.order_id, missing or invalid $.email, not_found.
 func (o *Orders) Get(ctx context.Context, id, email string) (*contract.Order, error) {
-	id = strings.TrimSpace(id)
-	switch {
-	case id == "":
-		return nil, shop.Errorf(shop.Missing, "$.order_id", `send the order id from the order confirmation, such as "ord_…"`)
-	case !idPattern.MatchString(id):
-		return nil, shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as in the order confirmation`)
+	id, err := orderID(id)
+	if err != nil {
+		return nil, err
 	}
 	norm := normalizeEmail(email)
 	switch {
@@ -179,12 +176,9 @@ func (o *Orders) BySession(ctx context.Context, db *gorm.DB, sessionID string) (
 //
 // Errors: missing, invalid or not_found $.order_id.
 func (o *Orders) ByID(ctx context.Context, id string) (*contract.Order, error) {
-	id = strings.TrimSpace(id)
-	switch {
-	case id == "":
-		return nil, shop.Errorf(shop.Missing, "$.order_id", `send the order id from the order confirmation, such as "ord_…"`)
-	case !idPattern.MatchString(id):
-		return nil, shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as in the order confirmation`)
+	id, err := orderID(id)
+	if err != nil {
+		return nil, err
 	}
 	return o.findOr(ctx, errNotFound, "id = ?", id)
 }
@@ -196,6 +190,18 @@ func (o *Orders) ByPermalink(ctx context.Context, id, token string) (*contract.O
 		return nil, errNoReceipt
 	}
 	return o.findOr(ctx, errNoReceipt, "id = ?", id)
+}
+
+// orderID checks an order id a caller sent ($.order_id), trimmed.
+func orderID(id string) (string, error) {
+	id = strings.TrimSpace(id)
+	switch {
+	case id == "":
+		return "", shop.Errorf(shop.Missing, "$.order_id", `send the order id from the order confirmation, such as "ord_…"`)
+	case !idPattern.MatchString(id):
+		return "", shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as in the order confirmation`)
+	}
+	return id, nil
 }
 
 // findOr returns the one order matching the condition, or missing when
