@@ -24,6 +24,8 @@ var allowed = map[string][]string{
 	"shop/bench":               {"shop/purchase", "shop/money"},
 	"shop/server":              {"shop/widgets", "shop/checkout", "shop/orders", "shop/catalog", "shop/payments", "shop/money"},
 	"shop/widgets":             {"shop/checkout", "shop/catalog", "shop/money"},
+	"shop/acp":                 {"shop/checkout", "shop/orders", "shop/money", "shop/idempotency"},
+	"shop/ucp":                 {"shop/checkout", "shop/catalog", "shop/orders", "shop/idempotency"},
 	"shop/checkout":            {"shop/orders", "shop/catalog", "shop/payments", "shop/money", "shop/database"},
 	"shop/orders":              {"shop/catalog", "shop/payments", "shop/notify", "shop/money", "shop/database"},
 	"shop/catalog":             {"shop/money", "shop/database"},
@@ -39,6 +41,7 @@ var allowed = map[string][]string{
 	"shop/database":            {"shop/migrations"},
 	"shop/database/dbtest":     {"shop/database"},
 	"shop/payments/stripetest": {"shop/payments"},
+	"shop/idempotency":         {"shop/database"},
 	"shop/mcptest":             {},
 }
 
@@ -47,7 +50,7 @@ var allowed = map[string][]string{
 // the HTML sanitiser only where imported descriptions are read.
 var external = map[string][]string{
 	"github.com/modelcontextprotocol/go-sdk": {"shop/server", "shop/cmd/shop", "shop/purchase", "shop/bench", "shop/mcptest"},
-	"gorm.io/":                               {"shop/catalog", "shop/checkout", "shop/orders", "shop/payments", "shop/notify", "shop/database", "shop/database/dbtest", "shop/cmd/shop"},
+	"gorm.io/":                               {"shop/catalog", "shop/checkout", "shop/orders", "shop/payments", "shop/notify", "shop/database", "shop/database/dbtest", "shop/cmd/shop", "shop/idempotency"},
 	"github.com/stripe/stripe-go":            {"shop/payments"},
 	"github.com/wneessen/go-mail":            {"shop/notify"},
 	"github.com/emersion/go-smtp":            {"shop/notify/smtptest"},

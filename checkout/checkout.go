@@ -132,6 +132,7 @@ type Checkout struct {
 	linker  Linker
 	linkKey []byte
 	refunds func(context.Context) (int, error)
+	swept   func(context.Context) (int64, error)
 	moved   func(from, to string, n int64)
 }
 
@@ -163,6 +164,10 @@ type Options struct {
 	// OrderRefunds, when set, settles the staff's refunds left pending (an
 	// answer lost); the reconciler runs it with its own work.
 	OrderRefunds func(context.Context) (int, error)
+	// AlsoSweep, when set, runs with the sweep of ended sessions (Sweep):
+	// the retention of what other parts keep (the agents' idempotency
+	// keys). It answers how many rows it deleted.
+	AlsoSweep func(context.Context) (int64, error)
 	// Fault, for tests only, is called at named points of completion
 	// ("before_charge", "after_charge", "after_order"); a test makes it end
 	// the process.
@@ -194,6 +199,7 @@ func New(db *gorm.DB, policy *Policy, cat *catalog.Catalog, opts *Options) *Chec
 		}
 		c.orders, c.charger, c.fault = opts.Orders, opts.Charger, opts.Fault
 		c.linker, c.linkKey, c.refunds, c.moved = opts.Linker, opts.LinkKey, opts.OrderRefunds, opts.SessionMoved
+		c.swept = opts.AlsoSweep
 		if opts.ReconcileGrace > 0 {
 			c.grace = opts.ReconcileGrace
 		}

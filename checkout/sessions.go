@@ -54,7 +54,7 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 	}
 	now := c.now().UTC()
 	fresh := sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now,
-		BuyerKey: shop.BuyerFrom(ctx).Key()}
+		BuyerKey: shop.BuyerFrom(ctx).Key(), Channel: string(shop.ChannelFrom(ctx))}
 	var row sessionRow
 	// errConflict: a session of the buyer's that gave way changed meanwhile.
 	err := retryConflicts(func() error {

@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/contract"
 	"shop/database"
 	"shop/orders"
 	"shop/payments"
@@ -72,7 +73,7 @@ type outcome struct {
 	// order, when the attempt's success made the order (else nil): the
 	// answer needs no reading back.
 	completed *sessionRow
-	order     *orders.Order
+	order     *contract.Order
 }
 
 // record settles an attempt with the provider's known answer.
@@ -163,7 +164,7 @@ func (c *Checkout) take(ctx context.Context, tx *gorm.DB, row *sessionRow, st st
 // snapshot), whatever the catalog says now, and the stock takes what it can.
 // The session (row) is completed. It returns the order and the units short
 // by variant (nil when none).
-func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow, res *payments.Result, row *sessionRow) (*orders.Order, map[string]int64, error) {
+func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow, res *payments.Result, row *sessionRow) (*contract.Order, map[string]int64, error) {
 	st, snap := row.state(), row.Priced
 	orderID := att.OrderID
 	if orderID == "" {
@@ -172,8 +173,8 @@ func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow,
 	in := orders.NewOrder{
 		ID: orderID, SessionID: row.ID, Buyer: st.Buyer, Address: st.Address,
 		LineItems: snap.LineItems, Totals: snap.Totals, Links: c.links(),
-		Currency: row.Currency, Total: row.Total,
-		Payment: orders.Payment{Provider: att.Provider, Mode: att.Mode, Reference: res.Reference, Status: string(payments.Succeeded)},
+		Currency: row.Currency, Total: row.Total, Channel: row.Channel,
+		Payment: contract.Payment{Provider: att.Provider, Mode: att.Mode, Reference: res.Reference, Status: string(payments.Succeeded)},
 	}
 	if st.Buyer != nil {
 		in.Email = st.Buyer.Email

@@ -10,8 +10,8 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/contract"
 	"shop/database"
-	"shop/orders"
 )
 
 // sessionRow is a row of checkout_sessions. The buyer's input (items, buyer,
@@ -48,6 +48,9 @@ type sessionRow struct {
 	// in lower case, "" without one. See holdlimits.go.
 	BuyerKey   string
 	BuyerEmail string
+	// Channel is the endpoint the session was created through
+	// (shop.ChannelFrom of Create's ctx); its order keeps it.
+	Channel string
 
 	// was is the status the row was read with (AfterFind), for
 	// Options.SessionMoved.
@@ -145,7 +148,7 @@ func (c *Checkout) session(ctx context.Context, r *sessionRow) (*Session, error)
 
 // sessionWith is session with the order of a completed session when the
 // caller holds it already (it has just written it).
-func (c *Checkout) sessionWith(ctx context.Context, r *sessionRow, order *orders.Order) (*Session, error) {
+func (c *Checkout) sessionWith(ctx context.Context, r *sessionRow, order *contract.Order) (*Session, error) {
 	st, snap := r.state(), r.Priced.clone() // the answer's slices are its own
 	s := &Session{
 		ID: r.ID, Status: r.Status, Currency: r.Currency,

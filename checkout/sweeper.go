@@ -30,8 +30,8 @@ func (c *Checkout) ExpireDue(ctx context.Context) (int64, error) {
 	return expired, nil
 }
 
-// Sweep runs ExpireDue and then DeleteEnded now and then every interval
-// until ctx is done.
+// Sweep runs ExpireDue, then DeleteEnded and Options.AlsoSweep, now and
+// then every interval until ctx is done.
 func (c *Checkout) Sweep(ctx context.Context, every time.Duration) {
 	c.repeat(ctx, every, "checkout sessions expired", func(ctx context.Context) (int64, error) {
 		n, err := c.ExpireDue(ctx)
@@ -41,6 +41,13 @@ func (c *Checkout) Sweep(ctx context.Context, every time.Duration) {
 		deleted, err := c.DeleteEnded(ctx)
 		if deleted > 0 {
 			c.logger.InfoContext(ctx, "ended checkout sessions deleted", "count", deleted, "retention", c.policy.SessionRetention())
+		}
+		if c.swept != nil && err == nil {
+			var more int64
+			more, err = c.swept(ctx)
+			if more > 0 {
+				c.logger.InfoContext(ctx, "rows past their retention deleted", "count", more)
+			}
 		}
 		return n, err
 	})

@@ -3,10 +3,10 @@
 // receipt, and the catalog's import format. They are plain data with JSON
 // tags, and methods only that read them.
 //
-// The shop's packages name them as their own (checkout.Session and
-// orders.Order are aliases of these), and the shop's own clients (shop
-// purchase, shop bench) decode the shop's answers into them, so that the
-// shapes are written down once.
+// Package orders keeps the order and its receipt in these shapes, checkout
+// names the session's as its own (checkout.Session is an alias of Session),
+// and the shop's own clients (shop purchase, shop bench) decode the shop's
+// answers into them, so that the shapes are written down once.
 package contract
 
 import "time"

@@ -29,6 +29,10 @@
 package metrics
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"time"
 
@@ -115,4 +119,17 @@ func (m *Metrics) SessionMoved(from, to string, n int64) {
 // RateLimited counts a request the rate limits refused.
 func (m *Metrics) RateLimited(scope string) {
 	m.refusals.WithLabelValues(scope).Inc()
+}
+
+// Serve answers /metrics (and every other path) on ln until ctx is done.
+func (m *Metrics) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = hs.Close()
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return nil
 }

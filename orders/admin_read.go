@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"shop"
+	"shop/contract"
 	"shop/money"
 )
 
@@ -44,6 +45,8 @@ type OrderSummary struct {
 	// ShortUnits are units sold that the stock on hand did not cover when
 	// the order was written (see OrderDetail.ShortUnits).
 	ShortUnits int64 `json:"short_units"`
+	// Channel is the endpoint the order came through: mcp, acp or ucp.
+	Channel string `json:"channel"`
 }
 
 // OrderList is list_orders' structured content, newest first.
@@ -57,14 +60,17 @@ type OrderList struct {
 // the payment attempts, refunds, fulfilments, notes and audit trail, each
 // oldest first.
 type OrderDetail struct {
-	Order
+	contract.Order
 	Refunded money.Price `json:"refunded"`
 	// ShortUnits are the units the stock on hand did not cover when the
 	// order was written (the catalog changed while the buyer paid): they
 	// were paid for and not taken from stock; the staff restock or refund
 	// them. Each line says how many of its units (LineProgress.Short).
-	ShortUnits int64          `json:"short_units"`
-	Lines      []LineProgress `json:"lines"`
+	ShortUnits int64 `json:"short_units"`
+	// Channel is the endpoint the order came through: mcp (the ChatGPT
+	// Apps dialect), acp (the ACP MCP binding) or ucp.
+	Channel string         `json:"channel"`
+	Lines   []LineProgress `json:"lines"`
 	// PaymentAttempts are every try to pay for the order's checkout
 	// session, the one that paid among them.
 	PaymentAttempts []PaymentAttemptRecord `json:"payment_attempts"`
@@ -232,11 +238,11 @@ func (a *Admin) listOrders(ctx context.Context, args ListOrdersArgs) (OrderList,
 		return OrderList{}, "", err
 	}
 	type row struct {
-		ID, Status, Email, Currency                string
+		ID, Status, Email, Currency, Channel       string
 		Number, Total, Refunded, Items, ShortUnits int64
 		CreatedAt                                  time.Time
 	}
-	q = q.Select("o.id, o.number, o.status, o.email, o.currency, o.total, o.refunded, o.short_units, o.created_at, " +
+	q = q.Select("o.id, o.number, o.status, o.email, o.currency, o.total, o.refunded, o.short_units, o.channel, o.created_at, " +
 		"(SELECT COALESCE(SUM(l.quantity), 0) FROM order_lines l WHERE l.order_id = o.id) AS items")
 	k := keyset{timeCol: "o.created_at", idCol: "o.id", from: from, to: to, limit: args.Limit, def: listOrdersDefault, cursor: args.Cursor,
 		fp: fingerprint("orders", args.Status, email, text, instantKey(from), instantKey(to), short)}
@@ -248,10 +254,10 @@ func (a *Admin) listOrders(ctx context.Context, args ListOrdersArgs) (OrderList,
 	lines := make([]string, 0, len(rows))
 	for _, r := range rows {
 		s := OrderSummary{ID: r.ID, Number: r.Number, Status: r.Status, Email: r.Email, Total: priceOf(r.Currency, r.Total),
-			Refunded: priceOf(r.Currency, r.Refunded), CreatedAt: r.CreatedAt.UTC(), Items: r.Items, ShortUnits: r.ShortUnits}
+			Refunded: priceOf(r.Currency, r.Refunded), CreatedAt: r.CreatedAt.UTC(), Items: r.Items, ShortUnits: r.ShortUnits, Channel: r.Channel}
 		list.Orders = append(list.Orders, s)
-		line := fmt.Sprintf("%d %s %s %s %s, %d units, total %s", s.Number, s.ID, s.CreatedAt.Format("2006-01-02 15:04 UTC"),
-			s.Status, s.Email, s.Items, s.Total.Display)
+		line := fmt.Sprintf("%d %s %s %s %s, %d units, total %s, via %s", s.Number, s.ID, s.CreatedAt.Format("2006-01-02 15:04 UTC"),
+			s.Status, s.Email, s.Items, s.Total.Display, s.Channel)
 		if s.Refunded.Amount > 0 {
 			line += ", refunded " + s.Refunded.Display
 		}
@@ -279,7 +285,7 @@ func (a *Admin) getOrderDetail(ctx context.Context, args OrderDetailArgs) (Order
 		return OrderDetailResult{}, "", err
 	}
 	cur := row.Currency
-	d := &OrderDetail{Order: *ord, Refunded: priceOf(cur, row.Refunded), ShortUnits: row.ShortUnits, Lines: []LineProgress{}, Refunds: []RefundRecord{},
+	d := &OrderDetail{Order: *ord, Refunded: priceOf(cur, row.Refunded), ShortUnits: row.ShortUnits, Channel: row.Channel, Lines: []LineProgress{}, Refunds: []RefundRecord{},
 		Fulfilments: []FulfilmentRecord{}, Notes: []NoteRecord{}, AuditTrail: []AuditEntry{}}
 	for _, l := range lines {
 		d.Lines = append(d.Lines, LineProgress{ID: l.LineID, VariantID: l.VariantID, Name: l.Name, Quantity: l.Quantity,

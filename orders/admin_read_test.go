@@ -14,6 +14,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/contract"
 	"shop/database/dbtest"
 	"shop/money"
 	"shop/orders"
@@ -32,6 +33,8 @@ type readDesk struct {
 	admin *orders.Admin
 	now   time.Time
 	n     int
+	// channel is the endpoint the next placed orders came through ("": mcp).
+	channel string
 }
 
 func newReadDesk(t *testing.T, db *gorm.DB) *readDesk {
@@ -43,11 +46,12 @@ func newReadDesk(t *testing.T, db *gorm.DB) *readDesk {
 
 // place creates an order (3 units, 52.10 USD) by email and name, then sets
 // its creation time and status as the test needs.
-func (d *readDesk) place(t *testing.T, email, name string, at time.Time, status orders.Status) *orders.Order {
+func (d *readDesk) place(t *testing.T, email, name string, at time.Time, status orders.Status) *contract.Order {
 	t.Helper()
 	d.n++
 	in := sample(fmt.Sprintf("cs_read_%d", d.n))
-	in.Buyer = &orders.Buyer{Name: name, Email: email}
+	in.Buyer = &contract.Buyer{Name: name, Email: email}
+	in.Channel = d.channel
 	addSession(t, d.db, in.SessionID)
 	ord, err := d.o.Create(context.Background(), nil, in)
 	if err != nil {
@@ -159,7 +163,7 @@ func TestReadToolRoles(t *testing.T) {
 func TestListOrders(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		d := newReadDesk(t, db)
-		byNumber := map[int64]*orders.Order{}
+		byNumber := map[int64]*contract.Order{}
 		for _, o := range []struct {
 			email, name, status string
 			at                  time.Duration
@@ -226,7 +230,7 @@ func TestListOrders(t *testing.T) {
 		}
 		list := runAs[orders.OrderList](t, d, "list_orders", `{"status": "refunded"}`)
 		wantSummary := orders.OrderSummary{ID: byNumber[1004].ID, Number: 1004, Status: "refunded", Email: "jane@example.com",
-			Total: usd.Price(5210), Refunded: usd.Price(5210), CreatedAt: day0.Add(24 * time.Hour), Items: 3}
+			Total: usd.Price(5210), Refunded: usd.Price(5210), CreatedAt: day0.Add(24 * time.Hour), Items: 3, Channel: "mcp"}
 		if diff := cmp.Diff(orders.OrderList{Orders: []orders.OrderSummary{wantSummary}}, list); diff != "" {
 			t.Errorf("summary (-want +got):\n%s", diff)
 		}
@@ -325,6 +329,7 @@ func TestAdminGetOrder(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		d := newReadDesk(t, db)
+		d.channel = "acp"
 		ord := d.place(t, "jane@example.com", "Jane Doe", day0, orders.StatusPartiallyShipped)
 		at := func(m int) time.Time { return day0.Add(time.Duration(m) * time.Minute) }
 		d.exec(t, "UPDATE orders SET refunded = 700 WHERE id = ?", ord.ID)
@@ -374,7 +379,7 @@ func TestAdminGetOrder(t *testing.T) {
 			t.Errorf("order (-want +got):\n%s", diff)
 		}
 		wantRest := orders.OrderDetail{
-			Refunded: usd.Price(700),
+			Refunded: usd.Price(700), Channel: "acp",
 			Lines: []orders.LineProgress{{ID: "li_1", VariantID: "mug-slate", Name: "Enamel mug, slate", Quantity: 2, Fulfilled: 2},
 				{ID: "li_2", VariantID: "tee-m", Name: "T-shirt, M", Quantity: 1, Restocked: 1}},
 			PaymentAttempts: []orders.PaymentAttemptRecord{
@@ -399,7 +404,7 @@ func TestAdminGetOrder(t *testing.T) {
 			Notes:  []orders.NoteRecord{{ID: "note_1", Note: "gift wrap", Actor: "support:t", CreatedAt: at(6)}},
 			Emails: []orders.EmailRecord{}, // this shop sends none
 		}
-		got.Order, wantRest.AuditTrail = orders.Order{}, got.AuditTrail
+		got.Order, wantRest.AuditTrail = contract.Order{}, got.AuditTrail
 		if diff := cmp.Diff(wantRest, got); diff != "" {
 			t.Errorf("detail (-want +got):\n%s", diff)
 		}

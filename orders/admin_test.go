@@ -15,6 +15,7 @@ import (
 	"shop"
 	"shop/catalog"
 	"shop/checkout"
+	"shop/contract"
 	"shop/database/dbtest"
 	"shop/orders"
 	"shop/payments"
@@ -86,7 +87,7 @@ func newStaffShopWith(t *testing.T, db *gorm.DB, charger checkout.Charger, refun
 }
 
 // order places a paid order of n mugs and returns it.
-func (s *staffShop) order(t *testing.T, n int) *orders.Order {
+func (s *staffShop) order(t *testing.T, n int) *contract.Order {
 	t.Helper()
 	done, err := s.pay(t, n, "pm_card_visa")
 	if err != nil || done.Order == nil {
@@ -111,7 +112,7 @@ func (s *staffShop) pay(t *testing.T, n int, token string) (*checkout.Session, e
 }
 
 // paid is what an order charged.
-func paid(ord *orders.Order) int64 { return ord.Receipt.Totals[len(ord.Receipt.Totals)-1].Amount }
+func paid(ord *contract.Order) int64 { return ord.Receipt.Totals[len(ord.Receipt.Totals)-1].Amount }
 
 // status is an order's status as get_order shows it.
 func (s *staffShop) status(t *testing.T, orderID string) orders.Status {

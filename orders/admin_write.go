@@ -161,16 +161,8 @@ func (a *Admin) Fulfill(ctx context.Context, args FulfillArgs) (FulfillResult, s
 	if args.Delivered {
 		return a.delivered(ctx, actor, args)
 	}
-	for _, f := range []struct {
-		param, v string
-		max      int
-	}{{"$.carrier", args.Carrier, maxCarrierLen}, {"$.tracking_number", args.TrackingNumber, maxTrackingLen}} {
-		if err := checkText(f.param, f.v, f.max); err != nil {
-			return FulfillResult{}, "", err
-		}
-	}
-	if args.TrackingURL != "" && (!strings.HasPrefix(args.TrackingURL, "https://") || len(args.TrackingURL) > maxTrackingURLLen) {
-		return FulfillResult{}, "", shop.Errorf(shop.Invalid, "$.tracking_url", "send an https:// link of at most %d characters", maxTrackingURLLen)
+	if err := checkShipment(args); err != nil {
+		return FulfillResult{}, "", err
 	}
 	out := &Shipment{}
 	err = a.transact(ctx, func(tx *gorm.DB) error {
@@ -196,22 +188,9 @@ func (a *Admin) Fulfill(ctx context.Context, args FulfillArgs) (FulfillResult, s
 			return err
 		}
 		now := a.now().UTC()
-		for i, q := range picked {
-			res := tx.Model(&lineRow{}).Where("order_id = ? AND position = ? AND fulfilled + ? <= quantity", o.ID, lines[i].Position, q).
-				Update("fulfilled", gorm.Expr("fulfilled + ?", q))
-			if res.Error != nil {
-				return fmt.Errorf("fulfil %s: %w", o.ID, res.Error)
-			}
-			if res.RowsAffected != 1 {
-				return shop.Errorf(shop.Conflict, "$.lines", "the order changed meanwhile; look at it again with get_order")
-			}
-			lines[i].Fulfilled += q
-		}
-		all := true
-		for _, l := range lines {
-			if l.Fulfilled < l.Quantity {
-				all = false
-			}
+		all, err := shipLines(tx, o.ID, lines, picked)
+		if err != nil {
+			return err
 		}
 		if err := shipOrder(ctx, tx, o, all, now); err != nil {
 			return err
@@ -233,6 +212,46 @@ func (a *Admin) Fulfill(ctx context.Context, args FulfillArgs) (FulfillResult, s
 	}
 	return FulfillResult{Shipped: out}, fmt.Sprintf("Shipped %d line(s) with %s %s; the order is now %s.",
 		len(out.Lines), args.Carrier, args.TrackingNumber, out.Status), nil
+}
+
+// checkShipment checks fulfil_order's carrier, tracking number and link.
+func checkShipment(args FulfillArgs) error {
+	for _, f := range []struct {
+		param, v string
+		max      int
+	}{{"$.carrier", args.Carrier, maxCarrierLen}, {"$.tracking_number", args.TrackingNumber, maxTrackingLen}} {
+		if err := checkText(f.param, f.v, f.max); err != nil {
+			return err
+		}
+	}
+	if args.TrackingURL != "" && (!strings.HasPrefix(args.TrackingURL, "https://") || len(args.TrackingURL) > maxTrackingURLLen) {
+		return shop.Errorf(shop.Invalid, "$.tracking_url", "send an https:// link of at most %d characters", maxTrackingURLLen)
+	}
+	return nil
+}
+
+// shipLines marks picked[i] more units of lines[i] fulfilled, each with a
+// conditional UPDATE that never ships more than the line holds, and
+// reports whether every line is now shipped in full.
+func shipLines(tx *gorm.DB, orderID string, lines []lineRow, picked map[int]int64) (bool, error) {
+	for i, q := range picked {
+		res := tx.Model(&lineRow{}).Where("order_id = ? AND position = ? AND fulfilled + ? <= quantity", orderID, lines[i].Position, q).
+			Update("fulfilled", gorm.Expr("fulfilled + ?", q))
+		if res.Error != nil {
+			return false, fmt.Errorf("fulfil %s: %w", orderID, res.Error)
+		}
+		if res.RowsAffected != 1 {
+			return false, shop.Errorf(shop.Conflict, "$.lines", "the order changed meanwhile; look at it again with get_order")
+		}
+		lines[i].Fulfilled += q
+	}
+	all := true
+	for _, l := range lines {
+		if l.Fulfilled < l.Quantity {
+			all = false
+		}
+	}
+	return all, nil
 }
 
 // delivered marks a shipped order delivered.

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/contract"
 	"shop/database"
 	"shop/money"
 )
@@ -23,25 +24,28 @@ type NewOrder struct {
 	// SessionID is the checkout session the order completes; one order per session.
 	SessionID string
 	// Buyer may be nil; Email is then required.
-	Buyer *Buyer
+	Buyer *contract.Buyer
 	// Email is the buyer's email; when empty, Buyer.Email is used.
 	Email string
 	// Address is the shipping address.
-	Address *Address
+	Address *contract.Address
 	// FulfillmentOption is the chosen shipping option.
-	FulfillmentOption *FulfillmentOption
+	FulfillmentOption *contract.FulfillmentOption
 	// LineItems are the priced lines, in order.
-	LineItems []LineItem
+	LineItems []contract.LineItem
 	// Totals are the session's totals, in order; the "total" entry equals Total.
-	Totals []Total
+	Totals []contract.Total
 	// Links are the legal pages the buyer saw.
-	Links []Link
+	Links []contract.Link
 	// Currency is the lower-case ISO 4217 code of every amount.
 	Currency string
 	// Total is the amount charged, in minor units.
 	Total int64
 	// Payment is how it was paid; an empty Status means "succeeded".
-	Payment Payment
+	Payment contract.Payment
+	// Channel is the endpoint the session came through (shop.Channel);
+	// empty means "mcp".
+	Channel string
 	// Short is, by variant id, the units the stock on hand no longer
 	// covered when the order was written (the catalog changed while the
 	// buyer paid): the order records them on its lines, for the staff to
@@ -75,8 +79,10 @@ type orderRow struct {
 	Refunded          int64
 	// ShortUnits sums the lines' ShortQuantity.
 	ShortUnits int64
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// Channel is the endpoint the order's session came through (mcp, acp, ucp).
+	Channel   string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 func (orderRow) TableName() string { return "orders" }
@@ -118,9 +124,9 @@ func (lineRow) TableName() string { return "order_lines" }
 // audit event "order.short" with them. The unique checkout_session_id makes a
 // second order for one session impossible: Create then returns an error
 // wrapping ErrExists, and the caller may read the first with BySession.
-func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*Order, error) {
+func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*contract.Order, error) {
 	if tx == nil {
-		var ord *Order
+		var ord *contract.Order
 		err := database.Transact(database.WithClock(ctx, o.now), o.db, func(tx *gorm.DB) error {
 			var err error
 			ord, err = o.Create(ctx, tx, in)
@@ -135,7 +141,7 @@ func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*Order, 
 	tx = tx.WithContext(ctx)
 	// A second order for the session fails on its unique key, under the
 	// savepoint, which takes its number back.
-	var ord *Order
+	var ord *contract.Order
 	err = database.Transact(ctx, tx, func(tx *gorm.DB) error { // a savepoint inside the caller's transaction
 		if row.Number, err = nextNumber(tx); err != nil {
 			return err
@@ -203,7 +209,7 @@ func (o *Orders) rows(in NewOrder) (*orderRow, []lineRow, error) {
 		return nil, nil, fmt.Errorf("create order for session %s: %q is not an order id", in.SessionID, in.ID)
 	}
 	for _, t := range in.Totals {
-		if t.Type == TotalTotal && t.Amount != in.Total {
+		if t.Type == contract.TotalTotal && t.Amount != in.Total {
 			return nil, nil, fmt.Errorf("create order for session %s: total %d differs from the totals' %d", in.SessionID, in.Total, t.Amount)
 		}
 	}
@@ -216,13 +222,17 @@ func (o *Orders) rows(in NewOrder) (*orderRow, []lineRow, error) {
 	if id == "" {
 		id = newOrderID()
 	}
+	channel := in.Channel
+	if channel == "" {
+		channel = string(shop.ChannelMCP)
+	}
 	row := &orderRow{
 		ID: id, CheckoutSessionID: in.SessionID, Status: StatusConfirmed, Email: email,
 		Buyer: marshalIf(in.Buyer), Address: marshalIf(in.Address), FulfillmentOption: marshalIf(in.FulfillmentOption),
 		Totals: marshal(nonNilSlice(in.Totals)), Links: marshal(nonNilSlice(in.Links)),
 		Currency: cur.Code(), Total: in.Total,
 		PaymentProvider: pay.Provider, PaymentMode: pay.Mode, PaymentReference: pay.Reference, PaymentStatus: pay.Status,
-		CreatedAt: now, UpdatedAt: now,
+		Channel: channel, CreatedAt: now, UpdatedAt: now,
 	}
 	lines := make([]lineRow, len(in.LineItems))
 	for i, li := range in.LineItems {

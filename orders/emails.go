@@ -12,6 +12,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"shop/contract"
 	"shop/notify"
 )
 
@@ -98,7 +99,7 @@ func (o *Orders) view(kind string, r *orderRow, lines []lineRow) (*emailView, er
 	rec := &ord.Receipt
 	format := amountFormatter(r.Currency)
 	v := &emailView{Kind: kind, Shop: o.emails.Shop, Email: r.Email, Number: r.Number, Permalink: ord.PermalinkURL, Support: o.emails.Support}
-	var buyer Buyer
+	var buyer contract.Buyer
 	if err := unmarshalIf(r.Buyer, &buyer); err != nil {
 		return nil, fmt.Errorf("order %s buyer: %w", r.ID, err)
 	}
@@ -110,10 +111,10 @@ func (o *Orders) view(kind string, r *orderRow, lines []lineRow) (*emailView, er
 		v.Lines = append(v.Lines, emailLine{Name: li.Name, Quantity: li.Item.Quantity, Unit: format(li.UnitAmount), Total: format(li.Subtotal)})
 	}
 	for _, t := range rec.Totals {
-		if t.Amount == 0 && (t.Type == TotalItemsDiscount || t.Type == TotalDiscount) {
+		if t.Amount == 0 && (t.Type == contract.TotalItemsDiscount || t.Type == contract.TotalDiscount) {
 			continue // no discount: nothing to say
 		}
-		v.Totals = append(v.Totals, emailFigure{Label: t.DisplayText, Amount: format(t.Amount), Total: t.Type == TotalTotal})
+		v.Totals = append(v.Totals, emailFigure{Label: t.DisplayText, Amount: format(t.Amount), Total: t.Type == contract.TotalTotal})
 	}
 	if a := rec.FulfillmentAddress; a != nil {
 		if v.Name == "" {

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop/checkout"
+	"shop/contract"
 	"shop/database/dbtest"
 	"shop/money"
 	"shop/notify"
@@ -67,7 +68,7 @@ func (s *mailShop) deliver(t *testing.T) []*smtptest.Parsed {
 	return out
 }
 
-func (s *mailShop) buy(t *testing.T, name string, n int64) *orders.Order {
+func (s *mailShop) buy(t *testing.T, name string, n int64) *contract.Order {
 	t.Helper()
 	ctx := context.Background()
 	cs, err := s.co.Create(ctx, checkout.Request{
@@ -121,7 +122,7 @@ func TestOrderEmails(t *testing.T) {
 		li := rec.LineItems[0]
 		var figures []string
 		for _, tot := range rec.Totals {
-			if tot.Amount != 0 || tot.Type == orders.TotalTotal {
+			if tot.Amount != 0 || tot.Type == contract.TotalTotal {
 				figures = append(figures, tot.DisplayText+": "+format(tot.Amount))
 			}
 		}
@@ -147,7 +148,7 @@ func TestOrderEmails(t *testing.T) {
 
 // notices ships a parcel of ord and refunds part of it, and checks each
 // sends its email, and that staff see all four of the order's emails.
-func (s *mailShop) notices(t *testing.T, ord *orders.Order) {
+func (s *mailShop) notices(t *testing.T, ord *contract.Order) {
 	t.Helper()
 	li, format := ord.Receipt.LineItems[0], moneyText
 	// A parcel, then a refund of part: one email each.

@@ -57,6 +57,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/contract"
 )
 
 // Statuses of an order's payment (the order's own are Status).
@@ -147,13 +148,10 @@ var errNoReceipt = shop.Errorf(shop.NotFound, "", "no such receipt")
 // unknown id, so that the answer is no oracle for either.
 //
 // Errors: missing or invalid $.order_id, missing or invalid $.email, not_found.
-func (o *Orders) Get(ctx context.Context, id, email string) (*Order, error) {
-	id = strings.TrimSpace(id)
-	switch {
-	case id == "":
-		return nil, shop.Errorf(shop.Missing, "$.order_id", `send the order id from the order confirmation, such as "ord_…"`)
-	case !idPattern.MatchString(id):
-		return nil, shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as in the order confirmation`)
+func (o *Orders) Get(ctx context.Context, id, email string) (*contract.Order, error) {
+	id, err := orderID(id)
+	if err != nil {
+		return nil, err
 	}
 	norm := normalizeEmail(email)
 	switch {
@@ -163,40 +161,64 @@ func (o *Orders) Get(ctx context.Context, id, email string) (*Order, error) {
 		return nil, shop.Errorf(shop.Invalid, "$.email", "send the email address the order was placed with, such as jane@example.com (at most %d characters)", MaxEmailLen)
 	}
 	// One query whether the id or the email is wrong: no timing difference either.
-	ord, err := o.find(ctx, nil, "id = ? AND email = ?", id, norm)
-	if err != nil {
-		return nil, err
-	}
-	if ord == nil {
-		return nil, errNotFound
-	}
-	return ord, nil
+	return o.findOr(ctx, errNotFound, "id = ? AND email = ?", id, norm)
 }
 
 // BySession returns the order of a session, or nil, nil when there is none.
 // db may be a transaction or nil.
-func (o *Orders) BySession(ctx context.Context, db *gorm.DB, sessionID string) (*Order, error) {
+func (o *Orders) BySession(ctx context.Context, db *gorm.DB, sessionID string) (*contract.Order, error) {
 	return o.find(ctx, db, "checkout_session_id = ?", sessionID)
+}
+
+// ByID returns the order with id, for a caller that holds its id (an
+// unguessable bearer secret, like a checkout session's): the agent that
+// completed its checkout. Unlike Get it needs no email.
+//
+// Errors: missing, invalid or not_found $.order_id.
+func (o *Orders) ByID(ctx context.Context, id string) (*contract.Order, error) {
+	id, err := orderID(id)
+	if err != nil {
+		return nil, err
+	}
+	return o.findOr(ctx, errNotFound, "id = ?", id)
 }
 
 // ByPermalink returns the order when token is the valid HMAC for id
 // (compared in constant time); otherwise not_found.
-func (o *Orders) ByPermalink(ctx context.Context, id, token string) (*Order, error) {
+func (o *Orders) ByPermalink(ctx context.Context, id, token string) (*contract.Order, error) {
 	if !idPattern.MatchString(id) || !o.validToken(id, token) {
 		return nil, errNoReceipt
 	}
-	ord, err := o.find(ctx, nil, "id = ?", id)
+	return o.findOr(ctx, errNoReceipt, "id = ?", id)
+}
+
+// orderID checks an order id a caller sent ($.order_id), trimmed.
+func orderID(id string) (string, error) {
+	id = strings.TrimSpace(id)
+	switch {
+	case id == "":
+		return "", shop.Errorf(shop.Missing, "$.order_id", `send the order id from the order confirmation, such as "ord_…"`)
+	case !idPattern.MatchString(id):
+		return "", shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as in the order confirmation`)
+	}
+	return id, nil
+}
+
+// findOr returns the one order matching the condition, or missing when
+// there is none.
+func (o *Orders) findOr(ctx context.Context, missing error, cond string, args ...any) (*contract.Order, error) {
+	ord, err := o.find(ctx, nil, cond, args...)
+	if err == nil && ord == nil {
+		err = missing
+	}
 	if err != nil {
 		return nil, err
-	}
-	if ord == nil {
-		return nil, errNoReceipt
 	}
 	return ord, nil
 }
 
 // find returns the one order matching the condition, or nil, nil.
-func (o *Orders) find(ctx context.Context, db *gorm.DB, cond string, args ...any) (*Order, error) {
+func (o *Orders) find(ctx context.Context, db *gorm.DB, cond string, args ...any) (*contract.Order, error) {
 	if db == nil {
 		db = o.db
 	}
@@ -216,12 +238,12 @@ func (o *Orders) find(ctx context.Context, db *gorm.DB, cond string, args ...any
 }
 
 // order is the contract's Order of a stored order.
-func (o *Orders) order(r *orderRow, lines []lineRow) (*Order, error) {
-	rec := Receipt{
+func (o *Orders) order(r *orderRow, lines []lineRow) (*contract.Order, error) {
+	rec := contract.Receipt{
 		OrderID: r.ID, Number: r.Number, Status: string(r.Status), CreatedAt: r.CreatedAt.UTC(),
-		Email: r.Email, Currency: r.Currency, LineItems: make([]LineItem, 0, len(lines)),
-		Totals: []Total{}, Links: []Link{},
-		Payment: Payment{Provider: r.PaymentProvider, Mode: r.PaymentMode, Reference: r.PaymentReference, Status: r.PaymentStatus},
+		Email: r.Email, Currency: r.Currency, LineItems: make([]contract.LineItem, 0, len(lines)),
+		Totals: []contract.Total{}, Links: []contract.Link{},
+		Payment: contract.Payment{Provider: r.PaymentProvider, Mode: r.PaymentMode, Reference: r.PaymentReference, Status: r.PaymentStatus},
 	}
 	for _, f := range []struct {
 		col string
@@ -238,8 +260,8 @@ func (o *Orders) order(r *orderRow, lines []lineRow) (*Order, error) {
 		}
 	}
 	for _, l := range lines {
-		li := LineItem{
-			ID: l.LineID, Item: Item{ID: l.VariantID, Quantity: l.Quantity}, Name: l.Name, Images: []string{},
+		li := contract.LineItem{
+			ID: l.LineID, Item: contract.Item{ID: l.VariantID, Quantity: l.Quantity}, Name: l.Name, Images: []string{},
 			UnitAmount: l.UnitAmount, BaseAmount: l.BaseAmount, Discount: l.Discount,
 			Subtotal: l.Subtotal, Tax: l.Tax, Total: l.Total,
 		}
@@ -252,12 +274,12 @@ func (o *Orders) order(r *orderRow, lines []lineRow) (*Order, error) {
 		rec.LineItems = append(rec.LineItems, li)
 	}
 	if rec.Totals == nil {
-		rec.Totals = []Total{}
+		rec.Totals = []contract.Total{}
 	}
 	if rec.Links == nil {
-		rec.Links = []Link{}
+		rec.Links = []contract.Link{}
 	}
-	return &Order{
+	return &contract.Order{
 		ID: r.ID, CheckoutSessionID: r.CheckoutSessionID, PermalinkURL: o.PermalinkURL(r.ID),
 		Number: r.Number, Status: string(r.Status), Receipt: rec,
 	}, nil

@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/contract"
 	"shop/database/dbtest"
 	"shop/orders"
 )
@@ -45,34 +46,34 @@ func sample(session string) orders.NewOrder {
 	day := time.Date(2025, 10, 6, 0, 0, 0, 0, time.UTC)
 	return orders.NewOrder{
 		SessionID: session,
-		Buyer:     &orders.Buyer{Name: "Jane Doe", Email: "Jane@Example.com"},
-		Address: &orders.Address{Name: "Jane Doe", LineOne: "1 Main St", City: "Springfield", State: "IL",
+		Buyer:     &contract.Buyer{Name: "Jane Doe", Email: "Jane@Example.com"},
+		Address: &contract.Address{Name: "Jane Doe", LineOne: "1 Main St", City: "Springfield", State: "IL",
 			Country: "US", PostalCode: "62701"},
-		FulfillmentOption: &orders.FulfillmentOption{Type: "shipping", ID: "standard", Title: "Standard", Subtitle: "3–5 business days",
+		FulfillmentOption: &contract.FulfillmentOption{Type: "shipping", ID: "standard", Title: "Standard", Subtitle: "3–5 business days",
 			Carrier: "USPS", EarliestDeliveryTime: day, LatestDeliveryTime: day.Add(48 * time.Hour), Subtotal: 500, Tax: 40, Total: 540},
-		LineItems: []orders.LineItem{
-			{ID: "li_1", Item: orders.Item{ID: "mug-slate", Quantity: 2}, Name: "Enamel mug, slate", Images: []string{publicURL + "/static/mug.svg"},
+		LineItems: []contract.LineItem{
+			{ID: "li_1", Item: contract.Item{ID: "mug-slate", Quantity: 2}, Name: "Enamel mug, slate", Images: []string{publicURL + "/static/mug.svg"},
 				UnitAmount: 1250, BaseAmount: 2500, Discount: 250, Subtotal: 2250, Tax: 180, Total: 2430},
-			{ID: "li_2", Item: orders.Item{ID: "tee-m", Quantity: 1}, Name: "T-shirt, M",
+			{ID: "li_2", Item: contract.Item{ID: "tee-m", Quantity: 1}, Name: "T-shirt, M",
 				UnitAmount: 2000, BaseAmount: 2000, Subtotal: 2000, Tax: 200, Total: 2200},
 		},
-		Totals: []orders.Total{
-			{Type: orders.TotalItemsBase, DisplayText: "Items", Amount: 4500},
-			{Type: orders.TotalItemsDiscount, DisplayText: "Item discounts", Amount: 250},
-			{Type: orders.TotalSubtotal, DisplayText: "Subtotal", Amount: 4250},
-			{Type: orders.TotalFulfillment, DisplayText: "Shipping", Amount: 540},
-			{Type: orders.TotalTax, DisplayText: "Tax", Amount: 420},
-			{Type: orders.TotalTotal, DisplayText: "Total", Amount: 5210},
+		Totals: []contract.Total{
+			{Type: contract.TotalItemsBase, DisplayText: "Items", Amount: 4500},
+			{Type: contract.TotalItemsDiscount, DisplayText: "Item discounts", Amount: 250},
+			{Type: contract.TotalSubtotal, DisplayText: "Subtotal", Amount: 4250},
+			{Type: contract.TotalFulfillment, DisplayText: "Shipping", Amount: 540},
+			{Type: contract.TotalTax, DisplayText: "Tax", Amount: 420},
+			{Type: contract.TotalTotal, DisplayText: "Total", Amount: 5210},
 		},
-		Links:    []orders.Link{{Type: "terms_of_use", URL: publicURL + "/static/legal/terms.html"}},
+		Links:    []contract.Link{{Type: "terms_of_use", URL: publicURL + "/static/legal/terms.html"}},
 		Currency: "usd",
 		Total:    5210,
-		Payment:  orders.Payment{Provider: "stripe", Mode: "test", Reference: "pi_123"},
+		Payment:  contract.Payment{Provider: "stripe", Mode: "test", Reference: "pi_123"},
 	}
 }
 
 // want is the order Create should store for in.
-func want(in orders.NewOrder, id string, number int64) *orders.Order {
+func want(in orders.NewOrder, id string, number int64) *contract.Order {
 	email := in.Email
 	if email == "" {
 		email = in.Buyer.Email
@@ -83,20 +84,20 @@ func want(in orders.NewOrder, id string, number int64) *orders.Order {
 			lines[i].Images = []string{}
 		}
 	}
-	return &orders.Order{
+	return &contract.Order{
 		ID: id, CheckoutSessionID: in.SessionID, Number: number, Status: "confirmed",
-		Receipt: orders.Receipt{
+		Receipt: contract.Receipt{
 			OrderID: id, Number: number, Status: "confirmed", CreatedAt: clock.Truncate(time.Microsecond),
 			Email: strings.ToLower(strings.TrimSpace(email)), Currency: in.Currency, LineItems: lines,
 			FulfillmentAddress: in.Address, FulfillmentOption: in.FulfillmentOption, Totals: in.Totals, Links: in.Links,
-			Payment: orders.Payment{Provider: in.Payment.Provider, Mode: in.Payment.Mode, Reference: in.Payment.Reference, Status: "succeeded"},
+			Payment: contract.Payment{Provider: in.Payment.Provider, Mode: in.Payment.Mode, Reference: in.Payment.Reference, Status: "succeeded"},
 		},
 	}
 }
 
-func create(t testing.TB, o *orders.Orders, db *gorm.DB, in orders.NewOrder) *orders.Order {
+func create(t testing.TB, o *orders.Orders, db *gorm.DB, in orders.NewOrder) *contract.Order {
 	t.Helper()
-	var ord *orders.Order
+	var ord *contract.Order
 	err := db.Transaction(func(tx *gorm.DB) error {
 		var err error
 		ord, err = o.Create(context.Background(), tx, in)
@@ -131,7 +132,7 @@ func TestCreateReadBack(t *testing.T) {
 			created := create(t, o, db, in)
 			w := want(in, created.ID, int64(1001+i))
 			if w.Receipt.Links == nil {
-				w.Receipt.Links = []orders.Link{}
+				w.Receipt.Links = []contract.Link{}
 			}
 			w.PermalinkURL = o.PermalinkURL(created.ID)
 			if diff := cmp.Diff(w, created); diff != "" {
@@ -141,10 +142,10 @@ func TestCreateReadBack(t *testing.T) {
 				t.Errorf("id %q, permalink %q", created.ID, created.PermalinkURL)
 			}
 			token := created.PermalinkURL[strings.Index(created.PermalinkURL, "?t=")+3:]
-			reads := map[string]func() (*orders.Order, error){
-				"BySession":   func() (*orders.Order, error) { return o.BySession(ctx, nil, in.SessionID) },
-				"Get":         func() (*orders.Order, error) { return o.Get(ctx, created.ID, strings.ToUpper(w.Receipt.Email)+" ") },
-				"ByPermalink": func() (*orders.Order, error) { return o.ByPermalink(ctx, created.ID, token) },
+			reads := map[string]func() (*contract.Order, error){
+				"BySession":   func() (*contract.Order, error) { return o.BySession(ctx, nil, in.SessionID) },
+				"Get":         func() (*contract.Order, error) { return o.Get(ctx, created.ID, strings.ToUpper(w.Receipt.Email)+" ") },
+				"ByPermalink": func() (*contract.Order, error) { return o.ByPermalink(ctx, created.ID, token) },
 			}
 			for name, read := range reads {
 				got, err := read()

@@ -327,13 +327,7 @@ func (a *Admin) Cancel(ctx context.Context, args CancelArgs) (CancelAnswer, stri
 	what := &CancelPlan{OrderID: o.ID, Number: o.Number, StatusAfter: string(StatusCanceled), Refund: plan.Amount, Restock: back}
 	// The token is bound to the refund and the units the preview showed.
 	bind := cancelBinding{Status: o.Status, Refund: plan.Amount.Amount, Restock: back}
-	text := fmt.Sprintf("cancel order %d", o.Number)
-	if plan.Amount.Amount > 0 {
-		text += ", refunding " + plan.Amount.Display
-	}
-	if len(back) > 0 {
-		text += fmt.Sprintf(", restocking %d line(s)", len(back))
-	}
+	text := cancelText(o.Number, plan, back)
 	if confirm == "" {
 		p, text, err := preview(ctx, a, actor, "cancel_order", args, bind, *what, "Preview: "+text+".")
 		return CancelAnswer{Preview: p}, text, err
@@ -381,6 +375,19 @@ func (a *Admin) Cancel(ctx context.Context, args CancelArgs) (CancelAnswer, stri
 		return CancelAnswer{}, "", err
 	}
 	return CancelAnswer{Refund: done}, fmt.Sprintf("Order %d canceled. %s", o.Number, refundText(done)), nil
+}
+
+// cancelText says what cancel_order does: "cancel order 1001, refunding
+// $12.00, restocking 2 line(s)".
+func cancelText(number int64, plan RefundPlan, back []LineQty) string {
+	text := fmt.Sprintf("cancel order %d", number)
+	if plan.Amount.Amount > 0 {
+		text += ", refunding " + plan.Amount.Display
+	}
+	if len(back) > 0 {
+		text += fmt.Sprintf(", restocking %d line(s)", len(back))
+	}
+	return text
 }
 
 // restockAll is every unit of lines that can go back on sale, as stock to

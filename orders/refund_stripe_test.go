@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/contract"
 	"shop/database/dbtest"
 	"shop/orders"
 	"shop/payments"
@@ -32,7 +33,7 @@ func newStripeShop(t *testing.T, db *gorm.DB) *stripeShop {
 }
 
 // intent is the emulator's PaymentIntent of an order, checked against it.
-func (s *stripeShop) intent(t *testing.T, ord *orders.Order) stripetest.PaymentIntent {
+func (s *stripeShop) intent(t *testing.T, ord *contract.Order) stripetest.PaymentIntent {
 	t.Helper()
 	for _, pi := range s.stripe.PaymentIntents() {
 		if pi.ID == ord.Receipt.Payment.Reference {

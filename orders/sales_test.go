@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/contract"
 	"shop/database/dbtest"
 	"shop/orders"
 	"shop/payments"
@@ -71,7 +72,7 @@ func TestSalesReportAgreesWithTools(t *testing.T) {
 			t.Fatalf("a declined payment: %v, %+v", err, done)
 		}
 		var gross int64
-		for _, o := range []*orders.Order{partly, whole, canceled, pending} {
+		for _, o := range []*contract.Order{partly, whole, canceled, pending} {
 			gross += paid(o)
 		}
 		if _, err := s.twoStep(t, owner, "refund_order", map[string]any{"order_id": partly.ID, "amount": 250, "reason": "chipped"}); err != nil {

@@ -8,12 +8,13 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"shop"
+	"shop/contract"
 	"shop/money"
 )
 
 // ReceiptResult is get_order's structured content: {order: Receipt}.
 type ReceiptResult struct {
-	Order Receipt `json:"order"`
+	Order contract.Receipt `json:"order"`
 }
 
 // Tools returns the buyer tool get_order.
@@ -60,7 +61,7 @@ func (o *Orders) getOrderTool(ctx context.Context, args GetOrderArgs) (ReceiptRe
 
 // summary is a one-paragraph account of an order for people and models:
 // number, date, lines, shipping, total, payment and the receipt's address.
-func summary(ord *Order) string {
+func summary(ord *contract.Order) string {
 	r := &ord.Receipt
 	format := amountFormatter(r.Currency)
 	var sb strings.Builder
@@ -87,7 +88,7 @@ func summary(ord *Order) string {
 		sb.WriteString(".")
 	}
 	for _, t := range r.Totals {
-		if t.Type == TotalTotal {
+		if t.Type == contract.TotalTotal {
 			fmt.Fprintf(&sb, " Total %s.", format(t.Amount))
 		}
 	}

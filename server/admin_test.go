@@ -15,6 +15,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/contract"
 	"shop/database/dbtest"
 	"shop/mcptest"
 	"shop/money"
@@ -78,7 +79,7 @@ func TestParseAdminTokens(t *testing.T) {
 // newAdminServer serves /admin/mcp with the real staff tools, to the
 // tokens of env, over a SQLite database holding one order; query reads the
 // database.
-func newAdminServer(t *testing.T, env string) (*httptest.Server, *orders.Order, func(q string, args ...any) []string) {
+func newAdminServer(t *testing.T, env string) (*httptest.Server, *contract.Order, func(q string, args ...any) []string) {
 	t.Helper()
 	db := dbtest.Open(t, "sqlite")
 	now := time.Now().UTC()
@@ -89,9 +90,9 @@ func newAdminServer(t *testing.T, env string) (*httptest.Server, *orders.Order, 
 	o := orders.New(db, nil)
 	ord, err := o.Create(context.Background(), nil, orders.NewOrder{
 		SessionID: "cs_admin", Email: "ada@example.com", Currency: "usd", Total: 1250,
-		LineItems: []orders.LineItem{{ID: "li_1", Item: orders.Item{ID: "mug", Quantity: 1}, Name: "Mug", UnitAmount: 1250, BaseAmount: 1250, Subtotal: 1250, Total: 1250}},
-		Totals:    []orders.Total{{Type: orders.TotalTotal, DisplayText: "Total", Amount: 1250}},
-		Payment:   orders.Payment{Provider: "sandbox", Mode: "test", Reference: "ch_sandbox_1"},
+		LineItems: []contract.LineItem{{ID: "li_1", Item: contract.Item{ID: "mug", Quantity: 1}, Name: "Mug", UnitAmount: 1250, BaseAmount: 1250, Subtotal: 1250, Total: 1250}},
+		Totals:    []contract.Total{{Type: contract.TotalTotal, DisplayText: "Total", Amount: 1250}},
+		Payment:   contract.Payment{Provider: "sandbox", Mode: "test", Reference: "ch_sandbox_1"},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -194,6 +194,9 @@ func handler(t shop.Tool, opts MCPOptions, logger *slog.Logger) mcp.ToolHandler 
 		ctx = buyerContext(ctx, req)
 		res, err := t.Handle(ctx, req.Params.Arguments)
 		attrs := []any{"tool", t.Name, "duration", time.Since(start).Round(time.Microsecond)}
+		if pe, ok := errors.AsType[*shop.ProtocolError](err); ok {
+			return nil, protocolError(ctx, logger, pe, attrs)
+		}
 		if err != nil {
 			return errorResult(ctx, logger, t.Name, err, attrs), nil
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"shop"
+	"shop/contract"
 	"shop/money"
 	"shop/orders"
 )
@@ -88,9 +89,9 @@ type receiptView struct {
 	Email   string
 	Lines   []lineView
 	Totals  []totalView
-	Address *orders.Address
+	Address *contract.Address
 	Option  *optionView
-	Payment orders.Payment
+	Payment contract.Payment
 	Links   []linkView
 	// Paid: the buyer just paid on the shop's payment page, which sent
 	// them here; the page says they can go back to the conversation.
@@ -114,7 +115,7 @@ type optionView struct {
 
 type linkView struct{ Label, URL string }
 
-func newReceiptView(ord *orders.Order) *receiptView {
+func newReceiptView(ord *contract.Order) *receiptView {
 	rec := &ord.Receipt
 	format := formatter(rec.Currency)
 	v := &receiptView{
@@ -133,7 +134,7 @@ func newReceiptView(ord *orders.Order) *receiptView {
 			Window: window(opt.EarliestDeliveryTime, opt.LatestDeliveryTime)}
 	}
 	for _, l := range rec.Links {
-		if l.Type == "support_url" && slices.ContainsFunc(rec.Links, func(s orders.Link) bool { return s.Type == "support" && s.URL == l.URL }) {
+		if l.Type == "support_url" && slices.ContainsFunc(rec.Links, func(s contract.Link) bool { return s.Type == "support" && s.URL == l.URL }) {
 			continue // the support page again, under ChatGPT's name for it
 		}
 		v.Links = append(v.Links, linkView{Label: linkLabel(l.Type), URL: l.URL})
@@ -142,7 +143,7 @@ func newReceiptView(ord *orders.Order) *receiptView {
 }
 
 // itemViews are the lines and totals of a session or an order, formatted.
-func itemViews(items []orders.LineItem, totals []orders.Total, format func(int64) string) ([]lineView, []totalView) {
+func itemViews(items []contract.LineItem, totals []contract.Total, format func(int64) string) ([]lineView, []totalView) {
 	lines := make([]lineView, 0, len(items))
 	for _, li := range items {
 		lv := lineView{Name: li.Name, Quantity: li.Item.Quantity, Unit: format(li.UnitAmount), Total: format(li.BaseAmount)}
@@ -157,7 +158,7 @@ func itemViews(items []orders.LineItem, totals []orders.Total, format func(int64
 		if label == "" {
 			label = string(t.Type)
 		}
-		out = append(out, totalView{Label: label, Amount: format(t.Amount), Grand: t.Type == orders.TotalTotal})
+		out = append(out, totalView{Label: label, Amount: format(t.Amount), Grand: t.Type == contract.TotalTotal})
 	}
 	return lines, out
 }

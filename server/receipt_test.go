@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"shop/contract"
 	"shop/database"
 	"shop/database/dbtest"
 	"shop/orders"
@@ -19,7 +20,7 @@ import (
 )
 
 // receiptShop is a receipt page over one stored order.
-func receiptShop(t *testing.T) (*httptest.Server, *orders.Orders, *orders.Order) {
+func receiptShop(t *testing.T) (*httptest.Server, *orders.Orders, *contract.Order) {
 	t.Helper()
 	ctx := context.Background()
 	db := dbtest.Open(t, database.SQLite)
@@ -33,32 +34,32 @@ func receiptShop(t *testing.T) (*httptest.Server, *orders.Orders, *orders.Order)
 	}
 	ord, err := o.Create(ctx, nil, orders.NewOrder{
 		SessionID: "cs_1",
-		Buyer:     &orders.Buyer{Name: "Jane Doe", Email: "jane@example.com"},
-		Address: &orders.Address{Name: "Jane Doe", LineOne: "1 Main St", City: "Springfield", State: "IL",
+		Buyer:     &contract.Buyer{Name: "Jane Doe", Email: "jane@example.com"},
+		Address: &contract.Address{Name: "Jane Doe", LineOne: "1 Main St", City: "Springfield", State: "IL",
 			Country: "US", PostalCode: "62701"},
-		FulfillmentOption: &orders.FulfillmentOption{Type: "shipping", ID: "standard", Title: "Standard", Carrier: "USPS",
+		FulfillmentOption: &contract.FulfillmentOption{Type: "shipping", ID: "standard", Title: "Standard", Carrier: "USPS",
 			EarliestDeliveryTime: now.AddDate(0, 0, 3), LatestDeliveryTime: now.AddDate(0, 0, 5), Subtotal: 500, Total: 500},
-		LineItems: []orders.LineItem{
-			{ID: "li_1", Item: orders.Item{ID: "mug", Quantity: 2}, Name: "Enamel mug",
+		LineItems: []contract.LineItem{
+			{ID: "li_1", Item: contract.Item{ID: "mug", Quantity: 2}, Name: "Enamel mug",
 				UnitAmount: 1250, BaseAmount: 2500, Subtotal: 2500, Tax: 200, Total: 2700},
-			{ID: "li_2", Item: orders.Item{ID: "evil", Quantity: 1}, Name: `Mug <script>alert("x")</script> & co`,
+			{ID: "li_2", Item: contract.Item{ID: "evil", Quantity: 1}, Name: `Mug <script>alert("x")</script> & co`,
 				UnitAmount: 100000, BaseAmount: 100000, Discount: 1000, Subtotal: 99000, Tax: 0, Total: 99000},
 		},
-		Totals: []orders.Total{
-			{Type: orders.TotalItemsBase, DisplayText: "Items", Amount: 102500},
-			{Type: orders.TotalItemsDiscount, DisplayText: "Item discounts", Amount: 1000},
-			{Type: orders.TotalSubtotal, DisplayText: "Subtotal", Amount: 101500},
-			{Type: orders.TotalFulfillment, DisplayText: "Shipping", Amount: 500},
-			{Type: orders.TotalTax, DisplayText: "Tax", Amount: 200},
-			{Type: orders.TotalTotal, DisplayText: "Total", Amount: 102200},
+		Totals: []contract.Total{
+			{Type: contract.TotalItemsBase, DisplayText: "Items", Amount: 102500},
+			{Type: contract.TotalItemsDiscount, DisplayText: "Item discounts", Amount: 1000},
+			{Type: contract.TotalSubtotal, DisplayText: "Subtotal", Amount: 101500},
+			{Type: contract.TotalFulfillment, DisplayText: "Shipping", Amount: 500},
+			{Type: contract.TotalTax, DisplayText: "Tax", Amount: 200},
+			{Type: contract.TotalTotal, DisplayText: "Total", Amount: 102200},
 		},
-		Links: []orders.Link{
+		Links: []contract.Link{
 			{Type: "terms_of_use", URL: "https://shop.example.com/static/legal/terms.html"},
 			{Type: "return_policy", URL: "javascript:alert(1)"},
 		},
 		Currency: "usd",
 		Total:    102200,
-		Payment:  orders.Payment{Provider: "stripe", Mode: "test", Reference: "pi_123"},
+		Payment:  contract.Payment{Provider: "stripe", Mode: "test", Reference: "pi_123"},
 	})
 	if err != nil {
 		t.Fatal(err)

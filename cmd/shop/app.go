@@ -15,14 +15,17 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/acp"
 	"shop/catalog"
 	"shop/checkout"
 	"shop/database"
+	"shop/idempotency"
 	shopmetrics "shop/metrics"
 	"shop/notify"
 	"shop/orders"
 	"shop/payments"
 	"shop/server"
+	"shop/ucp"
 	"shop/widgets"
 )
 
@@ -37,6 +40,8 @@ type app struct {
 	orders   *orders.Orders
 	admin    *orders.Admin
 	charger  checkout.Charger
+	acp      *acp.ACP
+	idem     *idempotency.Store
 	// mailer delivers the buyer's emails; nil when the shop sends none.
 	mailer *notify.Worker
 	// metrics are the operator's (served by serve on --metrics-addr).
@@ -127,14 +132,19 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 	}
 	a.admin = orders.NewAdmin(a.orders, a.catalog, refunder)
 	linker, _ := a.charger.(checkout.Linker) // Stripe hosts payment pages; the sandbox's page is the shop's own
+	a.idem = idempotency.New(a.db)
 	a.checkout = checkout.New(a.db, a.policy, a.catalog, &checkout.Options{
 		PublicURL: cfg.PublicURL, TTL: cfg.SessionTTL, Logger: m.Logger,
 		Orders: a.orders, Charger: countedCharger{a.charger, a.metrics}, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
 		Linker: linker, LinkKey: key,
 		OrderRefunds: func(ctx context.Context) (int, error) { return a.admin.ReconcileRefunds(ctx, cfg.ReconcileGrace) },
+		AlsoSweep: func(ctx context.Context) (int64, error) {
+			return a.idem.Sweep(ctx, time.Now().Add(-idempotency.Retention))
+		},
 		SessionMoved: a.metrics.SessionMoved,
 	})
-	return nil
+	a.acp, err = acp.New(a.checkout, a.idem, acp.Options{Currency: a.policy.Currency().Code()})
+	return err
 }
 
 // emails configures the buyer's emails when both the policy's From address
@@ -205,6 +215,35 @@ func (a *app) buyerMCP(m *Main) *mcp.Server {
 		Resources: w.Resources(),
 		Logger:    m.Logger,
 		Observe:   a.metrics.ToolObserver("shop"),
+	})
+}
+
+// ucpDialect is the Universal Commerce Protocol's dialect of the shop.
+func (a *app) ucpDialect(m *Main) *ucp.UCP {
+	var tokens, brands []string
+	for _, c := range payments.TestCards {
+		tokens = append(tokens, c.Method)
+		brands = append(brands, c.Brand)
+	}
+	return ucp.New(ucp.Options{
+		Checkout: a.checkout, Catalog: a.catalog, Orders: a.orders, Idempotency: a.idem, PublicURL: a.cfg.PublicURL,
+		Sandbox: a.charger.Name() == "sandbox", TestTokens: tokens, CardBrands: brands,
+		AllowLoopbackProfiles: a.cfg.UCPAllowLoopback, Logger: m.Logger,
+	})
+}
+
+// ucpMCP is the MCP server of the UCP dialect's tools, at /ucp/mcp.
+func (a *app) ucpMCP(m *Main, u *ucp.UCP) *mcp.Server {
+	return server.NewMCP(server.MCPOptions{
+		Name:    "shop-ucp",
+		Title:   a.policy.Name + " (UCP)",
+		Version: version(),
+		Instructions: fmt.Sprintf("%s speaks the Universal Commerce Protocol %s: its business profile is at /.well-known/ucp. "+
+			"Every call carries meta[\"ucp-agent\"].profile. Amounts are integers in minor units of %s.",
+			a.policy.Name, ucp.Version, a.policy.Currency().Code()),
+		Tools:   u.Tools(),
+		Logger:  m.Logger,
+		Observe: a.metrics.ToolObserver("shop-ucp"),
 	})
 }
 

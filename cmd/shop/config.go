@@ -53,6 +53,10 @@ type Config struct {
 	Fault string
 	// Pprof, when set, is a loopback address serving Go's profiles (SHOP_PPROF).
 	Pprof string
+	// UCPAllowLoopback lets /ucp/mcp fetch agents' profiles over http from
+	// loopback addresses (SHOP_UCP_TEST_ALLOW_LOOPBACK=true): for tests on
+	// one machine only.
+	UCPAllowLoopback bool
 
 	StripeSecretKey     string
 	StripeWebhookSecret string
@@ -68,6 +72,9 @@ type Config struct {
 	// AdminTokens are SHOP_ADMIN_TOKENS parsed into their hashes (serve
 	// only); the variable's text itself is kept nowhere.
 	AdminTokens []server.AdminToken
+	// AgentTokens are SHOP_ACP_TOKENS parsed into their hashes (serve
+	// only): the agents admitted to /acp/mcp, open to all when none.
+	AgentTokens []server.AgentToken
 	ReceiptKey  string
 	// SMTP is the server the buyer's emails go through (SHOP_SMTP_URL); nil:
 	// the shop sends none.
@@ -134,44 +141,13 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	if *origins != "" {
 		cfg.TrustedOrigins = strings.Split(*origins, ",")
 	}
-	cfg.PublicURL = strings.TrimRight(m.Getenv("SHOP_PUBLIC_URL"), "/")
-	domain, err := widgetDomain(m.Getenv("SHOP_WIDGET_DOMAIN"))
-	if err != nil {
-		return nil, err
-	}
-	cfg.WidgetDomain = domain
-	cfg.StripeSecretKey = m.Getenv("STRIPE_SECRET_KEY")
-	cfg.StripeWebhookSecret = m.Getenv("STRIPE_WEBHOOK_SECRET")
-	cfg.StripeAPIBase = m.Getenv("STRIPE_API_BASE")
-	cfg.StripeSPTParam = m.Getenv("STRIPE_SPT_PARAM")
-	if cfg.StripeSPTParam != "" && !sptParamPattern.MatchString(cfg.StripeSPTParam) {
-		return nil, fmt.Errorf("STRIPE_SPT_PARAM %q: send a Stripe form parameter such as %s", cfg.StripeSPTParam, payments.DefaultSPTParam)
-	}
-	cfg.StripeSPTVersion = m.Getenv("STRIPE_SPT_VERSION")
-	if cfg.StripeSPTVersion != "" && !sptVersionPattern.MatchString(cfg.StripeSPTVersion) {
-		return nil, fmt.Errorf("STRIPE_SPT_VERSION %q: send a Stripe API version such as %s", cfg.StripeSPTVersion, payments.DefaultSPTVersion)
-	}
-	cfg.ReceiptKey = m.Getenv("SHOP_RECEIPT_KEY")
-	if raw := m.Getenv("SHOP_SMTP_URL"); raw != "" {
-		smtp, err := notify.ParseSMTPURL(raw)
-		if err != nil {
-			return nil, fmt.Errorf("SHOP_SMTP_URL: %w", err)
-		}
-		cfg.SMTP = smtp
-	}
-	cfg.Fault = m.Getenv("SHOP_TEST_FAULT")
-	cfg.Pprof = m.Getenv("SHOP_PPROF")
 	if withAddr {
 		if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 			return nil, fmt.Errorf("--addr %q: send host:port, such as 127.0.0.1:8000 or :8000", cfg.Addr)
 		}
-		// Only serve has /admin/mcp. The tokens are hashed here, once, and
-		// the variable's text goes out of scope with this call.
-		tokens, err := server.ParseAdminTokens(m.Getenv("SHOP_ADMIN_TOKENS"))
-		if err != nil {
-			return nil, err
-		}
-		cfg.AdminTokens = tokens
+	}
+	if err := m.readEnv(cfg, withAddr); err != nil {
+		return nil, err
 	}
 	if err := cfg.checkRateLimits(); err != nil {
 		return nil, err
@@ -183,6 +159,51 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 		return nil, errors.New("--db: send a SQLite file path or a postgres:// URL")
 	}
 	return cfg, nil
+}
+
+// readEnv reads the environment into cfg; serving (withAddr) adds the
+// tokens of /admin/mcp and /acp/mcp, hashed here, once, so that the
+// variables' text goes out of scope with this call.
+func (m *Main) readEnv(cfg *Config, serving bool) error {
+	cfg.PublicURL = strings.TrimRight(m.Getenv("SHOP_PUBLIC_URL"), "/")
+	domain, err := widgetDomain(m.Getenv("SHOP_WIDGET_DOMAIN"))
+	if err != nil {
+		return err
+	}
+	cfg.WidgetDomain = domain
+	cfg.StripeSecretKey = m.Getenv("STRIPE_SECRET_KEY")
+	cfg.StripeWebhookSecret = m.Getenv("STRIPE_WEBHOOK_SECRET")
+	cfg.StripeAPIBase = m.Getenv("STRIPE_API_BASE")
+	cfg.StripeSPTParam = m.Getenv("STRIPE_SPT_PARAM")
+	if cfg.StripeSPTParam != "" && !sptParamPattern.MatchString(cfg.StripeSPTParam) {
+		return fmt.Errorf("STRIPE_SPT_PARAM %q: send a Stripe form parameter such as %s", cfg.StripeSPTParam, payments.DefaultSPTParam)
+	}
+	cfg.StripeSPTVersion = m.Getenv("STRIPE_SPT_VERSION")
+	if cfg.StripeSPTVersion != "" && !sptVersionPattern.MatchString(cfg.StripeSPTVersion) {
+		return fmt.Errorf("STRIPE_SPT_VERSION %q: send a Stripe API version such as %s", cfg.StripeSPTVersion, payments.DefaultSPTVersion)
+	}
+	cfg.ReceiptKey = m.Getenv("SHOP_RECEIPT_KEY")
+	if raw := m.Getenv("SHOP_SMTP_URL"); raw != "" {
+		smtp, err := notify.ParseSMTPURL(raw)
+		if err != nil {
+			return fmt.Errorf("SHOP_SMTP_URL: %w", err)
+		}
+		cfg.SMTP = smtp
+	}
+	cfg.Fault = m.Getenv("SHOP_TEST_FAULT")
+	cfg.Pprof = m.Getenv("SHOP_PPROF")
+	cfg.UCPAllowLoopback = m.Getenv("SHOP_UCP_TEST_ALLOW_LOOPBACK") == "true"
+	if serving {
+		tokens, err := server.ParseAdminTokens(m.Getenv("SHOP_ADMIN_TOKENS"))
+		if err != nil {
+			return err
+		}
+		cfg.AdminTokens = tokens
+		if cfg.AgentTokens, err = server.ParseAgentTokens(m.Getenv("SHOP_ACP_TOKENS")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // hostName is a DNS host name, as some hosts give a widget's domain

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"shop/feed"
@@ -60,29 +58,9 @@ func (m *Main) feedExport(ctx context.Context, args []string) error {
 		fmt.Fprintf(m.Stderr, "wrote %d products\n", n)
 		return nil
 	}
-	// Written beside the file and renamed over it, so that whoever reads
-	// the file never sees half a feed.
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
+	n, err := a.productFeed(m).WriteFile(ctx, out, feed.Format(format))
 	if err != nil {
 		return err
-	}
-	defer os.Remove(tmp.Name())
-	w := bufio.NewWriter(tmp)
-	n, err := a.productFeed(m).Write(ctx, w, feed.Format(format))
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = tmp.Chmod(0o644) // a published file, not a secret (CreateTemp makes it 0600)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), out)
-	}
-	if err != nil {
-		return fmt.Errorf("write the feed to %s: %w", out, err)
 	}
 	fmt.Fprintf(m.Stderr, "wrote %d products to %s\n", n, out)
 	return nil

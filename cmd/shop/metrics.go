@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -106,17 +104,4 @@ func metricsAddr(flag, shopAddr string) (string, error) {
 		return "", fmt.Errorf("--metrics-addr %q: send host:port, such as 127.0.0.1:9464, or off", flag)
 	}
 	return flag, nil
-}
-
-// serveMetrics serves the metrics on ln until ctx is done.
-func serveMetrics(ctx context.Context, ln net.Listener, m *shopmetrics.Metrics) error {
-	hs := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
-	go func() {
-		<-ctx.Done()
-		_ = hs.Close()
-	}()
-	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("metrics: %w", err)
-	}
-	return nil
 }

@@ -56,35 +56,8 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if cfg.WidgetDomain == "" {
-		m.Logger.Warn("SHOP_WIDGET_DOMAIN is unset: the widgets declare no domain (_meta.ui.domain); ChatGPT requires one, unique to the app, to submit it to its directory")
-	}
-	if len(cfg.AdminTokens) == 0 {
-		m.Logger.Warn("SHOP_ADMIN_TOKENS is unset: /admin/mcp refuses everyone; `shop admin` serves the staff tools locally")
-	}
-	srv, err := server.New(server.Options{
-		MCP:            a.buyerMCP(m),
-		Static:         static,
-		Ready:          func(ctx context.Context) error { _, err := database.Ready(ctx, a.db); return err },
-		PublicURL:      cfg.PublicURL,
-		TrustedOrigins: cfg.TrustedOrigins,
-		RateLimit:      rate.Limit(cfg.RateLimit),
-		ClientIPHeader: cfg.ClientIPHeader,
-		Logger:         m.Logger,
-		RateLimited:    a.metrics.RateLimited,
-		Receipts:       server.ReceiptHandler(a.orders, m.Logger),
-		Webhook:        server.StripeWebhook(cfg.StripeWebhookSecret, a.checkout, m.Logger),
-		Pay:            server.PayPages(a.checkout, server.PayOptions{Shop: a.policy.Name, Logger: m.Logger}),
-		Feed:           a.productFeed(m).Handler(),
-		AdminMCP:       a.adminMCP(m, nil),
-		AdminTokens:    cfg.AdminTokens,
-
-		// The rest of the rate limits (RateLimit, ClientIPHeader above).
-		RateBurst:        cfg.RateBurst,
-		AddressRateLimit: rate.Limit(cfg.AddressRateLimit),
-		AddressRateBurst: cfg.AddressRateBurst,
-		TrustedProxyHops: cfg.TrustedProxyHops,
-	})
+	m.warnUnset(cfg)
+	srv, err := a.httpServer(m, static)
 	if err != nil {
 		return err
 	}
@@ -92,23 +65,16 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		"merchant", a.policy.Name,
 		"listen", "http://"+ln.Addr().String(),
 		"mcp", cfg.PublicURL+"/mcp",
+		"acp", cfg.PublicURL+"/acp/mcp",
+		"ucp", cfg.PublicURL+"/ucp/mcp",
 		"database", database.Redact(cfg.DB),
 		"schema_version", a.schema,
 		"payments", a.payments(),
 		"emails", a.emailsState(),
 		"metrics", metricsURL)
-	// Sessions past their expiry release their stock; every replica sweeps,
-	// and each session expires once.
-	sweepCtx, stopSweep := context.WithCancel(ctx)
-	defer stopSweep()
-	go a.checkout.Sweep(sweepCtx, checkout.DefaultSweep)
-	// Payments left open by a crash or a lost answer are settled at start
-	// and every minute after.
-	go a.checkout.RunReconciler(sweepCtx, time.Minute)
-	// The buyer's emails: every replica's worker delivers, each email once.
-	if a.mailer != nil {
-		go a.mailer.Run(sweepCtx)
-	}
+	workers, stopWorkers := context.WithCancel(ctx)
+	defer stopWorkers()
+	a.runWorkers(workers)
 	if m.Started != nil {
 		m.Started(ln.Addr().String())
 	}
@@ -128,11 +94,72 @@ func (m *Main) listenMetrics(ctx context.Context, cfg *Config, a *app) (string, 
 		return "", fmt.Errorf("metrics: listen on %s: %w (choose another with --metrics-addr, or --metrics-addr off)", addr, err)
 	}
 	go func() {
-		if err := serveMetrics(ctx, ln, a.metrics); err != nil {
+		if err := a.metrics.Serve(ctx, ln); err != nil {
 			m.Logger.Error("metrics", "err", err)
 		}
 	}()
 	return "http://" + ln.Addr().String() + "/metrics", nil
+}
+
+// warnUnset warns at start of what serve runs without.
+func (m *Main) warnUnset(cfg *Config) {
+	if len(cfg.AgentTokens) == 0 {
+		m.Logger.Warn("SHOP_ACP_TOKENS is unset: /acp/mcp is open to every agent, without a token")
+	}
+	if cfg.WidgetDomain == "" {
+		m.Logger.Warn("SHOP_WIDGET_DOMAIN is unset: the widgets declare no domain (_meta.ui.domain); ChatGPT requires one, unique to the app, to submit it to its directory")
+	}
+	if len(cfg.AdminTokens) == 0 {
+		m.Logger.Warn("SHOP_ADMIN_TOKENS is unset: /admin/mcp refuses everyone; `shop admin` serves the staff tools locally")
+	}
+}
+
+// httpServer is the shop's HTTP server: every endpoint wired to its part.
+func (a *app) httpServer(m *Main, static fs.FS) (*server.Server, error) {
+	dialect := a.ucpDialect(m)
+	return server.New(server.Options{
+		MCP:            a.buyerMCP(m),
+		UCPMCP:         a.ucpMCP(m, dialect),
+		UCPProfile:     dialect,
+		Static:         static,
+		Ready:          func(ctx context.Context) error { _, err := database.Ready(ctx, a.db); return err },
+		PublicURL:      a.cfg.PublicURL,
+		TrustedOrigins: a.cfg.TrustedOrigins,
+		RateLimit:      rate.Limit(a.cfg.RateLimit),
+		ClientIPHeader: a.cfg.ClientIPHeader,
+		Logger:         m.Logger,
+		RateLimited:    a.metrics.RateLimited,
+		Receipts:       server.ReceiptHandler(a.orders, m.Logger),
+		Webhook:        server.StripeWebhook(a.cfg.StripeWebhookSecret, a.checkout, m.Logger),
+		Pay:            server.PayPages(a.checkout, server.PayOptions{Shop: a.policy.Name, Logger: m.Logger}),
+		Feed:           a.productFeed(m).Handler(),
+		AdminMCP:       a.adminMCP(m, nil),
+		AdminTokens:    a.cfg.AdminTokens,
+		ACP:            a.acpMCP(m),
+		AgentTokens:    a.cfg.AgentTokens,
+		ACPDiscovery:   a.acp.DiscoveryHandler(a.cfg.PublicURL),
+
+		// The rest of the rate limits (RateLimit, ClientIPHeader above).
+		RateBurst:        a.cfg.RateBurst,
+		AddressRateLimit: rate.Limit(a.cfg.AddressRateLimit),
+		AddressRateBurst: a.cfg.AddressRateBurst,
+		TrustedProxyHops: a.cfg.TrustedProxyHops,
+	})
+}
+
+// runWorkers starts the work every replica does in the background until
+// ctx is done.
+func (a *app) runWorkers(ctx context.Context) {
+	// Sessions past their expiry release their stock; every replica sweeps,
+	// and each session expires once.
+	go a.checkout.Sweep(ctx, checkout.DefaultSweep)
+	// Payments left open by a crash or a lost answer are settled at start
+	// and every minute after.
+	go a.checkout.RunReconciler(ctx, time.Minute)
+	// The buyer's emails: every replica's worker delivers, each email once.
+	if a.mailer != nil {
+		go a.mailer.Run(ctx)
+	}
 }
 
 // localURL is the URL of a listener when no public URL is configured.
