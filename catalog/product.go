@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"gorm.io/gorm"
 
@@ -79,6 +80,21 @@ func (c *Catalog) images(stored string) []string {
 		out = append(out, c.imageURL(r))
 	}
 	return out
+}
+
+// firstImage is the URL of the first image of a stored list, or "". A
+// list as Import writes it (["/static/…", …]) is read without decoding the
+// rest of it; anything with escapes is decoded whole.
+func (c *Catalog) firstImage(stored string) string {
+	if rest, ok := strings.CutPrefix(stored, `["`); ok {
+		if end := strings.IndexByte(rest, '"'); end >= 0 && !strings.Contains(rest[:end], `\`) {
+			return c.imageURL(rest[:end])
+		}
+	}
+	if imgs := c.images(stored); len(imgs) > 0 {
+		return imgs[0]
+	}
+	return ""
 }
 
 // heldOn sums the live holds on the given variants.

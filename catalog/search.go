@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -135,9 +136,7 @@ func (c *Catalog) readPage(ctx context.Context, stmt *sqlText, limit int) (*Page
 			return nil, rankKey{}, fmt.Errorf("search: %w", err)
 		}
 		s.Price, s.InStock = c.currency.Price(price), inStock != 0
-		if imgs := c.images(images); len(imgs) > 0 {
-			s.ImageURL = imgs[0]
-		}
+		s.ImageURL = c.firstImage(images)
 		page.Products = append(page.Products, s)
 		last = key
 	}
@@ -151,12 +150,12 @@ func (c *Catalog) readPage(ctx context.Context, stmt *sqlText, limit int) (*Page
 // category when the catalog has none by that name.
 func (c *Catalog) empty(ctx context.Context, q Query) (*Page, error) {
 	if q.Category != "" {
-		var found []string
-		err := c.db.WithContext(ctx).Model(&productRow{}).Where("category_key = ?", categoryKey(q.Category)).Limit(1).Pluck("category", &found).Error
-		if err != nil {
+		var one int64
+		err := c.queryRow(ctx, "SELECT 1 FROM products WHERE category_key = ? LIMIT 1", []any{categoryKey(q.Category)}, &one)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("search: check category: %w", err)
 		}
-		if len(found) == 0 {
+		if err != nil {
 			cats, err := c.Categories(ctx)
 			if err != nil {
 				return nil, err
