@@ -155,7 +155,7 @@ func (o *oracle) check(ctx context.Context, when string) {
 		}
 		products[p.ID] = prod
 	}
-	lo, hi, mid := int64(2000), int64(9000), int64(5000)
+	lo, hi, mid, cheap := int64(2000), int64(9000), int64(5000), int64(1500)
 	shapes := []catalog.Query{
 		{InStockOnly: true},
 		{MaxPrice: &hi},
@@ -173,6 +173,11 @@ func (o *oracle) check(ctx context.Context, when string) {
 		{Text: "made for", InStockOnly: true},
 		{Text: "cot", MaxPrice: &hi, InStockOnly: true},
 		{Text: "bag", Category: "Travel", MinPrice: &lo},
+		// A common word and a narrow filter: counted from the filter's side.
+		{Text: "made", MaxPrice: &cheap},
+		{Text: "made", MaxPrice: &cheap, InStockOnly: true},
+		{Text: "made", Category: "Home", MaxPrice: &hi},
+		{Text: "made", Category: "Home", MaxPrice: &hi, InStockOnly: true},
 	}
 	for _, q := range shapes {
 		// The unfiltered search gives the order; the oracle filters it.

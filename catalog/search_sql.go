@@ -13,8 +13,11 @@ import (
 // only the few products with live holds are checked variant by variant.
 
 // heldSQL lists the seqs of the products with live holds (one argument:
-// now). Few products have any: a search reads the list once.
-const heldSQL = "SELECT hp.seq FROM stock_holds h JOIN variants hv ON hv.id = h.variant_id JOIN products hp ON hp.id = hv.product_id WHERE h.expires_at > ?"
+// now). Few products have any: a search reads the list once, from the
+// holds outwards (written as nested lists, which both engines read in that
+// order; as a join, SQLite without statistics on holds may start from
+// every product).
+const heldSQL = "SELECT seq FROM products WHERE id IN (SELECT product_id FROM variants WHERE id IN (SELECT variant_id FROM stock_holds WHERE expires_at > ?))"
 
 // availableSQL is the condition that a variant v has units not held (one
 // argument: now).
@@ -29,15 +32,26 @@ func (q Query) variantFiltered() bool {
 func (q Query) filtered() bool { return q.Category != "" || q.variantFiltered() }
 
 // filterSQL writes the query's filters on products p, each an AND, reading
-// only the columns of products_facts (seq, category and facts).
+// only the columns of products_facts (seq, category and facts): the facts
+// (factFilterSQL) and, with in_stock_only, the check of the products with
+// live holds (holdsSQL).
+func (q Query) filterSQL(s *sqlText, now time.Time) {
+	q.factFilterSQL(s)
+	if q.InStockOnly {
+		s.add(" AND (p.seq NOT IN ("+heldSQL+") OR ", now)
+		q.exactSQL(s, now)
+		s.add(")")
+	}
+}
+
+// factFilterSQL writes the filters as the facts answer them, holds aside.
 //
 // A price bound alone is a fact: a variant costs at most hi exactly when
 // the cheapest does. Both bounds need a variant between them: the cheapest
 // or dearest is one, or else (a product whose prices span the range) its
 // variants are read. With in_stock_only the same holds of the prices of the
-// variants with stock on hand; a product with live holds is then checked
-// variant by variant, since holds are not in the facts.
-func (q Query) filterSQL(s *sqlText, now time.Time) {
+// variants with stock on hand.
+func (q Query) factFilterSQL(s *sqlText) {
 	if q.Category != "" {
 		s.add(" AND p.category_key = ?", categoryKey(q.Category))
 	}
@@ -61,12 +75,33 @@ func (q Query) filterSQL(s *sqlText, now time.Time) {
 	case q.InStockOnly:
 		s.add(" AND " + minCol + " IS NOT NULL")
 	}
-	if q.InStockOnly {
-		s.add(" AND (p.seq NOT IN ("+heldSQL+")", now)
-		s.add(" OR EXISTS (SELECT 1 FROM products p2 JOIN variants v ON v.product_id = p2.id WHERE p2.seq = p.seq AND ")
-		q.admitSQL(s, now)
-		s.add("))")
+}
+
+// exactSQL writes the condition that product p has a variant q admits,
+// read variant by variant (for the products with live holds).
+func (q Query) exactSQL(s *sqlText, now time.Time) {
+	s.add("EXISTS (SELECT 1 FROM products p2 JOIN variants v ON v.product_id = p2.id WHERE p2.seq = p.seq AND ")
+	q.admitSQL(s, now)
+	s.add(")")
+}
+
+// countSQL writes the total of q: facts writes the count of the products
+// the facts admit, a scalar expression. With in_stock_only it then takes
+// away the products with live holds that the facts admit and their
+// variants do not (matching restricts them to the query's matches, written
+// from the few held ones outwards): a check of every match against the held
+// list cost more than the count.
+func (q Query) countSQL(s *sqlText, now time.Time, facts func(*sqlText), matching func(*sqlText)) {
+	facts(s)
+	if !q.InStockOnly {
+		return
 	}
+	s.add(" - (SELECT COUNT(*) FROM products p WHERE p.seq IN ("+heldSQL+")", now)
+	matching(s)
+	q.factFilterSQL(s)
+	s.add(" AND NOT ")
+	q.exactSQL(s, now)
+	s.add(")")
 }
 
 // admitSQL writes the conditions under which q admits a variant v: not
@@ -104,17 +139,15 @@ func (q Query) summarySQL(s *sqlText, now time.Time) {
 
 // pageSQL writes the statement that answers q: page writes the page's rows
 // (seq, score, and total when windowed) in rank order, limit+1 of them;
-// total is the expression of the query's total ("r.total" for a windowed
-// page, else a scalar subquery written by count).
+// count writes the expression of the query's total (nil for a windowed
+// page: r.total).
 func (c *Catalog) pageSQL(q Query, now time.Time, page func(*sqlText), count func(*sqlText)) *sqlText {
 	s := &sqlText{}
 	s.add("SELECT r.seq, r.score, ")
 	if count == nil {
 		s.add("r.total")
 	} else {
-		s.add("(")
 		count(s)
-		s.add(")")
 	}
 	s.add(", ")
 	q.summarySQL(s, now)
@@ -140,8 +173,11 @@ func (c *Catalog) browseSQL(q Query, after *cursor, now time.Time) *sqlText {
 		}
 		s.add(" ORDER BY p.seq LIMIT ?", q.Limit+1)
 	}, func(s *sqlText) {
-		s.add("SELECT COUNT(*) FROM products p WHERE 1 = 1")
-		q.filterSQL(s, now)
+		q.countSQL(s, now, func(s *sqlText) {
+			s.add("(SELECT COUNT(*) FROM products p WHERE 1 = 1")
+			q.factFilterSQL(s)
+			s.add(")")
+		}, func(*sqlText) {})
 	})
 }
 
@@ -166,8 +202,13 @@ func (c *Catalog) termPageSQL(q Query, m termMatch, after *cursor, now time.Time
 		}
 		s.add(" ORDER BY t.weight DESC, t.product_seq LIMIT ?", q.Limit+1)
 	}, func(s *sqlText) {
-		s.add("SELECT COUNT(*) FROM product_terms t")
-		join(s)
+		if !q.filtered() {
+			s.add("(SELECT COUNT(*) FROM product_terms t WHERE t.term = ?)", m.term)
+			return
+		}
+		q.countSQL(s, now, func(s *sqlText) { c.termFactsCountSQL(s, q, m.term) }, func(s *sqlText) {
+			s.add(" AND EXISTS (SELECT 1 FROM product_terms t WHERE t.term = ? AND t.product_seq = p.seq)", m.term)
+		})
 	})
 }
 
