@@ -1,12 +1,14 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -174,58 +176,80 @@ type termMatch struct {
 	term   string
 	factor int
 	ranged bool
+	// count is how many products hold the term (up to matchCountCap),
+	// when the query has several terms.
+	count int64
 }
 
 // resolve turns the query's terms into matches. A term of three letters or
 // more matches every indexed term it begins; when that range holds a single
 // indexed term (found with two index seeks, MIN and MAX), the term is matched
 // by equality, which needs no grouping per product. found is false when a
-// range is empty: then nothing matches the query.
+// range is empty: then nothing matches the query. With several terms each
+// match also learns how many products it holds, up to matchCountCap, so
+// that an intersection starts from the rarest.
 func (c *Catalog) resolve(ctx context.Context, terms []string) (matches []termMatch, found bool, err error) {
 	matches = make([]termMatch, len(terms))
-	var sb strings.Builder
+	counted := len(terms) > 1
+	var cols []string
 	var args []any
-	var prefixes []int
 	for i, t := range terms {
-		if len(t) < minPrefixMatch {
+		cond, cargs := "term = ?", []any{t}
+		if len(t) >= minPrefixMatch {
+			cond, cargs = prefixRange(t)
+			cols = append(cols, "(SELECT MIN(term) FROM product_terms WHERE "+cond+")", "(SELECT MAX(term) FROM product_terms WHERE "+cond+")")
+			args = append(append(args, cargs...), cargs...)
+		} else {
 			matches[i] = termMatch{term: t, factor: 2}
-			continue
 		}
-		cond, cargs := prefixRange(t)
-		if len(prefixes) > 0 {
-			sb.WriteString(", ")
+		if counted {
+			cols = append(cols, fmt.Sprintf("(SELECT COUNT(*) FROM (SELECT 1 FROM product_terms WHERE %s LIMIT %d) capped)", cond, matchCountCap))
+			args = append(args, cargs...)
 		}
-		sb.WriteString("(SELECT MIN(term) FROM product_terms WHERE " + cond + "), (SELECT MAX(term) FROM product_terms WHERE " + cond + ")")
-		args = append(args, cargs...)
-		args = append(args, cargs...)
-		prefixes = append(prefixes, i)
 	}
-	if len(prefixes) == 0 {
+	if len(cols) == 0 {
 		return matches, true, nil
 	}
-	bounds := make([]sql.NullString, 2*len(prefixes))
-	dest := make([]any, len(bounds))
-	for i := range bounds {
-		dest[i] = &bounds[i]
+	bounds := make([]sql.NullString, 0, 2*len(terms))
+	counts := make([]int64, len(terms))
+	dest := make([]any, 0, len(cols))
+	for i, t := range terms {
+		if len(t) >= minPrefixMatch {
+			bounds = append(bounds, sql.NullString{}, sql.NullString{})
+			dest = append(dest, &bounds[len(bounds)-2], &bounds[len(bounds)-1])
+		}
+		if counted {
+			dest = append(dest, &counts[i])
+		}
 	}
-	if err := c.queryRow(ctx, "SELECT "+sb.String(), args, dest...); err != nil {
+	if err := c.queryRow(ctx, "SELECT "+strings.Join(cols, ", "), args, dest...); err != nil {
 		return nil, false, fmt.Errorf("search: terms: %w", err)
 	}
-	for k, i := range prefixes {
-		lo, hi := bounds[2*k], bounds[2*k+1]
+	k := 0
+	for i, t := range terms {
+		matches[i].count = counts[i]
+		if len(t) < minPrefixMatch {
+			continue
+		}
+		lo, hi := bounds[k], bounds[k+1]
+		k += 2
 		switch {
 		case !lo.Valid:
 			return nil, false, nil
 		case lo.String != hi.String:
-			matches[i] = termMatch{term: terms[i], ranged: true}
-		case lo.String == terms[i]:
-			matches[i] = termMatch{term: lo.String, factor: 2}
+			matches[i] = termMatch{term: t, ranged: true, count: counts[i]}
+		case lo.String == t:
+			matches[i] = termMatch{term: lo.String, factor: 2, count: counts[i]}
 		default:
-			matches[i] = termMatch{term: lo.String, factor: 1}
+			matches[i] = termMatch{term: lo.String, factor: 1, count: counts[i]}
 		}
 	}
 	return matches, true, nil
 }
+
+// matchCountCap bounds how far resolve counts a term's matches: enough to
+// tell a rare term from a common one.
+const matchCountCap = 5000
 
 // prefixRange returns the condition on product_terms.term that selects the
 // terms starting with t, with its arguments.
@@ -244,6 +268,9 @@ func matchesSQL(sb *strings.Builder, matches []termMatch) []any {
 	if len(matches) == 1 {
 		return termSQL(sb, matches[0])
 	}
+	if !slices.ContainsFunc(matches, func(m termMatch) bool { return m.ranged }) {
+		return intersectSQL(sb, matches)
+	}
 	var args []any
 	sb.WriteString("SELECT product_seq, SUM(score) AS score FROM (")
 	for i, m := range matches {
@@ -254,6 +281,35 @@ func matchesSQL(sb *strings.Builder, matches []termMatch) []any {
 	}
 	sb.WriteString(") per_term GROUP BY product_seq HAVING COUNT(*) = ?")
 	return append(args, len(matches))
+}
+
+// intersectSQL writes matchesSQL for terms that are all matched by
+// equality: the rarest term's index rows, each looked up in the others'
+// (term, product_seq) index, in that order (CROSS JOIN keeps SQLite from
+// reordering; PostgreSQL plans it as any join). Its cost follows the rarest
+// term's matches rather than the sum of all of them.
+func intersectSQL(sb *strings.Builder, matches []termMatch) []any {
+	order := slices.Clone(matches)
+	slices.SortStableFunc(order, func(a, b termMatch) int { return cmp.Compare(a.count, b.count) })
+	args := make([]any, 0, len(order))
+	sb.WriteString("SELECT t0.product_seq, ")
+	for i, m := range order {
+		if i > 0 {
+			sb.WriteString(" + ")
+		}
+		fmt.Fprintf(sb, "t%d.weight * %d", i, m.factor)
+	}
+	sb.WriteString(" AS score FROM product_terms t0")
+	for i := 1; i < len(order); i++ {
+		fmt.Fprintf(sb, " CROSS JOIN product_terms t%d", i)
+	}
+	sb.WriteString(" WHERE t0.term = ?")
+	args = append(args, order[0].term)
+	for i := 1; i < len(order); i++ {
+		fmt.Fprintf(sb, " AND t%d.term = ? AND t%d.product_seq = t0.product_seq", i, i)
+		args = append(args, order[i].term)
+	}
+	return args
 }
 
 // termSQL writes the query that scores the products holding a term, one row
