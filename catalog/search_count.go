@@ -25,8 +25,12 @@ func (c *Catalog) termFactsCountSQL(s *sqlText, q Query, term string) {
 		byMatch(s)
 		return
 	}
+	// The range is counted only as far as the matches go: its count
+	// decides, and must not cost more than the count it saves.
 	from := "FROM products p" + c.indexedBy(index) + " WHERE "
-	s.add("CASE WHEN (SELECT COUNT(*) "+from+cond+") < ", args...)
+	s.add("CASE WHEN (SELECT COUNT(*) FROM (SELECT 1 "+from+cond+" LIMIT ", args...)
+	matches(s)
+	s.add(") capped) < ")
 	matches(s)
 	if complement {
 		// Count the matches, less those the range leaves out (the range
