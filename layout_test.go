@@ -9,16 +9,18 @@ import (
 
 // allowed is DESIGN.md's table of who may import whom, for the shop's own
 // packages. Beside it: the root package shop (errors, tool declarations, the
-// demo merchant) which anyone may import and which imports no other of ours;
+// demo merchant) and contract (the wire shapes of CONTRACT.md §4), which
+// anyone may import and which import no other of ours;
 // migrations (embedded SQL); database (opens and migrates, for the wiring;
 // the one transaction helper and row locks, for the packages that store);
 // and database/dbtest and payments/stripetest (a Stripe emulator), which only
-// tests import. purchase and bench are MCP clients of a running shop: they
-// import none of its packages.
+// tests import. purchase and bench are MCP clients of a running shop: of
+// its packages they import only money and the contract's shapes (and bench,
+// purchase's reading of tool results).
 var allowed = map[string][]string{
 	"shop/cmd/shop":            {"*"},
 	"shop/purchase":            {"shop/money"},
-	"shop/bench":               {"shop/money"},
+	"shop/bench":               {"shop/purchase", "shop/money"},
 	"shop/server":              {"shop/widgets", "shop/checkout", "shop/orders", "shop/catalog", "shop/payments", "shop/money"},
 	"shop/widgets":             {"shop/checkout", "shop/catalog", "shop/money"},
 	"shop/checkout":            {"shop/orders", "shop/catalog", "shop/payments", "shop/money", "shop/database"},
@@ -27,6 +29,7 @@ var allowed = map[string][]string{
 	"shop/payments":            {"shop/money", "shop/database"},
 	"shop/money":               {},
 	"shop":                     {},
+	"shop/contract":            {},
 	"shop/migrations":          {},
 	"shop/database":            {"shop/migrations"},
 	"shop/database/dbtest":     {"shop/database"},
@@ -68,7 +71,7 @@ func TestLayout(t *testing.T) {
 			continue
 		}
 		for _, imp := range direct[pkg] {
-			if imp == "shop" || !(strings.HasPrefix(imp, "shop/")) {
+			if imp == "shop" || imp == "shop/contract" || !(strings.HasPrefix(imp, "shop/")) {
 				for prefix, users := range external {
 					if strings.HasPrefix(imp, prefix) && !contains(users, pkg) {
 						t.Errorf("%s imports %s, which only %v may use", pkg, imp, users)

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+
+	"shop/contract"
 )
 
 // `shop bench --gen-catalog N FILE` writes a catalog of N generated
@@ -18,26 +20,6 @@ import (
 
 // MaxGenCatalog bounds --gen-catalog.
 const MaxGenCatalog = 1_000_000
-
-// product and productVariant are a product and a variant in the import
-// format of `shop catalog import`, written as any merchant's tool would
-// write it: Price in minor units, Stock the units on hand.
-type product struct {
-	ID          string           `json:"id"`
-	Title       string           `json:"title"`
-	Category    string           `json:"category"`
-	Description string           `json:"description"`
-	Images      []string         `json:"images"`
-	Variants    []productVariant `json:"variants"`
-}
-
-type productVariant struct {
-	ID      string            `json:"id"`
-	Title   string            `json:"title"`
-	Options map[string]string `json:"options"`
-	Price   *int64            `json:"price"`
-	Stock   *int64            `json:"stock"`
-}
 
 // GenCatalog writes a catalog of n generated products to the file at path.
 func GenCatalog(path string, n int, seed uint64) error {
@@ -88,7 +70,7 @@ func writeGenCatalog(w *bufio.Writer, n int, seed uint64) error {
 			desc[k] = pick(genVocab)
 		}
 		id := fmt.Sprintf("p%06d", i)
-		p := product{
+		p := contract.ProductRecord{
 			ID: id, Title: strings.ToUpper(title[:1]) + title[1:], Category: pick(genCategories),
 			Description: strings.Join(desc, " ") + ".", Images: []string{"/static/products/" + id + ".svg"},
 		}
@@ -99,7 +81,7 @@ func writeGenCatalog(w *bufio.Writer, n int, seed uint64) error {
 				stock = 0
 			}
 			colour := genColours[(i+k)%len(genColours)]
-			p.Variants = append(p.Variants, productVariant{
+			p.Variants = append(p.Variants, contract.VariantRecord{
 				ID: fmt.Sprintf("%s-%d", id, k), Title: genSizes[k] + " / " + colour,
 				Options: map[string]string{"Size": genSizes[k], "Colour": colour},
 				Price:   &price, Stock: &stock,

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"shop/purchase"
 )
 
 // The load's parts: scenarios, clients and their recorders.
@@ -121,22 +123,11 @@ func (c *benchClient) call(ctx context.Context, r *recorder, name string, args a
 	case err != nil:
 		r.fail("transport", name, err.Error())
 	case res.IsError:
-		r.fail("tool_error:"+toolErrorCode(res), name, resultText(res))
+		r.fail("tool_error:"+toolErrorCode(res), name, purchase.ResultText(res))
 	default:
 		return res, true
 	}
 	return nil, false
-}
-
-// resultText is the text of a result's text blocks.
-func resultText(res *mcp.CallToolResult) string {
-	var sb strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			sb.WriteString(tc.Text)
-		}
-	}
-	return sb.String()
 }
 
 func errorText(err error, res *mcp.CallToolResult) string {
@@ -144,7 +135,7 @@ func errorText(err error, res *mcp.CallToolResult) string {
 		return err.Error()
 	}
 	if res != nil {
-		return resultText(res)
+		return purchase.ResultText(res)
 	}
 	return ""
 }

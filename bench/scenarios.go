@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"shop/purchase"
 )
 
 // The scenarios of `shop bench` against the shop: the purchase flow and
@@ -169,7 +171,7 @@ func (s *purchaseScenario) create(ctx context.Context, c *benchClient, r *record
 	}
 	id, _ := structuredField(res, "id").(string)
 	if id == "" {
-		r.fail("unexpected: no session id", "create_checkout_session", resultText(res))
+		r.fail("unexpected: no session id", "create_checkout_session", purchase.ResultText(res))
 		return "", false
 	}
 	return id, true
@@ -187,7 +189,7 @@ func (s *purchaseScenario) ready(ctx context.Context, c *benchClient, r *recorde
 	})
 	if ok {
 		if st, _ := structuredField(res, "status").(string); st != statusReady {
-			r.fail("unexpected: status "+st, "update_checkout_session", resultText(res))
+			r.fail("unexpected: status "+st, "update_checkout_session", purchase.ResultText(res))
 			ok = false
 		}
 	}
@@ -209,7 +211,7 @@ func (s *purchaseScenario) pay(ctx context.Context, c *benchClient, r *recorder,
 	}
 	st, _ := structuredField(res, "status").(string)
 	if order, _ := structuredField(res, "order").(map[string]any); st != statusCompleted || order["id"] == nil {
-		r.fail("unexpected: status "+st+" without an order", "complete_checkout", resultText(res))
+		r.fail("unexpected: status "+st+" without an order", "complete_checkout", purchase.ResultText(res))
 		return false
 	}
 	return true

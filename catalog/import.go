@@ -10,35 +10,22 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"shop/contract"
 )
 
-// File is a catalog in the import format (testdata/demo/catalog.json).
-type File struct {
-	// Currency is the currency of every price in the file; it must be the shop's.
-	Currency string          `json:"currency"`
-	Products []ProductRecord `json:"products"`
-}
+// File is a catalog in the import format (testdata/demo/catalog.json). The
+// format is declared once, in package contract, which the shop's own tools
+// (shop bench's catalog generator) write; File adds its validation.
+type File contract.CatalogFile
 
-// ProductRecord is a product in the import format.
-type ProductRecord struct {
-	ID          string          `json:"id"`
-	Title       string          `json:"title"`
-	Category    string          `json:"category"`
-	Description string          `json:"description"`
-	Images      []string        `json:"images"`
-	Variants    []VariantRecord `json:"variants"`
-}
-
-// VariantRecord is a variant in the import format: Price in minor units of
-// the file's currency, Stock the units on hand.
-type VariantRecord struct {
-	ID      string            `json:"id"`
-	Title   string            `json:"title"`
-	Options map[string]string `json:"options"`
-	Price   *int64            `json:"price"`
-	Stock   *int64            `json:"stock"`
-	Image   string            `json:"image,omitempty"`
-}
+// The records of the import format, as catalog names them.
+type (
+	// ProductRecord is a product in the import format.
+	ProductRecord = contract.ProductRecord
+	// VariantRecord is a variant in the import format.
+	VariantRecord = contract.VariantRecord
+)
 
 // Bounds of the import format.
 const (

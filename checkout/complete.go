@@ -398,18 +398,6 @@ func (c *Checkout) processing(s *Session) *Session {
 	return s
 }
 
-// FirstProblem returns the content of a session's first error message,
-// what the buyer must fix before paying (a sentence), and false when the
-// session lists none.
-func (s *Session) FirstProblem() (string, bool) {
-	for _, m := range s.Messages {
-		if m.Type == MessageError {
-			return m.Content, true
-		}
-	}
-	return "", false
-}
-
 // notReady refuses to take payment for a session that is not ready for it,
 // saying what to fix.
 func notReady(s *Session) error {

@@ -27,15 +27,6 @@ type Linker interface {
 	ExpireHostedCheckout(ctx context.Context, id string) error
 }
 
-// PaymentLink is what create_payment_link answers: where the buyer pays.
-type PaymentLink struct {
-	URL       string    `json:"url"`
-	ExpiresAt time.Time `json:"expires_at"`
-	// Provider is "stripe" (a Stripe Checkout page) or "sandbox" (the
-	// shop's own test page).
-	Provider string `json:"provider"`
-}
-
 // linkTTL is how long a payment page stays open: Stripe Checkout's shortest.
 // The session's stock is held a little longer, so that a page can never be
 // paid after the hold ran out because of the page's own expiry.

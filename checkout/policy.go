@@ -41,15 +41,6 @@ type Policy struct {
 	Sessions         Sessions    `yaml:"sessions"` // how long sessions live and are kept
 }
 
-// PaymentMode says whether payments take real money: test or live.
-type PaymentMode string
-
-// Payment modes.
-const (
-	PaymentTest PaymentMode = "test" // no real money moves
-	PaymentLive PaymentMode = "live" // buyers are charged
-)
-
 // Links are the merchant's pages shown in checkout. Each is an https URL or a
 // path under /static/, which the shop serves and resolves against its public
 // URL.

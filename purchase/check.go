@@ -1,6 +1,8 @@
 package purchase
 
 import (
+	"shop/contract"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -195,11 +197,11 @@ func contains(list []string, s string) bool { return slices.Contains(list, s) }
 
 // checkNewSession checks a session as create_checkout_session answers it,
 // before it has an address.
-func checkNewSession(s session, items []item) error {
+func checkNewSession(s contract.Session, items []contract.Item) error {
 	switch {
 	case !strings.HasPrefix(s.ID, "cs_"):
 		return fmt.Errorf("id %q, want cs_…", s.ID)
-	case s.Status != statusNotReady:
+	case s.Status != contract.SessionNotReady:
 		return fmt.Errorf("status %s without an address, want not_ready_for_payment", s.Status)
 	case s.PaymentProvider.Provider != "stripe" || !slices.Contains(s.PaymentProvider.SupportedPaymentMethods, "card"):
 		return fmt.Errorf("payment_provider %+v, want stripe taking card", s.PaymentProvider)
@@ -217,9 +219,9 @@ func checkNewSession(s session, items []item) error {
 }
 
 // checkLinks checks the legal links a ready session must carry.
-func checkLinks(links []link) error {
+func checkLinks(links []contract.Link) error {
 	for _, want := range []string{"terms_of_use", "privacy_policy", "return_policy", "support"} {
-		if !slices.ContainsFunc(links, func(l link) bool { return l.Type == want && l.URL != "" }) {
+		if !slices.ContainsFunc(links, func(l contract.Link) bool { return l.Type == want && l.URL != "" }) {
 			return fmt.Errorf("links: no %s", want)
 		}
 	}
@@ -227,7 +229,7 @@ func checkLinks(links []link) error {
 }
 
 // totalOf is the amount of the total of type t, 0 when it is not listed.
-func totalOf(ts []total, t totalType) int64 {
+func totalOf(ts []contract.Total, t contract.TotalType) int64 {
 	for _, x := range ts {
 		if x.Type == t {
 			return x.Amount
@@ -236,10 +238,10 @@ func totalOf(ts []total, t totalType) int64 {
 	return 0
 }
 
-func sameTotals(a, b []total) bool { return slices.Equal(a, b) }
+func sameTotals(a, b []contract.Total) bool { return slices.Equal(a, b) }
 
 // lineIdentities checks the line identities of CONTRACT.md §4.
-func lineIdentities(where string, lines []lineItem) error {
+func lineIdentities(where string, lines []contract.LineItem) error {
 	for i, l := range lines {
 		switch {
 		case l.UnitAmount < 0 || l.Item.Quantity < 1 || l.BaseAmount < 0 || l.Discount < 0 || l.Subtotal < 0 || l.Tax < 0 || l.Total < 0:
@@ -261,15 +263,15 @@ func lineIdentities(where string, lines []lineItem) error {
 // (fulfillment = the option's total, and tax = Σ line tax + option tax); the
 // shop counts it once, in tax, with fulfillment = the option's subtotal
 // (equal to its total where shipping is not taxed), and so does this check.
-func totalsIdentities(lines []lineItem, totals []total, option *fulfillmentOption) error {
-	seen := map[totalType]bool{}
+func totalsIdentities(lines []contract.LineItem, totals []contract.Total, option *contract.FulfillmentOption) error {
+	seen := map[contract.TotalType]bool{}
 	for _, t := range totals {
 		if seen[t.Type] {
 			return fmt.Errorf("totals: %s listed twice", t.Type)
 		}
 		seen[t.Type] = true
 	}
-	for _, t := range []totalType{totalItemsBase, totalSubtotal, totalTotal} {
+	for _, t := range []contract.TotalType{contract.TotalItemsBase, contract.TotalSubtotal, contract.TotalTotal} {
 		if !seen[t] {
 			return fmt.Errorf("totals: no %s", t)
 		}
@@ -285,18 +287,18 @@ func totalsIdentities(lines []lineItem, totals []total, option *fulfillmentOptio
 		}
 		shipping, tax = option.Subtotal, tax+option.Tax
 	}
-	get := func(t totalType) int64 { return totalOf(totals, t) }
+	get := func(t contract.TotalType) int64 { return totalOf(totals, t) }
 	for _, c := range []struct {
-		t    totalType
+		t    contract.TotalType
 		want int64
 		how  string
 	}{
-		{totalItemsBase, base, "Σ base_amount"},
-		{totalItemsDiscount, discount, "Σ line discount"},
-		{totalSubtotal, get(totalItemsBase) - get(totalItemsDiscount), "items_base_amount − items_discount"},
-		{totalFulfillment, shipping, "the chosen option's subtotal"},
-		{totalTax, tax, "Σ line tax + option tax"},
-		{totalTotal, get(totalSubtotal) - get(totalDiscount) + get(totalFulfillment) + get(totalTax), "subtotal − discount + fulfillment + tax"},
+		{contract.TotalItemsBase, base, "Σ base_amount"},
+		{contract.TotalItemsDiscount, discount, "Σ line discount"},
+		{contract.TotalSubtotal, get(contract.TotalItemsBase) - get(contract.TotalItemsDiscount), "items_base_amount − items_discount"},
+		{contract.TotalFulfillment, shipping, "the chosen option's subtotal"},
+		{contract.TotalTax, tax, "Σ line tax + option tax"},
+		{contract.TotalTotal, get(contract.TotalSubtotal) - get(contract.TotalDiscount) + get(contract.TotalFulfillment) + get(contract.TotalTax), "subtotal − discount + fulfillment + tax"},
 	} {
 		if got := get(c.t); got != c.want {
 			return fmt.Errorf("totals: %s %d ≠ %s = %d", c.t, got, c.how, c.want)
@@ -311,13 +313,13 @@ func totalsIdentities(lines []lineItem, totals []total, option *fulfillmentOptio
 }
 
 // sessionIdentities checks CONTRACT.md §4's identities on a session.
-func sessionIdentities(s session) error {
+func sessionIdentities(s contract.Session) error {
 	if err := lineIdentities("line_items", s.LineItems); err != nil {
 		return err
 	}
-	var option *fulfillmentOption
+	var option *contract.FulfillmentOption
 	if s.FulfillmentOptionID != "" {
-		i := slices.IndexFunc(s.FulfillmentOptions, func(o fulfillmentOption) bool { return o.ID == s.FulfillmentOptionID })
+		i := slices.IndexFunc(s.FulfillmentOptions, func(o contract.FulfillmentOption) bool { return o.ID == s.FulfillmentOptionID })
 		if i < 0 {
 			return fmt.Errorf("fulfillment_option_id %q is not one of the fulfillment_options", s.FulfillmentOptionID)
 		}
@@ -327,7 +329,7 @@ func sessionIdentities(s session) error {
 }
 
 // receiptIdentities checks CONTRACT.md §4's identities on a receipt.
-func receiptIdentities(r receipt) error {
+func receiptIdentities(r contract.Receipt) error {
 	if err := lineIdentities("line_items", r.LineItems); err != nil {
 		return err
 	}
@@ -335,8 +337,8 @@ func receiptIdentities(r receipt) error {
 }
 
 // receiptMatches checks a receipt against the session it was paid from.
-func receiptMatches(r receipt, s session) error {
-	var chosen *fulfillmentOption
+func receiptMatches(r contract.Receipt, s contract.Session) error {
+	var chosen *contract.FulfillmentOption
 	for i := range s.FulfillmentOptions {
 		if s.FulfillmentOptions[i].ID == s.FulfillmentOptionID {
 			chosen = &s.FulfillmentOptions[i]
@@ -355,7 +357,7 @@ func receiptMatches(r receipt, s session) error {
 		return fmt.Errorf("email %q, the buyer's %q", r.Email, s.Buyer.Email)
 	case r.Currency != s.Currency:
 		return fmt.Errorf("currency %q, the session's %q", r.Currency, s.Currency)
-	case r.Payment.Mode != s.PaymentMode || r.Payment.Status != paymentSucceeded || r.Payment.Reference == "":
+	case r.Payment.Mode != string(s.PaymentMode) || r.Payment.Status != contract.PaymentSucceeded || r.Payment.Reference == "":
 		return fmt.Errorf("payment %+v, want a succeeded %s-mode payment with a reference", r.Payment, s.PaymentMode)
 	case !reflect.DeepEqual(r.Links, s.Links):
 		return fmt.Errorf("links %v, the session showed %v", r.Links, s.Links)
@@ -364,7 +366,7 @@ func receiptMatches(r receipt, s session) error {
 }
 
 // sameReceipt compares two answers for the same receipt.
-func sameReceipt(a, b receipt) error {
+func sameReceipt(a, b contract.Receipt) error {
 	if !a.CreatedAt.Equal(b.CreatedAt) {
 		return fmt.Errorf("created_at %s and %s", a.CreatedAt, b.CreatedAt)
 	}
@@ -378,7 +380,7 @@ func sameReceipt(a, b receipt) error {
 }
 
 // messagesText is a session's messages for a report line.
-func messagesText(ms []message) string {
+func messagesText(ms []contract.Message) string {
 	if len(ms) == 0 {
 		return "none"
 	}

@@ -1,6 +1,8 @@
 package purchase
 
 import (
+	"shop/contract"
+
 	"strings"
 	"testing"
 	"time"
@@ -8,18 +10,18 @@ import (
 
 // A session whose figures agree: two lines, 10 % off the first, tax on both
 // and on shipping (counted once, in tax).
-func agreeingSession() session {
-	return session{
-		ID: "cs_1", Status: statusReady, Currency: "usd",
-		LineItems: []lineItem{
-			{ID: "l1", Item: item{ID: "a", Quantity: 2}, UnitAmount: 1000, BaseAmount: 2000, Discount: 200, Subtotal: 1800, Tax: 144, Total: 1944},
-			{ID: "l2", Item: item{ID: "b", Quantity: 1}, UnitAmount: 500, BaseAmount: 500, Subtotal: 500, Tax: 40, Total: 540},
+func agreeingSession() contract.Session {
+	return contract.Session{
+		ID: "cs_1", Status: contract.SessionReady, Currency: "usd",
+		LineItems: []contract.LineItem{
+			{ID: "l1", Item: contract.Item{ID: "a", Quantity: 2}, UnitAmount: 1000, BaseAmount: 2000, Discount: 200, Subtotal: 1800, Tax: 144, Total: 1944},
+			{ID: "l2", Item: contract.Item{ID: "b", Quantity: 1}, UnitAmount: 500, BaseAmount: 500, Subtotal: 500, Tax: 40, Total: 540},
 		},
-		FulfillmentOptions:  []fulfillmentOption{{ID: "standard", Subtotal: 600, Tax: 48, Total: 648}},
+		FulfillmentOptions:  []contract.FulfillmentOption{{ID: "standard", Subtotal: 600, Tax: 48, Total: 648}},
 		FulfillmentOptionID: "standard",
-		Totals: []total{
-			{Type: totalItemsBase, Amount: 2500}, {Type: totalItemsDiscount, Amount: 200}, {Type: totalSubtotal, Amount: 2300},
-			{Type: totalFulfillment, Amount: 600}, {Type: totalTax, Amount: 232}, {Type: totalTotal, Amount: 3132},
+		Totals: []contract.Total{
+			{Type: contract.TotalItemsBase, Amount: 2500}, {Type: contract.TotalItemsDiscount, Amount: 200}, {Type: contract.TotalSubtotal, Amount: 2300},
+			{Type: contract.TotalFulfillment, Amount: 600}, {Type: contract.TotalTax, Amount: 232}, {Type: contract.TotalTotal, Amount: 3132},
 		},
 	}
 }
@@ -30,8 +32,8 @@ func TestSessionIdentities(t *testing.T) {
 	if err := sessionIdentities(agreeingSession()); err != nil {
 		t.Fatalf("agreeing figures: %v", err)
 	}
-	setTotal := func(tt totalType, amount int64) func(*session) {
-		return func(s *session) {
+	setTotal := func(tt contract.TotalType, amount int64) func(*contract.Session) {
+		return func(s *contract.Session) {
 			for i := range s.Totals {
 				if s.Totals[i].Type == tt {
 					s.Totals[i].Amount = amount
@@ -41,22 +43,24 @@ func TestSessionIdentities(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name   string
-		mutate func(*session)
+		mutate func(*contract.Session)
 		want   string
 	}{
-		{"unit × quantity", func(s *session) { s.LineItems[0].BaseAmount = 1999 }, "base_amount 1999 ≠ unit_amount 1000 × quantity 2"},
-		{"line subtotal", func(s *session) { s.LineItems[1].Subtotal = 499 }, "subtotal 499 ≠ base_amount 500 − discount 0"},
-		{"line total", func(s *session) { s.LineItems[1].Total = 541 }, "total 541 ≠ subtotal 500 + tax 40"},
-		{"negative", func(s *session) { s.LineItems[0].Discount = -1 }, "a negative amount"},
-		{"items base", setTotal(totalItemsBase, 2501), "items_base_amount 2501 ≠ Σ base_amount = 2500"},
-		{"subtotal", setTotal(totalSubtotal, 2500), "subtotal 2500 ≠ items_base_amount − items_discount = 2300"},
-		{"shipping's tax counted in fulfillment", setTotal(totalFulfillment, 648), "fulfillment 648 ≠ the chosen option's subtotal = 600"},
-		{"tax without shipping's", setTotal(totalTax, 184), "tax 184 ≠ Σ line tax + option tax = 232"},
-		{"total", setTotal(totalTotal, 3133), "total 3133 ≠ subtotal − discount + fulfillment + tax = 3132"},
-		{"option total", func(s *session) { s.FulfillmentOptions[0].Total = 600 }, "total 600 ≠ subtotal 600 + tax 48"},
-		{"unknown option", func(s *session) { s.FulfillmentOptionID = "express" }, `"express" is not one of the fulfillment_options`},
-		{"listed twice", func(s *session) { s.Totals = append(s.Totals, total{Type: totalTax, Amount: 232}) }, "tax listed twice"},
-		{"no total", func(s *session) { s.Totals = s.Totals[:5] }, "totals: no total"},
+		{"unit × quantity", func(s *contract.Session) { s.LineItems[0].BaseAmount = 1999 }, "base_amount 1999 ≠ unit_amount 1000 × quantity 2"},
+		{"line subtotal", func(s *contract.Session) { s.LineItems[1].Subtotal = 499 }, "subtotal 499 ≠ base_amount 500 − discount 0"},
+		{"line total", func(s *contract.Session) { s.LineItems[1].Total = 541 }, "total 541 ≠ subtotal 500 + tax 40"},
+		{"negative", func(s *contract.Session) { s.LineItems[0].Discount = -1 }, "a negative amount"},
+		{"items base", setTotal(contract.TotalItemsBase, 2501), "items_base_amount 2501 ≠ Σ base_amount = 2500"},
+		{"subtotal", setTotal(contract.TotalSubtotal, 2500), "subtotal 2500 ≠ items_base_amount − items_discount = 2300"},
+		{"shipping's tax counted in fulfillment", setTotal(contract.TotalFulfillment, 648), "fulfillment 648 ≠ the chosen option's subtotal = 600"},
+		{"tax without shipping's", setTotal(contract.TotalTax, 184), "tax 184 ≠ Σ line tax + option tax = 232"},
+		{"total", setTotal(contract.TotalTotal, 3133), "total 3133 ≠ subtotal − discount + fulfillment + tax = 3132"},
+		{"option total", func(s *contract.Session) { s.FulfillmentOptions[0].Total = 600 }, "total 600 ≠ subtotal 600 + tax 48"},
+		{"unknown option", func(s *contract.Session) { s.FulfillmentOptionID = "express" }, `"express" is not one of the fulfillment_options`},
+		{"listed twice", func(s *contract.Session) {
+			s.Totals = append(s.Totals, contract.Total{Type: contract.TotalTax, Amount: 232})
+		}, "tax listed twice"},
+		{"no total", func(s *contract.Session) { s.Totals = s.Totals[:5] }, "totals: no total"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := agreeingSession()
@@ -74,16 +78,16 @@ func TestSessionIdentities(t *testing.T) {
 func TestReceiptMatches(t *testing.T) {
 	s := agreeingSession()
 	addr := DefaultAddress
-	s.FulfillmentAddress, s.Buyer, s.PaymentMode = &addr, &buyer{Email: "Ada@Example.com"}, modeTest
-	s.Links = []link{{Type: "terms_of_use", URL: "https://shop.test/terms"}}
-	good := func() receipt {
+	s.FulfillmentAddress, s.Buyer, s.PaymentMode = &addr, &contract.Buyer{Email: "Ada@Example.com"}, contract.PaymentTest
+	s.Links = []contract.Link{{Type: "terms_of_use", URL: "https://shop.test/terms"}}
+	good := func() contract.Receipt {
 		opt := s.FulfillmentOptions[0]
 		a := addr
-		return receipt{
+		return contract.Receipt{
 			OrderID: "ord_1", Number: 1001, CreatedAt: time.Now(), Email: "ada@example.com", Currency: "usd",
-			LineItems: append([]lineItem(nil), s.LineItems...), FulfillmentAddress: &a, FulfillmentOption: &opt,
-			Totals: append([]total(nil), s.Totals...), Links: append([]link(nil), s.Links...),
-			Payment: payment{Provider: "stripe", Mode: modeTest, Reference: "pi_1", Status: paymentSucceeded},
+			LineItems: append([]contract.LineItem(nil), s.LineItems...), FulfillmentAddress: &a, FulfillmentOption: &opt,
+			Totals: append([]contract.Total(nil), s.Totals...), Links: append([]contract.Link(nil), s.Links...),
+			Payment: contract.Payment{Provider: "stripe", Mode: string(contract.PaymentTest), Reference: "pi_1", Status: contract.PaymentSucceeded},
 		}
 	}
 	if err := receiptMatches(good(), s); err != nil {
@@ -91,18 +95,18 @@ func TestReceiptMatches(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name   string
-		mutate func(*receipt)
+		mutate func(*contract.Receipt)
 	}{
-		{"line", func(r *receipt) { r.LineItems[0].Name = "other" }},
-		{"totals", func(r *receipt) { r.Totals[5].Amount++ }},
-		{"option", func(r *receipt) { r.FulfillmentOption.Total++ }},
-		{"address", func(r *receipt) { r.FulfillmentAddress.City = "Albany" }},
-		{"email", func(r *receipt) { r.Email = "eve@example.com" }},
-		{"currency", func(r *receipt) { r.Currency = "eur" }},
-		{"mode", func(r *receipt) { r.Payment.Mode = modeLive }},
-		{"payment status", func(r *receipt) { r.Payment.Status = "pending" }},
-		{"no reference", func(r *receipt) { r.Payment.Reference = "" }},
-		{"links", func(r *receipt) { r.Links = nil }},
+		{"line", func(r *contract.Receipt) { r.LineItems[0].Name = "other" }},
+		{"totals", func(r *contract.Receipt) { r.Totals[5].Amount++ }},
+		{"option", func(r *contract.Receipt) { r.FulfillmentOption.Total++ }},
+		{"address", func(r *contract.Receipt) { r.FulfillmentAddress.City = "Albany" }},
+		{"email", func(r *contract.Receipt) { r.Email = "eve@example.com" }},
+		{"currency", func(r *contract.Receipt) { r.Currency = "eur" }},
+		{"mode", func(r *contract.Receipt) { r.Payment.Mode = string(contract.PaymentLive) }},
+		{"payment status", func(r *contract.Receipt) { r.Payment.Status = "pending" }},
+		{"no reference", func(r *contract.Receipt) { r.Payment.Reference = "" }},
+		{"links", func(r *contract.Receipt) { r.Links = nil }},
 	} {
 		r := good()
 		c.mutate(&r)

@@ -1,6 +1,8 @@
 package purchase
 
 import (
+	"shop/contract"
+
 	"context"
 	"errors"
 	"fmt"
@@ -19,7 +21,7 @@ import (
 // needs a browser: the run checks the link and stops there. It reports
 // whether the run may go on to the order's checks.
 func (p *purchaser) payOnPage(ctx context.Context) bool {
-	var link paymentLink
+	var link contract.PaymentLink
 	if !p.step("create_payment_link", func() (string, error) {
 		if _, err := p.call(ctx, "create_payment_link", map[string]any{"checkout_session_id": p.session.ID}, &link); err != nil {
 			return "", err
@@ -63,7 +65,7 @@ func (p *purchaser) payOnPage(ctx context.Context) bool {
 			return "", fmt.Errorf("paying answered %d to %q, want 303 to the receipt", code, loc)
 		}
 		receipt = loc
-		var s session
+		var s contract.Session
 		if _, err := p.call(ctx, "get_checkout_session", map[string]any{"checkout_session_id": p.session.ID}, &s); err != nil {
 			return "", err
 		}

@@ -1,6 +1,8 @@
 package purchase
 
 import (
+	"shop/contract"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,7 +36,7 @@ func (p *purchaser) token(ctx context.Context, pm string) (token, via string, er
 	if !stripeTestKey(p.o.StripeKey) {
 		return pm, pm, nil
 	}
-	total := totalOf(p.session.Totals, totalTotal)
+	total := totalOf(p.session.Totals, contract.TotalTotal)
 	form := url.Values{
 		"payment_method":            {pm},
 		"usage_limits[currency]":    {p.session.Currency},
@@ -60,8 +62,8 @@ func (p *purchaser) token(ctx context.Context, pm string) (token, via string, er
 // over MCP, so there the receipt's total, which the shop charged, is what
 // the run can compare.
 func (p *purchaser) charged(ctx context.Context, reference string) (string, error) {
-	total := totalOf(p.ready.Totals, totalTotal)
-	if got := totalOf(p.done.Order.Receipt.Totals, totalTotal); got != total {
+	total := totalOf(p.ready.Totals, contract.TotalTotal)
+	if got := totalOf(p.done.Order.Receipt.Totals, contract.TotalTotal); got != total {
 		return "", fmt.Errorf("the receipt's total %d is not the session's %d", got, total)
 	}
 	if !stripeTestKey(p.o.StripeKey) || !strings.HasPrefix(reference, "pi_") || strings.HasPrefix(reference, "pi_sandbox_") {

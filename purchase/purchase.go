@@ -8,6 +8,8 @@
 package purchase
 
 import (
+	"shop/contract"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,7 +37,7 @@ const (
 // The buyer and address of a purchase run: an address in California, which
 // the demo policy ships to (zone us) and taxes.
 var (
-	purchaseBuyer = buyer{Name: "Purchase Check", Email: "purchase-check@example.com"}
+	purchaseBuyer = contract.Buyer{Name: "Purchase Check", Email: "purchase-check@example.com"}
 	// DefaultAddress is where a run ships when Options.Address is empty.
 	DefaultAddress = Address{
 		Name: "Purchase Check", LineOne: "1 Market St", City: "San Francisco",
@@ -158,10 +160,10 @@ type purchaser struct {
 	tools map[string]*mcp.Tool
 
 	cur     money.Currency
-	session session // the session as last answered
-	ready   session // the session as it was when paid
-	done    session // the completed session
-	stopped string  // why the run stopped before paying, when it did on purpose
+	session contract.Session // the session as last answered
+	ready   contract.Session // the session as it was when paid
+	done    contract.Session // the completed session
+	stopped string           // why the run stopped before paying, when it did on purpose
 }
 
 // Run makes the run and returns its report; under o.JSON it writes
@@ -256,7 +258,7 @@ func (p *purchaser) run(ctx context.Context) {
 	if !p.step("search_products", func() (d string, err error) { products, d, err = p.search(ctx); return }) {
 		return
 	}
-	var items []item
+	var items []contract.Item
 	for _, sr := range products {
 		if len(items) == p.o.Items {
 			break
@@ -290,7 +292,7 @@ func (p *purchaser) run(ctx context.Context) {
 	}
 	p.step("template", func() (string, error) { return p.template(ctx) })
 	p.ready = p.session
-	if p.session.PaymentMode == modeLive {
+	if p.session.PaymentMode == contract.PaymentLive {
 		p.step("complete_checkout (live)", func() (string, error) { return p.refusedInLive(ctx) })
 		return
 	}
@@ -336,7 +338,7 @@ func (p *purchaser) call(ctx context.Context, name string, args, out any) (*mcp.
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if res.IsError {
-		return res, fmt.Errorf("%s answered isError: %s", name, resultText(res))
+		return res, fmt.Errorf("%s answered isError: %s", name, ResultText(res))
 	}
 	if err := decodeResult(res, out); err != nil {
 		return res, fmt.Errorf("%s: %w", name, err)
@@ -346,7 +348,7 @@ func (p *purchaser) call(ctx context.Context, name string, args, out any) (*mcp.
 
 // decodeResult checks a tool result's two forms and decodes its structuredContent.
 func decodeResult(res *mcp.CallToolResult, out any) error {
-	if strings.TrimSpace(resultText(res)) == "" {
+	if strings.TrimSpace(ResultText(res)) == "" {
 		return errors.New("no text content block")
 	}
 	if res.StructuredContent == nil {
@@ -362,7 +364,8 @@ func decodeResult(res *mcp.CallToolResult, out any) error {
 	return nil
 }
 
-func resultText(res *mcp.CallToolResult) string {
+// ResultText is the text of a tool result's text blocks, joined.
+func ResultText(res *mcp.CallToolResult) string {
 	var sb strings.Builder
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
@@ -376,17 +379,17 @@ func resultText(res *mcp.CallToolResult) string {
 // early, or the shop is live), so that its stock goes back on sale at once.
 // It gets a few seconds of its own when the run's time is up.
 func (p *purchaser) release(ctx context.Context) {
-	if p.cs == nil || p.session.ID == "" || p.session.Status.final() || p.done.Order != nil {
+	if p.cs == nil || p.session.ID == "" || p.session.Status.Final() || p.done.Order != nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	p.step("cancel_checkout_session", func() (string, error) {
-		var s session
+		var s contract.Session
 		if _, err := p.call(ctx, "cancel_checkout_session", map[string]any{"checkout_session_id": p.session.ID}, &s); err != nil {
 			return "", err
 		}
-		if s.Status != statusCanceled {
+		if s.Status != contract.SessionCanceled {
 			return "", fmt.Errorf("status %s, want canceled", s.Status)
 		}
 		return s.ID + " canceled, unpaid: its stock is released", nil

@@ -1,6 +1,8 @@
 package purchase
 
 import (
+	"shop/contract"
+
 	"context"
 	"fmt"
 	"io"
@@ -46,7 +48,7 @@ func (p *purchaser) search(ctx context.Context) ([]summaryRef, string, error) {
 // pickVariant reads a product and adds its first buyable variant to items:
 // two units on the first line when there are two, so that unit × quantity
 // is checked, one on the others.
-func (p *purchaser) pickVariant(ctx context.Context, sr summaryRef, items []item) ([]item, string, error) {
+func (p *purchaser) pickVariant(ctx context.Context, sr summaryRef, items []contract.Item) ([]contract.Item, string, error) {
 	var out struct {
 		Product struct {
 			ID       string `json:"id"`
@@ -76,13 +78,13 @@ func (p *purchaser) pickVariant(ctx context.Context, sr summaryRef, items []item
 		if len(items) == 0 && v.Available >= 2 {
 			q = 2
 		}
-		items = append(items, item{ID: v.ID, Quantity: q})
+		items = append(items, contract.Item{ID: v.ID, Quantity: q})
 		return items, fmt.Sprintf("%s: %d × %s at %s (%d available)", sr.ID, q, v.ID, v.Price.Display, v.Available), nil
 	}
 	return items, fmt.Sprintf("%s: no variant available now; next product", sr.ID), nil
 }
 
-func (p *purchaser) create(ctx context.Context, items []item) (string, error) {
+func (p *purchaser) create(ctx context.Context, items []contract.Item) (string, error) {
 	args := map[string]any{"items": items, "buyer": purchaseBuyer}
 	if _, err := p.call(ctx, "create_checkout_session", args, &p.session); err != nil {
 		return "", err
@@ -96,16 +98,16 @@ func (p *purchaser) create(ctx context.Context, items []item) (string, error) {
 		return "", fmt.Errorf("currency %q: %w", s.Currency, err)
 	}
 	p.cur = cur
-	return fmt.Sprintf("%s: %s, %s, items %s, payment_mode %s", s.ID, s.Status, plural(len(s.LineItems), "line"), cur.Format(totalOf(s.Totals, totalItemsBase)), s.PaymentMode), nil
+	return fmt.Sprintf("%s: %s, %s, items %s, payment_mode %s", s.ID, s.Status, plural(len(s.LineItems), "line"), cur.Format(totalOf(s.Totals, contract.TotalItemsBase)), s.PaymentMode), nil
 }
 
 // checkMode refuses a live-mode shop unless --live was given (before any
 // payment; the session is then canceled).
 func (p *purchaser) checkMode() (string, error) {
 	switch p.session.PaymentMode {
-	case modeTest:
+	case contract.PaymentTest:
 		return "test: no money moves", nil
-	case modeLive:
+	case contract.PaymentLive:
 		if !p.o.Live {
 			return "", fmt.Errorf("the shop takes live payments (payment_mode live): refusing to run; pass --live to check it up to payment (no money moves)")
 		}
@@ -116,7 +118,7 @@ func (p *purchaser) checkMode() (string, error) {
 
 func (p *purchaser) update(ctx context.Context, args map[string]any) error {
 	args["checkout_session_id"] = p.session.ID
-	var s session
+	var s contract.Session
 	if _, err := p.call(ctx, "update_checkout_session", args, &s); err != nil {
 		return err
 	}
@@ -155,13 +157,13 @@ func (p *purchaser) shipping(ctx context.Context) (string, error) {
 	if s.FulfillmentOptionID != opt.ID {
 		return "", fmt.Errorf("fulfillment_option_id %q, want %q", s.FulfillmentOptionID, opt.ID)
 	}
-	if s.Status != statusReady {
+	if s.Status != contract.SessionReady {
 		return "", fmt.Errorf("status %s, want ready_for_payment; messages %s", s.Status, messagesText(s.Messages))
 	}
 	if err := checkLinks(s.Links); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s (%s): ready_for_payment, total %s", opt.ID, opt.Title, p.cur.Format(totalOf(s.Totals, totalTotal))), nil
+	return fmt.Sprintf("%s (%s): ready_for_payment, total %s", opt.ID, opt.Title, p.cur.Format(totalOf(s.Totals, contract.TotalTotal))), nil
 }
 
 // promotion applies --promo and checks that it took something off.
@@ -176,10 +178,10 @@ func (p *purchaser) promotion(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("%s not applied: %s", p.o.Promo, m.Content)
 		}
 	}
-	if s.Status != statusReady {
+	if s.Status != contract.SessionReady {
 		return "", fmt.Errorf("status %s after the promotion; messages %s", s.Status, messagesText(s.Messages))
 	}
-	was, now := totalOf(before.Totals, totalTotal), totalOf(s.Totals, totalTotal)
+	was, now := totalOf(before.Totals, contract.TotalTotal), totalOf(s.Totals, contract.TotalTotal)
 	if now >= was {
 		return "", fmt.Errorf("%s took nothing off: total %s before, %s after", p.o.Promo, p.cur.Format(was), p.cur.Format(now))
 	}
@@ -188,7 +190,7 @@ func (p *purchaser) promotion(ctx context.Context) (string, error) {
 
 // render calls render_checkout, as the model does to show the checkout.
 func (p *purchaser) render(ctx context.Context) (string, error) {
-	var s session
+	var s contract.Session
 	if _, err := p.call(ctx, "render_checkout", map[string]any{"checkout_session_id": p.session.ID}, &s); err != nil {
 		return "", err
 	}
@@ -260,7 +262,7 @@ func (p *purchaser) complete(ctx context.Context, token string) (*mcp.CallToolRe
 // payWith calls complete_checkout with a token for card (a Stripe test
 // shared payment token, or the card itself in the sandbox) and answers the
 // session; an isError answer is an error. via says how it paid.
-func (p *purchaser) payWith(ctx context.Context, card string) (s session, via string, err error) {
+func (p *purchaser) payWith(ctx context.Context, card string) (s contract.Session, via string, err error) {
 	token, via, err := p.token(ctx, card)
 	if err != nil {
 		return s, "", err
@@ -270,7 +272,7 @@ func (p *purchaser) payWith(ctx context.Context, card string) (s session, via st
 		return s, "", err
 	}
 	if res.IsError {
-		return s, "", fmt.Errorf("%s answered isError: %s", card, resultText(res))
+		return s, "", fmt.Errorf("%s answered isError: %s", card, ResultText(res))
 	}
 	if err := decodeResult(res, &s); err != nil {
 		return s, "", err
@@ -285,14 +287,14 @@ func (p *purchaser) payDeclined(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if s.Status != statusReady {
+	if s.Status != contract.SessionReady {
 		return "", fmt.Errorf("status %s after a decline, want ready_for_payment", s.Status)
 	}
 	if !sameTotals(s.Totals, p.ready.Totals) {
 		return "", fmt.Errorf("totals changed on a decline: %v, were %v", s.Totals, p.ready.Totals)
 	}
 	for _, m := range s.Messages {
-		if m.Type == messageError && m.Code == "payment_declined" {
+		if m.Type == contract.MessageError && m.Code == "payment_declined" {
 			p.session = s
 			return fmt.Sprintf("%s: ready_for_payment, isError false, %q", via, m.Content), nil
 		}
@@ -311,17 +313,17 @@ func (p *purchaser) pay(ctx context.Context) (string, error) {
 
 // placed checks the completed session a payment answered and keeps it as
 // the run's order.
-func (p *purchaser) placed(s session, via string) (string, error) {
+func (p *purchaser) placed(s contract.Session, via string) (string, error) {
 	p.done = s
-	if s.Status != statusCompleted || s.Order == nil {
+	if s.Status != contract.SessionCompleted || s.Order == nil {
 		return "", fmt.Errorf("status %s, order %v; messages %s", s.Status, s.Order != nil, messagesText(s.Messages))
 	}
 	o := s.Order
 	if !strings.HasPrefix(o.ID, "ord_") || o.Number <= 0 || o.CheckoutSessionID != s.ID || o.PermalinkURL == "" || o.Receipt.OrderID != o.ID {
 		return "", fmt.Errorf("order %s #%d for session %s, permalink %q, receipt of %s", o.ID, o.Number, o.CheckoutSessionID, o.PermalinkURL, o.Receipt.OrderID)
 	}
-	total := totalOf(o.Receipt.Totals, totalTotal)
-	p.rep.Order = &Order{ID: o.ID, Number: o.Number, Total: total, Currency: s.Currency, PaymentMode: s.PaymentMode, PermalinkURL: o.PermalinkURL}
+	total := totalOf(o.Receipt.Totals, contract.TotalTotal)
+	p.rep.Order = &Order{ID: o.ID, Number: o.Number, Total: total, Currency: s.Currency, PaymentMode: string(s.PaymentMode), PermalinkURL: o.PermalinkURL}
 	return fmt.Sprintf("%s: order #%d %s, %s, payment %s %s", via, o.Number, o.ID, p.cur.Format(total), o.Receipt.Payment.Status, o.Receipt.Payment.Reference), nil
 }
 
@@ -333,9 +335,9 @@ func (p *purchaser) payAgain(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if res.IsError {
-		return "", fmt.Errorf("isError: %s", resultText(res))
+		return "", fmt.Errorf("isError: %s", ResultText(res))
 	}
-	var s session
+	var s contract.Session
 	if err := decodeResult(res, &s); err != nil {
 		return "", err
 	}
@@ -353,15 +355,15 @@ func (p *purchaser) refusedInLive(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if !res.IsError {
-		return "", fmt.Errorf("a live-mode shop took the test card pm_card_visa: %s", resultText(res))
+		return "", fmt.Errorf("a live-mode shop took the test card pm_card_visa: %s", ResultText(res))
 	}
-	return fmt.Sprintf("refused the test card, as a live shop must: %s", resultText(res)), nil
+	return fmt.Sprintf("refused the test card, as a live shop must: %s", ResultText(res)), nil
 }
 
 func (p *purchaser) getOrder(ctx context.Context) (string, error) {
 	o := p.done.Order
 	var out struct {
-		Order receipt `json:"order"`
+		Order contract.Receipt `json:"order"`
 	}
 	// The email as the buyer types it: get_order compares it case-insensitively.
 	if _, err := p.call(ctx, "get_order", map[string]any{"order_id": o.ID, "email": strings.ToUpper(purchaseBuyer.Email)}, &out); err != nil {
@@ -370,7 +372,7 @@ func (p *purchaser) getOrder(ctx context.Context) (string, error) {
 	if err := sameReceipt(out.Order, o.Receipt); err != nil {
 		return "", fmt.Errorf("get_order's receipt differs from complete_checkout's: %w", err)
 	}
-	return fmt.Sprintf("order #%d %s, %s, %s", out.Order.Number, out.Order.Status, plural(len(out.Order.LineItems), "line"), p.cur.Format(totalOf(out.Order.Totals, totalTotal))), nil
+	return fmt.Sprintf("order #%d %s, %s, %s", out.Order.Number, out.Order.Status, plural(len(out.Order.LineItems), "line"), p.cur.Format(totalOf(out.Order.Totals, contract.TotalTotal))), nil
 }
 
 // permalink opens the receipt page as the buyer does.
@@ -391,7 +393,7 @@ func (p *purchaser) permalink(ctx context.Context) (string, error) {
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	page := string(body)
-	total := p.cur.Format(totalOf(o.Receipt.Totals, totalTotal))
+	total := p.cur.Format(totalOf(o.Receipt.Totals, contract.TotalTotal))
 	switch {
 	case resp.StatusCode != http.StatusOK:
 		return "", fmt.Errorf("GET %s: %s", o.PermalinkURL, resp.Status)
@@ -424,7 +426,7 @@ func (p *purchaser) figures(ctx context.Context) (string, error) {
 	if !sameTotals(s.Totals, p.ready.Totals) {
 		return "", fmt.Errorf("the completed session's totals %v differ from the ready session's %v", s.Totals, p.ready.Totals)
 	}
-	total := totalOf(r.Totals, totalTotal)
+	total := totalOf(r.Totals, contract.TotalTotal)
 	charged, err := p.charged(ctx, r.Payment.Reference)
 	if err != nil {
 		return "", err

@@ -1,6 +1,8 @@
 package purchase
 
 import (
+	"shop/contract"
+
 	"bytes"
 	"encoding/json"
 	"reflect"
@@ -25,9 +27,9 @@ func TestContractShapes(t *testing.T) {
 		name       string
 		shop, mine any
 	}{
-		{"session", &checkout.Session{}, &session{}},
-		{"receipt", &orders.Receipt{}, &receipt{}},
-		{"payment link", &checkout.PaymentLink{}, &paymentLink{}},
+		{"session", &checkout.Session{}, &contract.Session{}},
+		{"receipt", &orders.Receipt{}, &contract.Receipt{}},
+		{"payment link", &checkout.PaymentLink{}, &contract.PaymentLink{}},
 		{"address", &checkout.Address{}, &Address{}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,68 @@
+package contract
+
+import "time"
+
+// PaymentSucceeded is the status of a payment the provider accepted, as
+// every new order's payment is.
+const PaymentSucceeded = "succeeded"
+
+// Payment is how an order was paid.
+type Payment struct {
+	// Provider is the payment provider ("stripe").
+	Provider string `json:"provider"`
+	// Mode is "test" or "live".
+	Mode string `json:"mode"`
+	// Reference is the provider's id of the payment (a PaymentIntent id).
+	Reference string `json:"reference"`
+	// Status is the payment's status, PaymentSucceeded for a new order.
+	Status string `json:"status"`
+}
+
+// Order is the contract's Order: {id, checkout_session_id, permalink_url,
+// number, status, receipt: Receipt}.
+type Order struct {
+	// ID is "ord_…", unguessable.
+	ID string `json:"id"`
+	// CheckoutSessionID is the session the order completed.
+	CheckoutSessionID string `json:"checkout_session_id"`
+	// PermalinkURL is the signed address of the receipt page.
+	PermalinkURL string `json:"permalink_url"`
+	// Number is the shop's order number as people quote it (1001, 1002, …).
+	Number int64 `json:"number"`
+	// Status is the order's status ("confirmed").
+	Status string `json:"status"`
+	// Receipt is what the buyer paid for, read from the database.
+	Receipt Receipt `json:"receipt"`
+}
+
+// Receipt is the contract's Receipt: {order_id, number, status, created_at,
+// email, line_items, fulfillment_address, fulfillment_option, totals,
+// payment: {provider, mode, reference, status}, links}, plus the currency
+// its amounts are in. Its figures are read back from the database (the
+// order_lines rows and the stored totals), never taken from a caller.
+type Receipt struct {
+	// OrderID is the order's id.
+	OrderID string `json:"order_id"`
+	// Number is the order's number.
+	Number int64 `json:"number"`
+	// Status is the order's status.
+	Status string `json:"status"`
+	// CreatedAt is when the order was placed.
+	CreatedAt time.Time `json:"created_at"`
+	// Email is the buyer's email, trimmed and lower-cased.
+	Email string `json:"email"`
+	// Currency is the lower-case ISO 4217 code of every amount.
+	Currency string `json:"currency"`
+	// LineItems are the lines as paid for, in the session's order.
+	LineItems []LineItem `json:"line_items"`
+	// FulfillmentAddress is where the order ships.
+	FulfillmentAddress *Address `json:"fulfillment_address"`
+	// FulfillmentOption is the chosen shipping option.
+	FulfillmentOption *FulfillmentOption `json:"fulfillment_option"`
+	// Totals are the session's totals, in the order they were listed.
+	Totals []Total `json:"totals"`
+	// Payment is how the order was paid.
+	Payment Payment `json:"payment"`
+	// Links are the legal pages the buyer saw at checkout.
+	Links []Link `json:"links"`
+}

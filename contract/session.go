@@ -1,0 +1,103 @@
+package contract
+
+import "time"
+
+// SessionStatus is where a checkout session stands.
+type SessionStatus string
+
+// The statuses of a session. not_ready_for_payment ⇄ ready_for_payment →
+// in_progress → completed; canceled and expired end it.
+const (
+	SessionNotReady   SessionStatus = "not_ready_for_payment"
+	SessionReady      SessionStatus = "ready_for_payment"
+	SessionInProgress SessionStatus = "in_progress"
+	SessionCompleted  SessionStatus = "completed"
+	SessionCanceled   SessionStatus = "canceled"
+	SessionExpired    SessionStatus = "expired"
+)
+
+// Final reports whether a session in status s can no longer change.
+func (s SessionStatus) Final() bool {
+	return s == SessionCompleted || s == SessionCanceled || s == SessionExpired
+}
+
+// PaymentMode says whether payments take real money: test or live.
+type PaymentMode string
+
+// Payment modes.
+const (
+	PaymentTest PaymentMode = "test" // no real money moves
+	PaymentLive PaymentMode = "live" // buyers are charged
+)
+
+// Session is a checkout session.
+type Session struct {
+	ID                  string              `json:"id"`
+	Status              SessionStatus       `json:"status"`
+	Currency            string              `json:"currency"`
+	PaymentMode         PaymentMode         `json:"payment_mode"`
+	PaymentProvider     PaymentProvider     `json:"payment_provider"`
+	Buyer               *Buyer              `json:"buyer,omitempty"`
+	FulfillmentAddress  *Address            `json:"fulfillment_address,omitempty"`
+	LineItems           []LineItem          `json:"line_items"`
+	FulfillmentOptions  []FulfillmentOption `json:"fulfillment_options"`
+	FulfillmentOptionID string              `json:"fulfillment_option_id,omitempty"`
+	Totals              []Total             `json:"totals"`
+	Messages            []Message           `json:"messages"`
+	Links               []Link              `json:"links"`
+	ExpiresAt           time.Time           `json:"expires_at"`
+	Metadata            map[string]string   `json:"metadata,omitempty"`
+	// ExternalCheckout is true when the merchant has buyers always pay on
+	// a payment page (create_payment_link), not the host's payment sheet.
+	ExternalCheckout bool `json:"external_checkout,omitempty"`
+	// Order is the order a completed session became.
+	Order *Order `json:"order,omitempty"`
+}
+
+// FirstProblem returns the content of a session's first error message,
+// what the buyer must fix before paying (a sentence), and false when the
+// session lists none.
+func (s *Session) FirstProblem() (string, bool) {
+	for _, m := range s.Messages {
+		if m.Type == MessageError {
+			return m.Content, true
+		}
+	}
+	return "", false
+}
+
+// PaymentProvider tells the host's payment sheet whom it pays.
+type PaymentProvider struct {
+	Provider                string   `json:"provider"`
+	MerchantID              string   `json:"merchant_id"`
+	SupportedPaymentMethods []string `json:"supported_payment_methods"`
+}
+
+// MessageType is error (the session cannot be paid until it is fixed) or info.
+type MessageType string
+
+// Message types.
+const (
+	MessageError MessageType = "error"
+	MessageInfo  MessageType = "info"
+)
+
+// Message tells the buyer or the model about the session: with an error's
+// Code (missing, invalid, out_of_stock, …) and the JSONPath Param of the
+// field to fix.
+type Message struct {
+	Type        MessageType `json:"type"`
+	Code        string      `json:"code,omitempty"`
+	Param       string      `json:"param,omitempty"`
+	ContentType string      `json:"content_type"` // "plain"
+	Content     string      `json:"content"`
+}
+
+// PaymentLink is what create_payment_link answers: where the buyer pays.
+type PaymentLink struct {
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expires_at"`
+	// Provider is "stripe" (a Stripe Checkout page) or "sandbox" (the
+	// shop's own test page).
+	Provider string `json:"provider"`
+}
