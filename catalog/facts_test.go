@@ -250,3 +250,55 @@ func brief(list []catalog.ProductSummary) []string {
 	}
 	return out
 }
+
+// TestFactsConcurrentSales sells the last unit of each of a product's two
+// variants in two transactions at once, again and again: whichever commits
+// last must leave the product out of stock in its facts (on PostgreSQL each
+// reads the other's variant only after locking the product's row).
+func TestFactsConcurrentSales(t *testing.T) {
+	ctx := context.Background()
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		c := catalog.New(db, money.MustLookup("usd"), nil)
+		one := int64(1)
+		price := int64(1000)
+		file := &catalog.File{Currency: "usd", Products: []catalog.ProductRecord{{
+			ID: "pair", Title: "Pair of socks", Category: "Apparel", Description: "Two of them.",
+			Variants: []catalog.VariantRecord{
+				{ID: "pair-l", Title: "Left", Options: map[string]string{"Side": "Left"}, Price: &price, Stock: &one},
+				{ID: "pair-r", Title: "Right", Options: map[string]string{"Side": "Right"}, Price: &price, Stock: &one},
+			},
+		}}}
+		if err := c.Import(ctx, file, nil); err != nil {
+			t.Fatal(err)
+		}
+		for round := range 15 {
+			start := make(chan struct{})
+			errs := make(chan error, 2)
+			for _, v := range []string{"pair-l", "pair-r"} {
+				go func() {
+					<-start
+					errs <- database.Transact(ctx, db, func(tx *gorm.DB) error {
+						_, err := c.Take(ctx, tx, "cs_"+v, []catalog.HoldLine{{VariantID: v, Quantity: 1}})
+						return err
+					})
+				}()
+			}
+			close(start)
+			for range 2 {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			page, err := c.Search(ctx, catalog.Query{Text: "socks", InStockOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if page.Total != 0 {
+				t.Fatalf("round %d: both variants sold out, yet in stock: %+v", round, page)
+			}
+			transact(t, db, func(tx *gorm.DB) error {
+				return c.Restock(ctx, tx, []catalog.HoldLine{{VariantID: "pair-l", Quantity: 1}, {VariantID: "pair-r", Quantity: 1}})
+			})
+		}
+	})
+}
