@@ -159,7 +159,7 @@ func (c *Catalog) pageSQL(q Query, now time.Time, page func(*sqlText), count fun
 
 // browseSQL is the statement of a query without words: the products that
 // pass the filters in catalog order, read off products_facts (or its
-// category's index).
+// category's index), and their count.
 func (c *Catalog) browseSQL(q Query, after *cursor, now time.Time) *sqlText {
 	index := "products_facts"
 	if q.Category != "" {
@@ -174,9 +174,20 @@ func (c *Catalog) browseSQL(q Query, after *cursor, now time.Time) *sqlText {
 		s.add(" ORDER BY p.seq LIMIT ?", q.Limit+1)
 	}, func(s *sqlText) {
 		q.countSQL(s, now, func(s *sqlText) {
-			s.add("(SELECT COUNT(*) FROM products p WHERE 1 = 1")
-			q.factFilterSQL(s)
-			s.add(")")
+			// A count of the whole table is SQLite's quickest (it adds
+			// up the cells of the smallest index's pages); in stock alone
+			// is that less the few products with nothing in stock.
+			_, cond, _, complement := q.factRange()
+			switch {
+			case !q.filtered():
+				s.add("(SELECT COUNT(*) FROM products)")
+			case complement:
+				s.add("(SELECT COUNT(*) FROM products) - (SELECT COUNT(*) FROM products p WHERE " + cond + ")")
+			default:
+				s.add("(SELECT COUNT(*) FROM products p WHERE 1 = 1")
+				q.factFilterSQL(s)
+				s.add(")")
+			}
 		}, func(*sqlText) {})
 	})
 }
