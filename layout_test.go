@@ -13,8 +13,9 @@ import (
 // anyone may import and which import no other of ours;
 // migrations (embedded SQL); database (opens and migrates, for the wiring;
 // the one transaction helper and row locks, for the packages that store);
-// and database/dbtest and payments/stripetest (a Stripe emulator), which only
-// tests import. purchase and bench are MCP clients of a running shop: of
+// and database/dbtest, payments/stripetest (a Stripe emulator) and mcptest
+// (the tests' MCP client, checking every tool result against its
+// outputSchema), which only tests import. purchase and bench are MCP clients of a running shop: of
 // its packages they import only money and the contract's shapes (and bench,
 // purchase's reading of tool results).
 var allowed = map[string][]string{
@@ -34,12 +35,13 @@ var allowed = map[string][]string{
 	"shop/database":            {"shop/migrations"},
 	"shop/database/dbtest":     {"shop/database"},
 	"shop/payments/stripetest": {"shop/payments"},
+	"shop/mcptest":             {},
 }
 
 // external limits where some third-party modules may be used: the MCP SDK
 // only at the edge and in the MCP clients, gorm only where data is stored.
 var external = map[string][]string{
-	"github.com/modelcontextprotocol/go-sdk": {"shop/server", "shop/cmd/shop", "shop/purchase", "shop/bench"},
+	"github.com/modelcontextprotocol/go-sdk": {"shop/server", "shop/cmd/shop", "shop/purchase", "shop/bench", "shop/mcptest"},
 	"gorm.io/":                               {"shop/catalog", "shop/checkout", "shop/orders", "shop/payments", "shop/database", "shop/database/dbtest", "shop/cmd/shop"},
 	"github.com/stripe/stripe-go":            {"shop/payments"},
 }

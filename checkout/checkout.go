@@ -199,7 +199,9 @@ func New(db *gorm.DB, policy *Policy, cat *catalog.Catalog, opts *Options) *Chec
 	return c
 }
 
-// links are the policy's pages as the session lists them.
+// links are the policy's pages as the session (and the order it becomes)
+// lists them, the support page twice: as support (ACP 2026-04-17's name)
+// and as support_url (ChatGPT's Checkout API reference's).
 func (c *Checkout) links() []Link {
 	abs := func(u string) string {
 		if strings.HasPrefix(u, "/") {
@@ -213,5 +215,13 @@ func (c *Checkout) links() []Link {
 		{Type: "privacy_policy", URL: abs(l.PrivacyPolicy)},
 		{Type: "return_policy", URL: abs(l.ReturnPolicy)},
 		{Type: "support", URL: abs(l.Support)},
+		{Type: "support_url", URL: abs(l.Support)},
 	}
+}
+
+// paymentProvider is the payment_provider block of every session: Stripe
+// taking cards of the policy's brands.
+func (c *Checkout) paymentProvider() PaymentProvider {
+	return PaymentProvider{Provider: "stripe", MerchantID: c.policy.MerchantID,
+		SupportedPaymentMethods: []PaymentMethod{{Type: "card", AllowedCardBrands: c.policy.AllowedCardBrands()}}}
 }

@@ -32,13 +32,17 @@ type Policy struct {
 	PaymentMode  PaymentMode `yaml:"payment_mode"` // LoadPolicy defaults it to test
 	// ExternalCheckout, when true, has the checkout widget always pay through
 	// create_payment_link's page, even in hosts with a payment sheet.
-	ExternalCheckout bool        `yaml:"external_checkout"`
-	Links            Links       `yaml:"links"`    // legal and support pages
-	Shipping         Shipping    `yaml:"shipping"` // where to and at which price
-	Tax              []TaxRule   `yaml:"-"`        // YAML key "tax", decoded by LoadPolicy
-	Promotions       []Promotion `yaml:"-"`        // YAML key "promotions", decoded by LoadPolicy
-	Limits           Limits      `yaml:"limits"`   // what one buyer may hold; defaults when left out
-	Sessions         Sessions    `yaml:"sessions"` // how long sessions live and are kept
+	ExternalCheckout bool `yaml:"external_checkout"`
+	// CardBrands are the card brands the payment sheet offers (Stripe's
+	// names: visa, mastercard, amex, discover, …); AllowedCardBrands gives
+	// the default when left out.
+	CardBrands []string    `yaml:"card_brands"`
+	Links      Links       `yaml:"links"`    // legal and support pages
+	Shipping   Shipping    `yaml:"shipping"` // where to and at which price
+	Tax        []TaxRule   `yaml:"-"`        // YAML key "tax", decoded by LoadPolicy
+	Promotions []Promotion `yaml:"-"`        // YAML key "promotions", decoded by LoadPolicy
+	Limits     Limits      `yaml:"limits"`   // what one buyer may hold; defaults when left out
+	Sessions   Sessions    `yaml:"sessions"` // how long sessions live and are kept
 }
 
 // Links are the merchant's pages shown in checkout. Each is an https URL or a
@@ -277,6 +281,7 @@ func (p *Policy) problems() []*keyError {
 	if p.PaymentMode != PaymentTest && p.PaymentMode != PaymentLive {
 		v.add("payment_mode", "must be test or live (got %q)", p.PaymentMode)
 	}
+	v.cardBrands(p.CardBrands)
 	v.link("links.terms_of_use", p.Links.TermsOfUse)
 	v.link("links.privacy_policy", p.Links.PrivacyPolicy)
 	v.link("links.return_policy", p.Links.ReturnPolicy)

@@ -22,6 +22,7 @@ const (
 type (
 	Session           = contract.Session
 	PaymentProvider   = contract.PaymentProvider
+	PaymentMethod     = contract.PaymentMethod
 	PaymentMode       = contract.PaymentMode
 	PaymentLink       = contract.PaymentLink
 	MessageType       = contract.MessageType

@@ -127,10 +127,7 @@ func (c *Checkout) sessionWith(ctx context.Context, r *sessionRow, order *orders
 	st, snap := r.state(), r.Priced.clone() // the answer's slices are its own
 	s := &Session{
 		ID: r.ID, Status: r.Status, Currency: r.Currency,
-		PaymentMode: c.policy.PaymentMode,
-		PaymentProvider: PaymentProvider{
-			Provider: "stripe", MerchantID: c.policy.MerchantID, SupportedPaymentMethods: []string{"card"},
-		},
+		PaymentMode: c.policy.PaymentMode, PaymentProvider: c.paymentProvider(),
 		Buyer: st.Buyer, FulfillmentAddress: st.Address,
 		LineItems: snap.LineItems, FulfillmentOptions: snap.Options, FulfillmentOptionID: snap.OptionID,
 		Totals: snap.Totals, Messages: snap.Messages, Links: c.links(),

@@ -31,7 +31,9 @@ func (c *Checkout) Tools() []shop.Tool {
 			Title: "Update a checkout session",
 			Description: "Change a checkout session: items (replaces the cart), buyer, fulfillment_address, fulfillment_option_id " +
 				"(one of the session's fulfillment_options; another id is an invalid message, \"\" lets the shop choose), promo_code (\"\" removes it), metadata. Fields not sent stay as they are." + errs,
-			Meta: widget,
+			// The same update again changes nothing (and does not move expires_at).
+			Idempotent: true,
+			Meta:       widget,
 		}, func(ctx context.Context, args UpdateArgs) (*Session, string, error) {
 			return c.result(c.Update(ctx, args.CheckoutSessionID, args.request()))
 		}),
@@ -44,7 +46,9 @@ func (c *Checkout) Tools() []shop.Tool {
 				"A declined card leaves the session ready_for_payment with a payment_declined or requires_3ds message (not an error), " +
 				"so the buyer can try another card. A change of price or stock answers price_changed or out_of_stock, and a promotion code used up " +
 				"meanwhile an invalid $.promo_code message, with the session not ready; nothing is charged then.",
-			Meta: widget,
+			// A replay answers the same order and charges nothing.
+			Idempotent: true,
+			Meta:       widget,
 		}, c.completeTool),
 		shop.NewTool(shop.Tool{
 			Name:  "create_payment_link",

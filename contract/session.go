@@ -66,11 +66,19 @@ func (s *Session) FirstProblem() (string, bool) {
 	return "", false
 }
 
-// PaymentProvider tells the host's payment sheet whom it pays.
+// PaymentProvider tells the host's payment sheet whom it pays and how, as
+// ChatGPT's Checkout API reference shows it.
 type PaymentProvider struct {
-	Provider                string   `json:"provider"`
-	MerchantID              string   `json:"merchant_id"`
-	SupportedPaymentMethods []string `json:"supported_payment_methods"`
+	Provider                string          `json:"provider"`
+	MerchantID              string          `json:"merchant_id"`
+	SupportedPaymentMethods []PaymentMethod `json:"supported_payment_methods"`
+}
+
+// PaymentMethod is a way the buyer may pay: a card of one of
+// AllowedCardBrands (the merchant policy's card_brands).
+type PaymentMethod struct {
+	Type              string   `json:"type"` // "card"
+	AllowedCardBrands []string `json:"allowed_card_brands"`
 }
 
 // MessageType is error (the session cannot be paid until it is fixed) or info.

@@ -68,6 +68,9 @@ type OrderDetail struct {
 	// PaymentAttempts are every try to pay for the order's checkout
 	// session, the one that paid among them.
 	PaymentAttempts []PaymentAttemptRecord `json:"payment_attempts"`
+	// SurplusPayments are payments for the session that no order took,
+	// each with its refund.
+	SurplusPayments []SurplusPaymentRecord `json:"surplus_payments"`
 	Refunds         []RefundRecord         `json:"refunds"`
 	Fulfilments     []FulfilmentRecord     `json:"fulfilments"`
 	Notes           []NoteRecord           `json:"notes"`
@@ -157,7 +160,7 @@ func (a *Admin) readTools() []shop.Tool {
 			errs+"invalid (status, email, text, created_from, created_to, short, limit, cursor)."), viewer(a.listOrders)),
 		shop.NewTool(read("get_order", "Get an order (staff)", "Get everything about an order: the receipt (lines, address, shipping, totals, payment), "+
 			"the amount refunded, each line's fulfilled and restocked units, every payment attempt (declined ones too, with the card's "+
-			"brand and last four digits), refunds, fulfilments with tracking, notes and the audit "+
+			"brand and last four digits), surplus payments no order took with their refunds, refunds, fulfilments with tracking, notes and the audit "+
 			"trail, oldest first. Amounts in minor units of the currency."+errs+"missing or invalid order_id, not_found."), viewer(a.getOrderDetail)),
 		shop.NewTool(read("sales_report", "Sales report", "Sales per UTC day from one date to another, both included (default the 7 days ending "+
 			"today), every day listed: orders, gross, refunds and net in minor units with display strings, and totals. Gross counts "+
@@ -282,6 +285,9 @@ func (a *Admin) getOrderDetail(ctx context.Context, args OrderDetailArgs) (Order
 	if d.PaymentAttempts, err = paymentAttempts(ctx, a.db, row.CheckoutSessionID); err != nil {
 		return OrderDetailResult{}, "", err
 	}
+	if d.SurplusPayments, err = surplusPayments(ctx, a.db, row.CheckoutSessionID); err != nil {
+		return OrderDetailResult{}, "", err
+	}
 	for _, r := range refunds {
 		d.Refunds = append(d.Refunds, RefundRecord{ID: r.ID, Amount: priceOf(cur, r.Amount), Reason: r.Reason, Status: string(r.Status),
 			Reference: r.Reference, Actor: r.Actor, CreatedAt: r.CreatedAt.UTC()})
@@ -316,6 +322,9 @@ func detailText(d *OrderDetail) string {
 	}
 	for _, at := range d.PaymentAttempts {
 		sb.WriteString("\n" + attemptText(at))
+	}
+	for _, sp := range d.SurplusPayments {
+		sb.WriteString("\n" + surplusText(sp))
 	}
 	for _, r := range d.Refunds {
 		fmt.Fprintf(&sb, "\nRefund %s %s %s by %s at %s: %q.", r.ID, r.Amount.Display, r.Status, r.Actor, r.CreatedAt.Format(time.RFC3339), r.Reason)

@@ -341,6 +341,16 @@ func TestAdminGetOrder(t *testing.T) {
 			status, reference, decline_code, message, card_brand, card_last4, created_at, updated_at) VALUES (?, ?, ?, ?, 'stripe', 'test', '', 5210, 'usd', ?, ?, ?, ?, ?, ?, ?, ?)`
 		d.exec(t, attempt, "pa_2", ord.CheckoutSessionID, 2, "k_2", "succeeded", "pi_123", "", "", "mastercard", "4444", at(-1), at(-1))
 		d.exec(t, attempt, "pa_1", ord.CheckoutSessionID, 1, "k_1", "declined", "pi_122", "insufficient_funds", "Your card has insufficient funds.", "visa", "9995", at(-2), at(-2))
+		d.exec(t, attempt, "pa_0", ord.CheckoutSessionID, 0, "k_0", "requires_action", "pi_121", "", "Your card needs 3D Secure.", "visa", "3184", at(-3), at(-3))
+		d.exec(t, attempt, "pa_3", ord.CheckoutSessionID, 3, "k_3", "orphaned", "pi_124", "", "", "", "", at(-1), at(0))
+		// Payments no order took (paid twice), each with its refund, as
+		// checkout keeps them; another session's is not this order's.
+		const surplus = `INSERT INTO surplus_payments (id, session_id, provider, reference, amount, currency, reason, status, refund_reference, message,
+			created_at, updated_at) VALUES (?, ?, 'stripe', ?, 5210, 'usd', 'the session was already paid', ?, ?, ?, ?, ?)`
+		d.exec(t, surplus, "sp_2", ord.CheckoutSessionID, "pi_126", "failed", "", "charge already refunded", at(8), at(9))
+		d.exec(t, surplus, "sp_1", ord.CheckoutSessionID, "pi_125", "refunded", "re_9", "succeeded", at(7), at(8))
+		addSession(t, db, "cs_other")
+		d.exec(t, surplus, "sp_3", "cs_other", "pi_127", "pending", "", "", at(7), at(7))
 		for i, action := range []string{"refund_order", "fulfill_order"} {
 			d.now = at(10 + i)
 			err := d.o.Audit(ctx, nil, orders.Event{Actor: "owner:t", Action: action, OrderID: ord.ID, Arguments: map[string]int{"n": i}, After: "x"})
@@ -368,10 +378,19 @@ func TestAdminGetOrder(t *testing.T) {
 			Lines: []orders.LineProgress{{ID: "li_1", VariantID: "mug-slate", Name: "Enamel mug, slate", Quantity: 2, Fulfilled: 2},
 				{ID: "li_2", VariantID: "tee-m", Name: "T-shirt, M", Quantity: 1, Restocked: 1}},
 			PaymentAttempts: []orders.PaymentAttemptRecord{
+				{ID: "pa_0", Attempt: 0, Status: "requires_action", Amount: usd.Price(5210), Provider: "stripe", Mode: "test", Reference: "pi_121",
+					Message: "Your card needs 3D Secure.", CardBrand: "visa", CardLast4: "3184", CreatedAt: at(-3), UpdatedAt: at(-3)},
 				{ID: "pa_1", Attempt: 1, Status: "declined", Amount: usd.Price(5210), Provider: "stripe", Mode: "test", Reference: "pi_122",
 					DeclineCode: "insufficient_funds", Message: "Your card has insufficient funds.", CardBrand: "visa", CardLast4: "9995", CreatedAt: at(-2), UpdatedAt: at(-2)},
 				{ID: "pa_2", Attempt: 2, Status: "succeeded", Amount: usd.Price(5210), Provider: "stripe", Mode: "test", Reference: "pi_123",
-					CardBrand: "mastercard", CardLast4: "4444", CreatedAt: at(-1), UpdatedAt: at(-1)}},
+					CardBrand: "mastercard", CardLast4: "4444", CreatedAt: at(-1), UpdatedAt: at(-1)},
+				{ID: "pa_3", Attempt: 3, Status: "orphaned", Amount: usd.Price(5210), Provider: "stripe", Mode: "test", Reference: "pi_124",
+					CreatedAt: at(-1), UpdatedAt: at(0)}},
+			SurplusPayments: []orders.SurplusPaymentRecord{
+				{ID: "sp_1", Amount: usd.Price(5210), Provider: "stripe", Reference: "pi_125", Reason: "the session was already paid",
+					Refund: orders.SurplusRefund{Status: "refunded", Reference: "re_9", Message: "succeeded"}, CreatedAt: at(7), UpdatedAt: at(8)},
+				{ID: "sp_2", Amount: usd.Price(5210), Provider: "stripe", Reference: "pi_126", Reason: "the session was already paid",
+					Refund: orders.SurplusRefund{Status: "failed", Message: "charge already refunded"}, CreatedAt: at(8), UpdatedAt: at(9)}},
 			Refunds: []orders.RefundRecord{
 				{ID: "ref_2", Amount: usd.Price(500), Reason: "damaged", Status: "succeeded", Reference: "re_2", Actor: "owner:t", CreatedAt: at(3)},
 				{ID: "ref_3", Amount: usd.Price(200), Reason: "damaged", Status: "pending", Reference: "re_3", Actor: "owner:t", CreatedAt: at(4)}},
@@ -395,7 +414,11 @@ func TestAdminGetOrder(t *testing.T) {
 		}
 		for _, s := range []string{"Order 1001", "Refunded $7.00", "Line li_1 (Enamel mug, slate): 2 ordered, 2 fulfilled", "UPS 1Z999", "gift wrap", "fulfill_order by owner:t",
 			"Payment attempt 1 declined (insufficient_funds): $52.10 with visa •••• 9995 (stripe test pi_122).",
-			"Payment attempt 2 succeeded: $52.10 with mastercard •••• 4444 (stripe test pi_123)."} {
+			"Payment attempt 2 succeeded: $52.10 with mastercard •••• 4444 (stripe test pi_123).",
+			"Payment attempt 0 requires action: $52.10 with visa •••• 3184 (stripe test pi_121).",
+			"Payment attempt 3 orphaned: $52.10 (stripe test pi_124).",
+			"Surplus payment sp_1 of $52.10 (stripe pi_125): the session was already paid; refund refunded (re_9).",
+			"Surplus payment sp_2 of $52.10 (stripe pi_126): the session was already paid; refund failed: charge already refunded; refund it by hand."} {
 			if !strings.Contains(res.Text, s) {
 				t.Errorf("text %q lacks %q", res.Text, s)
 			}

@@ -38,12 +38,16 @@ func (a *Admin) writeTools() []shop.Tool {
 				"the same call with that token refunds through the payment provider. amount defaults to everything not yet refunded and never exceeds it; " +
 				"restock puts chosen lines back on sale. Errors: not_found $.order_id; invalid $.amount, $.restock, $.confirm (used, expired, other arguments or actor, or the order changed since the preview so that the refund would differ).",
 			Destructive: true,
+			// A confirm token works once: the same call again changes nothing.
+			Idempotent: true,
 		}, a.Refund),
 		shop.NewTool(shop.Tool{
 			Name: "cancel_order", Title: "Cancel an order",
 			Description: "Role owner. Two steps, like refund_order. Cancels an order nothing of which has shipped; by default it refunds what is left " +
 				"and puts every unit back on sale (refund: false, restock: false to skip). Errors: not_found $.order_id; invalid when the order has shipped or ended, $.confirm.",
 			Destructive: true,
+			// A confirm token works once: the same call again changes nothing.
+			Idempotent: true,
 		}, a.Cancel),
 		shop.NewTool(shop.Tool{
 			Name: "adjust_inventory", Title: "Adjust a variant's stock",
@@ -51,6 +55,8 @@ func (a *Admin) writeTools() []shop.Tool {
 				"The preview shows the units held by checkout sessions being paid (held_for_payment, by paying_sessions sessions): the stock cannot be lowered below them until those payments settle. " +
 				"Errors: not_found $.variant_id; invalid $.set / $.add (the stock must stay from 0 up, and not go below the units held for payment), $.confirm.",
 			Destructive: true,
+			// A confirm token works once: the same call again changes nothing.
+			Idempotent: true,
 		}, a.AdjustInventory),
 	}
 }

@@ -59,12 +59,11 @@ type attemptRecordRow struct {
 // paymentAttempts reads the payment attempts of a checkout session, oldest
 // first.
 func paymentAttempts(ctx context.Context, db *gorm.DB, sessionID string) ([]PaymentAttemptRecord, error) {
-	var rows []attemptRecordRow
-	err := db.WithContext(ctx).Table("payment_attempts").
-		Select("id, attempt, provider, mode, amount, currency, status, reference, decline_code, message, card_brand, card_last4, created_at, updated_at").
-		Where("session_id = ?", sessionID).Order("attempt, id").Scan(&rows).Error
+	rows, err := sessionRows[attemptRecordRow](ctx, db, "payment_attempts",
+		"id, attempt, provider, mode, amount, currency, status, reference, decline_code, message, card_brand, card_last4, created_at, updated_at",
+		"attempt, id", sessionID)
 	if err != nil {
-		return nil, fmt.Errorf("read payment attempts of %s: %w", sessionID, err)
+		return nil, err
 	}
 	out := make([]PaymentAttemptRecord, 0, len(rows))
 	for _, r := range rows {
@@ -75,6 +74,17 @@ func paymentAttempts(ctx context.Context, db *gorm.DB, sessionID string) ([]Paym
 		})
 	}
 	return out, nil
+}
+
+// sessionRows reads the columns of a checkout session's rows of table (one
+// that checkout writes), in order.
+func sessionRows[R any](ctx context.Context, db *gorm.DB, table, columns, order, sessionID string) ([]R, error) {
+	var rows []R
+	err := db.WithContext(ctx).Table(table).Select(columns).Where("session_id = ?", sessionID).Order(order).Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("read %s of %s: %w", table, sessionID, err)
+	}
+	return rows, nil
 }
 
 // attemptText is a payment attempt's line of get_order's text, such as

@@ -85,6 +85,10 @@ type HostedCheckoutRequest struct {
 	IdempotencyKey string
 }
 
+// CheckoutOrigin is the origin of Stripe Checkout's pages, where
+// HostedCheckout.URL sends the buyer.
+const CheckoutOrigin = "https://checkout.stripe.com"
+
 // HostedCheckout is a created page.
 type HostedCheckout struct {
 	// ID is Stripe's Checkout Session id, cs_test_… or cs_live_…

@@ -203,12 +203,15 @@ func checkNewSession(s contract.Session, items []contract.Item) error {
 		return fmt.Errorf("id %q, want cs_…", s.ID)
 	case s.Status != contract.SessionNotReady:
 		return fmt.Errorf("status %s without an address, want not_ready_for_payment", s.Status)
-	case s.PaymentProvider.Provider != "stripe" || !slices.Contains(s.PaymentProvider.SupportedPaymentMethods, "card"):
-		return fmt.Errorf("payment_provider %+v, want stripe taking card", s.PaymentProvider)
+	case s.PaymentProvider.Provider != "stripe":
+		return fmt.Errorf("payment_provider.provider %q, want stripe", s.PaymentProvider.Provider)
 	case !s.ExpiresAt.After(time.Now()):
 		return fmt.Errorf("expires_at %s is not in the future", s.ExpiresAt.Format(time.RFC3339))
 	case len(s.LineItems) != len(items):
 		return fmt.Errorf("%d line items for %d items", len(s.LineItems), len(items))
+	}
+	if err := checkPaymentMethods(s.PaymentProvider.SupportedPaymentMethods); err != nil {
+		return err
 	}
 	for i, li := range s.LineItems {
 		if li.Item != items[i] {
@@ -218,12 +221,43 @@ func checkNewSession(s contract.Session, items []contract.Item) error {
 	return sessionIdentities(s)
 }
 
-// checkLinks checks the legal links a ready session must carry.
+// checkPaymentMethods checks payment_provider.supported_payment_methods as
+// ChatGPT's Checkout API reference shows it: objects, a card among them
+// with the brands it takes.
+func checkPaymentMethods(methods []contract.PaymentMethod) error {
+	for i, m := range methods {
+		if m.Type != "card" {
+			continue
+		}
+		if len(m.AllowedCardBrands) == 0 {
+			return fmt.Errorf("payment_provider.supported_payment_methods[%d]: a card without allowed_card_brands", i)
+		}
+		for _, b := range m.AllowedCardBrands {
+			if b == "" || strings.ToLower(b) != b {
+				return fmt.Errorf("payment_provider.supported_payment_methods[%d].allowed_card_brands: %q, want a lower-case brand such as visa", i, b)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("payment_provider.supported_payment_methods %+v: no {\"type\": \"card\"}", methods)
+}
+
+// checkLinks checks the legal links a ready session must carry: the
+// policy's pages, and support_url, the same URL as support.
 func checkLinks(links []contract.Link) error {
-	for _, want := range []string{"terms_of_use", "privacy_policy", "return_policy", "support"} {
-		if !slices.ContainsFunc(links, func(l contract.Link) bool { return l.Type == want && l.URL != "" }) {
+	byType := map[string]string{}
+	for _, l := range links {
+		if _, ok := byType[l.Type]; !ok {
+			byType[l.Type] = l.URL
+		}
+	}
+	for _, want := range []string{"terms_of_use", "privacy_policy", "return_policy", "support", "support_url"} {
+		if byType[want] == "" {
 			return fmt.Errorf("links: no %s", want)
 		}
+	}
+	if byType["support_url"] != byType["support"] {
+		return fmt.Errorf("links: support_url %q is not support's %q", byType["support_url"], byType["support"])
 	}
 	return nil
 }

@@ -134,3 +134,52 @@ func TestParseAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestPaymentMethods: supported_payment_methods must be objects with a card
+// that names its brands, as ChatGPT's Checkout API reference shows them.
+func TestPaymentMethods(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		methods []contract.PaymentMethod
+		want    string // "" for none
+	}{
+		{"OK", []contract.PaymentMethod{{Type: "card", AllowedCardBrands: []string{"visa", "amex"}}}, ""},
+		{"ErrNone", nil, `no {"type": "card"}`},
+		{"ErrNoCard", []contract.PaymentMethod{{Type: "applepay"}}, `no {"type": "card"}`},
+		{"ErrNoBrands", []contract.PaymentMethod{{Type: "card"}}, "a card without allowed_card_brands"},
+		{"ErrBrandCase", []contract.PaymentMethod{{Type: "card", AllowedCardBrands: []string{"Visa"}}}, `"Visa", want a lower-case brand`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := checkPaymentMethods(c.methods)
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestCheckLinks: a ready session lists the four pages and support_url,
+// the same URL as support.
+func TestCheckLinks(t *testing.T) {
+	all := func() []contract.Link {
+		return []contract.Link{{Type: "terms_of_use", URL: "https://s.test/t"}, {Type: "privacy_policy", URL: "https://s.test/p"}, {Type: "return_policy", URL: "https://s.test/r"},
+			{Type: "support", URL: "https://s.test/s"}, {Type: "support_url", URL: "https://s.test/s"}}
+	}
+	for _, c := range []struct {
+		name   string
+		mutate func([]contract.Link) []contract.Link
+		want   string
+	}{
+		{"OK", func(l []contract.Link) []contract.Link { return l }, ""},
+		{"ErrNoSupportURL", func(l []contract.Link) []contract.Link { return l[:4] }, "links: no support_url"},
+		{"ErrNoTerms", func(l []contract.Link) []contract.Link { return l[1:] }, "links: no terms_of_use"},
+		{"ErrSupportURLDiffers", func(l []contract.Link) []contract.Link { l[4].URL = "https://s.test/other"; return l }, "is not support's"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := checkLinks(c.mutate(all()))
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"shop"
 	"shop/catalog"
 	"shop/database/dbtest"
+	"shop/mcptest"
 	"shop/money"
 	"shop/orders"
 	"shop/server"
@@ -190,7 +191,7 @@ func TestAdminSupportRole(t *testing.T) {
 	ts, ord, query := newAdminServer(t, "owner:"+ownerToken+",support:"+supportToken)
 	tokens, _ := server.ParseAdminTokens("support:" + supportToken)
 	me := tokens[0].Actor.String()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	client := mcptest.NewClient(t, "test", nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/admin/mcp",

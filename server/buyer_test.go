@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shop"
+	"shop/mcptest"
 	"shop/server"
 )
 
@@ -56,7 +57,7 @@ func newHost(t *testing.T, opts server.Options) *host {
 		Transport: &http.Transport{MaxIdleConnsPerHost: 100},
 		Timeout:   30 * time.Second,
 	}}
-	whoami := shop.Tool{Name: "whoami", InputSchema: json.RawMessage(`{"type":"object"}`), ReadOnly: true,
+	whoami := shop.Tool{Name: "whoami", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object"}`), ReadOnly: true,
 		Handle: func(ctx context.Context, _ json.RawMessage) (*shop.Result, error) {
 			h.calls.Add(1)
 			return &shop.Result{Structured: shop.BuyerFrom(ctx), Text: "you"}, nil
@@ -174,7 +175,7 @@ func TestBuyerOverHTTP(t *testing.T) {
 	// The go-sdk client, as a host sends it.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).
+	s, err := mcptest.NewClient(t, "host", nil).
 		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: h.url + "/mcp"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +197,7 @@ func TestBuyerOverHTTP(t *testing.T) {
 func TestBuyerOverStdio(t *testing.T) {
 	var seen shop.Buyer
 	srv := server.NewMCP(server.MCPOptions{Name: "shop", Version: "test", Tools: []shop.Tool{{
-		Name: "whoami", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Name: "whoami", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object"}`),
 		Handle: func(ctx context.Context, _ json.RawMessage) (*shop.Result, error) {
 			seen = shop.BuyerFrom(ctx)
 			return &shop.Result{Structured: map[string]any{}, Text: "you"}, nil

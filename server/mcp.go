@@ -63,7 +63,8 @@ func NewMCP(opts MCPOptions) *mcp.Server {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: opts.Title, Version: opts.Version},
-		&mcp.ServerOptions{Instructions: opts.Instructions, Logger: quiet(logger)})
+		&mcp.ServerOptions{Instructions: opts.Instructions, Logger: quiet(logger), Capabilities: capabilities(opts.Resources)})
+	srv.AddReceivingMiddleware(clientCapabilities(logger))
 	for _, t := range opts.Tools {
 		srv.AddTool(mcpTool(t), handler(t, opts, logger))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"shop/mcptest"
 	"shop/server"
 )
 
@@ -210,7 +211,7 @@ func TestRateLimitSeenByHost(t *testing.T) {
 	h := newHost(t, server.Options{RateLimit: 0.1, RateBurst: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).
+	s, err := mcptest.NewClient(t, "host", nil).
 		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: h.url + "/mcp", MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)

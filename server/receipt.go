@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -132,6 +133,9 @@ func newReceiptView(ord *orders.Order) *receiptView {
 			Window: window(opt.EarliestDeliveryTime, opt.LatestDeliveryTime)}
 	}
 	for _, l := range rec.Links {
+		if l.Type == "support_url" && slices.ContainsFunc(rec.Links, func(s orders.Link) bool { return s.Type == "support" && s.URL == l.URL }) {
+			continue // the support page again, under ChatGPT's name for it
+		}
 		v.Links = append(v.Links, linkView{Label: linkLabel(l.Type), URL: l.URL})
 	}
 	return v

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shop"
+	"shop/mcptest"
 )
 
 // connectMCP joins a client to srv over in-memory transports.
@@ -22,7 +23,7 @@ func connectMCP(t *testing.T, srv *mcp.Server) *mcp.ClientSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := mcptest.NewClient(t, "test", nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shop"
+	"shop/mcptest"
 	"shop/server"
 )
 
@@ -24,7 +25,8 @@ import (
 // what the test checks the server does with it.
 func tools() []shop.Tool {
 	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)
-	return []shop.Tool{
+	out := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
+	ts := []shop.Tool{
 		{Name: "echo", InputSchema: schema, ReadOnly: true, Handle: func(ctx context.Context, args json.RawMessage) (*shop.Result, error) {
 			var in struct{ N int }
 			if err := shop.DecodeArgs(args, &in); err != nil {
@@ -42,6 +44,10 @@ func tools() []shop.Tool {
 			panic("boom")
 		}},
 	}
+	for i := range ts {
+		ts[i].OutputSchema = out
+	}
+	return ts
 }
 
 func newServer(t *testing.T, opts server.Options) (*httptest.Server, *bytes.Buffer) {
@@ -62,7 +68,7 @@ func newServer(t *testing.T, opts server.Options) (*httptest.Server, *bytes.Buff
 
 func TestToolErrors(t *testing.T) {
 	ts, logs := newServer(t, server.Options{})
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	client := mcptest.NewClient(t, "test", nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)

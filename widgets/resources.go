@@ -36,29 +36,38 @@ func (w *Widgets) resource(uri, name, title, description string) shop.Resource {
 }
 
 // resourceMeta is a template's _meta in both conventions: MCP Apps' ui
-// (CSP and border) and the OpenAI Apps SDK's openai/widget* keys. The CSP
-// names exactly the origins the widget loads from, domains: the shop's own
-// and the catalog's image hosts (ResourceDomains, read at each list and
+// (CSP, border, domain) and the OpenAI Apps SDK's openai/widget* keys. The
+// CSP names exactly the origins the widget loads from, domains: the shop's
+// own and the catalog's image hosts (ResourceDomains, read at each list and
 // read through the resource's MetaFor, so an import by any process or
 // replica shows at once; Meta, with the shop's origin alone, is what a
 // server without MetaFor would send). The widget reaches the shop through
-// the host (tools/call), never with fetch, so it connects nowhere.
+// the host (tools/call), never with fetch, so it connects nowhere; the
+// pages it opens are the redirect domains. The domain, when configured,
+// goes under both names.
 func (w *Widgets) resourceMeta(domains []string, description string) map[string]any {
-	return map[string]any{
-		"ui": map[string]any{
-			"prefersBorder": true,
-			"csp": map[string]any{
-				"connectDomains":  []string{},
-				"resourceDomains": domains,
-			},
+	ui := map[string]any{
+		"prefersBorder": true,
+		"csp": map[string]any{
+			"connectDomains":  []string{},
+			"resourceDomains": domains,
 		},
+	}
+	meta := map[string]any{
+		"ui":                         ui,
 		"openai/widgetPrefersBorder": true,
 		"openai/widgetDescription":   description,
 		"openai/widgetCSP": map[string]any{
 			"connect_domains":  []string{},
 			"resource_domains": domains,
+			"redirect_domains": w.redirect,
 		},
 	}
+	if w.domain != "" {
+		ui["domain"] = w.domain
+		meta["openai/widgetDomain"] = w.domain
+	}
+	return meta
 }
 
 // MaxImageOrigins bounds the image hosts a template's CSP names beside the

@@ -13,6 +13,7 @@ package widgets
 import (
 	"embed"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 
 	"shop/catalog"
@@ -42,6 +43,8 @@ type Widgets struct {
 	checkout *checkout.Checkout
 	catalog  *catalog.Catalog
 	origin   string
+	domain   string
+	redirect []string
 	logger   *slog.Logger
 	warned   atomic.Int64 // when the CSP last dropped image origins (unix seconds)
 }
@@ -52,6 +55,16 @@ type Options struct {
 	// load the shop's own images (/static/) from, the first their CSP names;
 	// the catalog's image hosts follow. Default catalog.DefaultPublicURL.
 	PublicURL string
+	// Domain is the widgets' own origin in the host (_meta.ui.domain and
+	// openai/widgetDomain), which ChatGPT requires, unique per app, to list
+	// an app in its directory; "" leaves both keys out and the host chooses.
+	// It is sent as it is: its form is the host's (ChatGPT's is an https
+	// origin such as https://shop.example.com).
+	Domain string
+	// RedirectDomains are the origins, beside the shop's own, of pages the
+	// widgets open (openExternal, ui/open-link): Stripe Checkout's and the
+	// legal pages' hosts (openai/widgetCSP.redirect_domains).
+	RedirectDomains []string
 	// Logger receives the CSP's warnings: image hosts beyond
 	// MaxImageOrigins, or a failure to read them (the CSP then names the
 	// shop's origin alone); nil discards them.
@@ -67,7 +80,17 @@ func New(co *checkout.Checkout, cat *catalog.Catalog, opts *Options) *Widgets {
 	if opts != nil && opts.Logger != nil {
 		logger = opts.Logger
 	}
-	return &Widgets{checkout: co, catalog: cat, origin: origin(public), logger: logger}
+	w := &Widgets{checkout: co, catalog: cat, origin: origin(public), logger: logger}
+	w.redirect = []string{w.origin}
+	if opts != nil {
+		w.domain = opts.Domain
+		for _, d := range opts.RedirectDomains {
+			if o := catalog.ImageOrigin(d); o != "" && !slices.Contains(w.redirect, o) {
+				w.redirect = append(w.redirect, o)
+			}
+		}
+	}
+	return w
 }
 
 // origin is the scheme and host of the shop's base URL

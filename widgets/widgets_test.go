@@ -102,6 +102,26 @@ var (
 	styleBlock   = regexp.MustCompile(`(?s)<style>(.*?)</style>`)
 )
 
+// TestResourceDomain: with a domain, both templates name it under
+// _meta.ui.domain and openai/widgetDomain; the redirect domains are the
+// shop's origin and the others given, each once, as origins.
+func TestResourceDomain(t *testing.T) {
+	w := widgets.New(nil, nil, &widgets.Options{PublicURL: publicURL, Domain: "https://widgets.example.com",
+		RedirectDomains: []string{"https://checkout.stripe.com", "https://legal.example.com/terms.html", "https://shop.example.com/static/x", "not a url"}})
+	for _, r := range w.Resources() {
+		for what, meta := range map[string]map[string]any{"Meta": r.Meta, "MetaFor": r.MetaFor(context.Background())} {
+			m := jsonOf(t, meta).(map[string]any)
+			got := map[string]any{"ui.domain": m["ui"].(map[string]any)["domain"], "openai/widgetDomain": m["openai/widgetDomain"],
+				"redirect_domains": m["openai/widgetCSP"].(map[string]any)["redirect_domains"]}
+			want := map[string]any{"ui.domain": "https://widgets.example.com", "openai/widgetDomain": "https://widgets.example.com",
+				"redirect_domains": []any{"https://shop.example.com", "https://checkout.stripe.com", "https://legal.example.com"}}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s %s (-want +got):\n%s", r.URI, what, diff)
+			}
+		}
+	}
+}
+
 func TestResources(t *testing.T) {
 	w := widgets.New(nil, nil, &widgets.Options{PublicURL: publicURL})
 	if got := w.Origin(); got != "https://shop.example.com" {
@@ -124,7 +144,8 @@ func TestResources(t *testing.T) {
 				},
 				"openai/widgetPrefersBorder": true,
 				"openai/widgetDescription":   r.Description,
-				"openai/widgetCSP":           map[string]any{"connect_domains": []any{}, "resource_domains": []any{"https://shop.example.com"}},
+				"openai/widgetCSP": map[string]any{"connect_domains": []any{}, "resource_domains": []any{"https://shop.example.com"},
+					"redirect_domains": []any{"https://shop.example.com"}},
 			}
 			if diff := cmp.Diff(wantMeta, jsonOf(t, r.Meta)); diff != "" {
 				t.Errorf("_meta (-want +got):\n%s", diff)

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shop/database/dbtest"
+	"shop/mcptest"
 )
 
 const (
@@ -28,8 +29,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func connectAdmin(t *testing.T, url, token string) *mcp.ClientSession {
 	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "shop-admin-test", Version: "1"}, nil)
-	client.AddSendingMiddleware(checkOutputs(t))
+	client := mcptest.NewClient(t, "shop-admin-test", nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/admin/mcp", HTTPClient: &http.Client{Transport: bearer{token}}}, nil)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -157,7 +158,8 @@ func (a *app) close() {
 
 // buyerMCP is the MCP server of the buyers' tools.
 func (a *app) buyerMCP(m *Main) *mcp.Server {
-	w := widgets.New(a.checkout, a.catalog, &widgets.Options{PublicURL: a.cfg.PublicURL, Logger: m.Logger})
+	w := widgets.New(a.checkout, a.catalog, &widgets.Options{PublicURL: a.cfg.PublicURL, Logger: m.Logger,
+		Domain: a.cfg.WidgetDomain, RedirectDomains: a.redirectDomains()})
 	return server.NewMCP(server.MCPOptions{
 		Name:    "shop",
 		Title:   a.policy.Name,
@@ -172,6 +174,23 @@ func (a *app) buyerMCP(m *Main) *mcp.Server {
 		Resources: w.Resources(),
 		Logger:    m.Logger,
 	})
+}
+
+// redirectDomains are the origins, beside the shop's own, of the pages the
+// widgets open: Stripe Checkout's when Stripe hosts the payment pages, and
+// the legal pages' hosts.
+func (a *app) redirectDomains() []string {
+	var out []string
+	if _, ok := a.charger.(checkout.Linker); ok {
+		out = append(out, payments.CheckoutOrigin)
+	}
+	l := a.policy.Links
+	for _, u := range []string{l.TermsOfUse, l.PrivacyPolicy, l.ReturnPolicy, l.Support} {
+		if strings.HasPrefix(u, "https://") {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // adminMCP is the MCP server of the staff's tools; actor, when set, is who

@@ -182,13 +182,18 @@ func (p *page) call(name string, args any, out any) {
 
 // loadOptions are the test host's load options (widgets/web/testhost/host.ts).
 type loadOptions struct {
-	URI       string            `json:"uri"`
-	Tool      string            `json:"tool"`
-	Args      map[string]any    `json:"args"`
-	Theme     string            `json:"theme,omitempty"`
-	Locale    string            `json:"locale,omitempty"`
-	Width     int               `json:"width,omitempty"`
-	OpenAI    bool              `json:"openai"`
+	URI    string         `json:"uri"`
+	Tool   string         `json:"tool"`
+	Args   map[string]any `json:"args"`
+	Theme  string         `json:"theme,omitempty"`
+	Locale string         `json:"locale,omitempty"`
+	Width  int            `json:"width,omitempty"`
+	OpenAI bool           `json:"openai"`
+	// OpenAIOnly is a host that speaks window.openai alone (no MCP Apps bridge).
+	OpenAIOnly bool `json:"openaiOnly,omitempty"`
+	// Output, when set, is the tool output the host sends instead of calling
+	// the tool (what it kept of an old call); "null" sends none.
+	Output    json.RawMessage   `json:"output,omitempty"`
 	NoSheet   bool              `json:"noSheet,omitempty"`
 	Cards     []string          `json:"cards,omitempty"`
 	Styles    map[string]string `json:"styles,omitempty"`
@@ -365,6 +370,9 @@ type event struct {
 	Directive  string          `json:"directive"`
 	Token      string          `json:"token"`
 	Structured json.RawMessage `json:"structured"`
+	// Via is how the widget asked, in a host without the bridge:
+	// callTool or openExternal.
+	Via string `json:"via"`
 }
 
 func (p *page) events(kind string) []event {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -22,6 +23,10 @@ type Config struct {
 	DB         string
 	PolicyFile string // "" selects the built-in demo merchant
 	PublicURL  string
+	// WidgetDomain is the widgets' domain in the host (SHOP_WIDGET_DOMAIN;
+	// _meta.ui.domain and openai/widgetDomain): ChatGPT needs one, unique
+	// per app, to list the app in its directory. "" sends none.
+	WidgetDomain string
 
 	TrustedOrigins []string
 	// RateLimit and RateBurst bound each buyer's requests (the host's user
@@ -122,6 +127,11 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 		cfg.TrustedOrigins = strings.Split(*origins, ",")
 	}
 	cfg.PublicURL = strings.TrimRight(m.Getenv("SHOP_PUBLIC_URL"), "/")
+	domain, err := widgetDomain(m.Getenv("SHOP_WIDGET_DOMAIN"))
+	if err != nil {
+		return nil, err
+	}
+	cfg.WidgetDomain = domain
 	cfg.StripeSecretKey = m.Getenv("STRIPE_SECRET_KEY")
 	cfg.StripeWebhookSecret = m.Getenv("STRIPE_WEBHOOK_SECRET")
 	cfg.StripeAPIBase = m.Getenv("STRIPE_API_BASE")
@@ -158,6 +168,32 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 		return nil, errors.New("--db: send a SQLite file path or a postgres:// URL")
 	}
 	return cfg, nil
+}
+
+// hostName is a DNS host name, as some hosts give a widget's domain
+// ("abc123.claudemcpcontent.com").
+var hostName = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
+
+// widgetDomain checks SHOP_WIDGET_DOMAIN: an https origin (ChatGPT's form,
+// https://shop.example.com, a trailing / dropped) or a bare host name as
+// it is written: the form is the host's.
+func widgetDomain(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	bad := fmt.Errorf("SHOP_WIDGET_DOMAIN %q: send the https origin your app's widgets get, unique to the app, such as https://shop.example.com", s)
+	if len(s) > 260 {
+		return "", bad
+	}
+	if hostName.MatchString(s) {
+		return s, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.Host != strings.ToLower(u.Host) || (u.Path != "" && u.Path != "/") ||
+		u.RawQuery != "" || u.Fragment != "" || u.User != nil || !hostName.MatchString(u.Hostname()) {
+		return "", bad
+	}
+	return "https://" + u.Host, nil
 }
 
 // checkRateLimits refuses rate-limit flags that would refuse every request

@@ -168,3 +168,37 @@ func TestConfigRateLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigWidgetDomain: SHOP_WIDGET_DOMAIN is an https origin (a
+// trailing / dropped) or a host name as a host gives it; anything else stops
+// the shop with what to send.
+func TestConfigWidgetDomain(t *testing.T) {
+	for _, tc := range []struct{ env, want, err string }{
+		{"", "", ""},
+		{"https://shop.example.com", "https://shop.example.com", ""},
+		{"https://shop.example.com/", "https://shop.example.com", ""},
+		{"https://shop.example.com:8443", "https://shop.example.com:8443", ""},
+		{"abc123.claudemcpcontent.com", "abc123.claudemcpcontent.com", ""},
+		{"http://shop.example.com", "", "SHOP_WIDGET_DOMAIN"},
+		{"https://shop.example.com/widgets", "", "SHOP_WIDGET_DOMAIN"},
+		{"https://shop.example.com?x=1", "", "SHOP_WIDGET_DOMAIN"},
+		{"https://Shop.Example.com", "", "SHOP_WIDGET_DOMAIN"},
+		{"https://user@shop.example.com", "", "SHOP_WIDGET_DOMAIN"},
+		{"shop example.com", "", "SHOP_WIDGET_DOMAIN"},
+		{"localhost", "", "SHOP_WIDGET_DOMAIN"},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			env := map[string]string{"SHOP_WIDGET_DOMAIN": tc.env}
+			m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return env[k] }, Logger: slog.New(slog.DiscardHandler)}
+			cfg, err := m.parseFlags("serve", []string{"--addr", "127.0.0.1:0"}, true, nil)
+			switch {
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "https://shop.example.com")):
+				t.Errorf("error %v, want one naming %s and an example", err, tc.err)
+			case tc.err == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.err == "" && cfg.WidgetDomain != tc.want:
+				t.Errorf("WidgetDomain %q, want %q", cfg.WidgetDomain, tc.want)
+			}
+		})
+	}
+}

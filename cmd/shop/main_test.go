@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -17,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shop/database/dbtest"
+	"shop/mcptest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -68,8 +70,7 @@ func startShop(t *testing.T, dsn string, env map[string]string) *running {
 
 func connect(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "shop-test", Version: "1"}, nil)
-	client.AddSendingMiddleware(checkOutputs(t))
+	client := mcptest.NewClient(t, "shop-test", nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
@@ -134,7 +135,7 @@ type searchResult struct {
 func TestServe(t *testing.T) {
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
-			shop := startShop(t, dbtest.DSN(t, d), nil)
+			shop := startShop(t, dbtest.DSN(t, d), map[string]string{"SHOP_WIDGET_DOMAIN": testWidgetDomain})
 			s := connect(t, shop.url)
 
 			t.Run("ToolsList", func(t *testing.T) {
@@ -147,6 +148,18 @@ func TestServe(t *testing.T) {
 					t.Fatal(err)
 				}
 				golden(t, "buyer-tools.json", append(got, '\n'))
+			})
+			t.Run("ResourcesList", func(t *testing.T) {
+				res, err := s.ListResources(context.Background(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := json.MarshalIndent(res.Resources, "", "  ")
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The shop's origin has the port the test got.
+				golden(t, "buyer-resources.json", append(bytes.ReplaceAll(got, []byte(shop.url), []byte("http://127.0.0.1:PORT")), '\n'))
 			})
 
 			t.Run("SearchMug", func(t *testing.T) {

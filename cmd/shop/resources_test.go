@@ -74,7 +74,9 @@ func checkWidgetCSP(t *testing.T, s *mcp.ClientSession, origins ...string) {
 		"prefersBorder": true,
 		"csp":           map[string]any{"connectDomains": []any{}, "resourceDomains": domains},
 	}
-	wantOpenAI := map[string]any{"connect_domains": []any{}, "resource_domains": domains}
+	// The pages the widgets open: the shop's own (payment page, receipts,
+	// legal pages); the sandbox needs no Stripe Checkout.
+	wantOpenAI := map[string]any{"connect_domains": []any{}, "resource_domains": domains, "redirect_domains": domains[:1]}
 	metaOf := func(meta mcp.Meta) map[string]any {
 		b, _ := json.Marshal(meta)
 		var m map[string]any

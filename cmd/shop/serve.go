@@ -49,6 +49,9 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if cfg.WidgetDomain == "" {
+		m.Logger.Warn("SHOP_WIDGET_DOMAIN is unset: the widgets declare no domain (_meta.ui.domain); ChatGPT requires one, unique to the app, to submit it to its directory")
+	}
 	if len(cfg.AdminTokens) == 0 {
 		m.Logger.Warn("SHOP_ADMIN_TOKENS is unset: /admin/mcp refuses everyone; `shop admin` serves the staff tools locally")
 	}

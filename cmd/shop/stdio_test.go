@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"shop/mcptest"
 )
 
 func TestStdio(t *testing.T) {
@@ -33,7 +35,7 @@ func stdioRoundTrip(t *testing.T, command, tool string) {
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx, []string{command, "--db", filepath.Join(t.TempDir(), "shop.db")}) }()
 
-	client := mcp.NewClient(&mcp.Implementation{Name: "shop-test", Version: "1"}, nil)
+	client := mcptest.NewClient(t, "shop-test", nil)
 	s, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,8 @@ import (
 // ChatGPT's window.openai), against a shop started in-process.
 func TestWidgets(t *testing.T) {
 	chromium, hostPage := needBrowser(t)
-	shop := startShop(t, dbtest.DSN(t, database.SQLite), nil)
+	dsn := dbtest.DSN(t, database.SQLite)
+	shop := startShop(t, dsn, nil)
 	hostURL := testHost(t, hostPage, shop.url)
 	bctx := browser(t, chromium)
 
@@ -46,6 +47,9 @@ func TestWidgets(t *testing.T) {
 		{"ThemeAndLocale", testThemeAndLocale},
 		{"Narrow", testNarrow},
 		{"ErrCSPViolation", testCSPViolation},
+		{"OpenAIOnly", testOpenAIOnly},
+		{"Remount", func(t *testing.T, p *page) { testRemount(t, p, dsn) }},
+		{"RemountGone", testRemountGone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := openHost(t, bctx, hostURL)

@@ -6,6 +6,11 @@
 // merchant asks for external checkout) Pay opens the shop's payment page
 // (create_payment_link, ui/open-link) and polls the session until the order
 // lands, the buyer cancels, or ten minutes pass.
+//
+// A conversation revisited later re-mounts the widget with its old tool
+// output (or none): on mount the widget reads the session again with
+// get_checkout_session and shows what the shop says now (a completed one
+// as its receipt, an ended one with a way to start again).
 
 import "./lib/jitless";
 import { render } from "preact";
@@ -45,6 +50,21 @@ let setLatest: (s: Session | null) => void = () => {};
 let asked = false;
 let setAsked: (b: boolean) => void = () => {};
 let rerender: () => void = () => {};
+// checking is the id of the session being read again from the shop ("" when
+// none): the widget is ready once it shows what the shop says now.
+let checking = "";
+let setChecking: (id: string) => void = () => {};
+// gone is the id of a session the shop no longer knows (cleared after it ended).
+let gone = "";
+let setGone: (id: string) => void = () => {};
+// edits counts the changes the buyer made here; a re-read that started
+// before one of them is older than what the widget shows.
+let edits = 0;
+// REREAD_WAIT bounds the wait for the re-read; past it the widget keeps what it has.
+const REREAD_WAIT = 5000;
+// OUTPUT_GRACE is how long the widget waits, after the tool input, for the
+// output of a tool still running before it reads the session itself.
+const OUTPUT_GRACE = 3000;
 
 function formOf(s: Session | null, kept: Obj): Form {
   const saved = obj(kept.form);
@@ -74,8 +94,13 @@ function Checkout() {
   const [notes, setNotes] = useState<Partial<Record<Section, { text: string; error: boolean }>>>({});
   const [waiting, setWaiting] = useState<Waiting | null>(null);
   const [pending, setPending] = useState(asked);
+  const [rechecking, setRechecking] = useState(checking);
+  const [lost, setLost] = useState(gone);
+  const [restarting, setRestarting] = useState(false);
   const [, tick] = useState(0);
   setAsked = setPending;
+  setChecking = setRechecking;
+  setGone = setLost;
   setLatest = (x) => {
     setS(x);
     if (x?.order) setOrder(x.order);
@@ -83,8 +108,8 @@ function Checkout() {
   rerender = () => tick((n) => n + 1);
 
   useEffect(() => {
-    if (s) markReady();
-  }, [s?.id, !!order]);
+    if ((s || lost) && !rechecking) markReady();
+  }, [s?.id, !!order, rechecking, lost]);
   useEffect(() => {
     // A session the model rendered anew replaces the buyer's unsaved form.
     if (s) setForm((f) => (f.line_one || f.name ? f : formOf(s, host.state())));
@@ -103,6 +128,7 @@ function Checkout() {
 
   /** check reads the session once and ends the wait when the payment has an outcome. */
   async function check(w: Waiting) {
+    edits++;
     let next: Session | null;
     try {
       next = readSession(await host.call("get_checkout_session", { checkout_session_id: w.id }));
@@ -167,6 +193,13 @@ function Checkout() {
   }
 
   if (order) return <Receipt order={order} fmt={{ currency: s?.currency ?? order.currency, locale: host.locale }} onOpen={(u) => void host.openLink(u)} />;
+  if (!s && lost) {
+    return (
+      <p class="notice" role="status" id="gone-notice">
+        This checkout is no longer available. Ask the assistant to start a new one.
+      </p>
+    );
+  }
   if (!s) return <p class="muted" role="status">{pending ? "Loading your cart…" : "Loading the checkout…"}</p>;
   const fmt = { currency: s.currency, locale: host.locale };
   if (waiting) {
@@ -194,6 +227,7 @@ function Checkout() {
   const note = (sec: Section, text: string, error = false) => setNotes((n) => ({ ...n, [sec]: { text, error } }));
 
   async function change(sec: Section, args: Obj, done?: string) {
+    edits++;
     setBusy(sec);
     note(sec, "");
     try {
@@ -246,14 +280,51 @@ function Checkout() {
     if (promo.trim()) void change("promo", { promo_code: promo.trim() });
   };
 
-  const final = ["completed", "canceled", "expired"].includes(s.status);
+  /** restart starts a new checkout with the ended session's items, buyer and address. */
+  async function restart() {
+    edits++;
+    setRestarting(true);
+    note("lines", "");
+    try {
+      const args: Obj = { items: s!.lines.map((l) => ({ id: l.itemID, quantity: l.quantity })) };
+      const addr = obj(s!.raw.fulfillment_address);
+      if (Object.keys(addr).length) args.fulfillment_address = addr;
+      if (s!.email) args.buyer = { email: s!.email, ...(str(obj(s!.raw.buyer).name) ? { name: str(obj(s!.raw.buyer).name, 200) } : {}) };
+      const next = readSession(await host.call("create_checkout_session", args));
+      if (!next) throw new Error("the shop answered something that is not a checkout session");
+      const old = s!.id;
+      latest = next;
+      gone = "";
+      setLost("");
+      setS(next);
+      await host.tellModel(
+        `The buyer started a new checkout session ${next.id} with the items of ${old}, which had ${lost === old ? "ended" : s!.status.replace(/_/g, " ")}; it is ${next.status.replace(/_/g, " ")}.`,
+        { checkout_session_id: next.id, replaces: old, status: next.status },
+      );
+    } catch (e) {
+      note("lines", toolError(e).message, true);
+    } finally {
+      setRestarting(false);
+    }
+  }
+
+  const ended = lost === s.id || s.status === "canceled" || s.status === "expired";
+  const final = ended || s.status === "completed";
   return (
     <main class="stack" data-view="checkout" data-status={s.status}>
       <h1>Checkout</h1>
       {final && (
-        <p class="notice" role="status">
-          This checkout is {s.status}. Ask the assistant to start a new one.
-        </p>
+        <div class="notice stack" role="status" id="ended-notice" style={{ gap: "6px" }}>
+          <p>
+            {lost === s.id ? "This checkout is no longer available" : s.status === "expired" ? "This checkout expired" : `This checkout is ${s.status.replace(/_/g, " ")}`}
+            {ended && s.lines.length > 0 ? ": start a new one with the same items." : ". Ask the assistant to start a new one."}
+          </p>
+          {ended && s.lines.length > 0 && (
+            <button type="button" id="restart" class="btn primary" disabled={restarting} onClick={() => void restart()}>
+              {restarting ? "Starting a new checkout…" : "Start a new checkout"}
+            </button>
+          )}
+        </div>
       )}
       {!final && s.messages.some((m) => m.code === CANCELED) && (
         <p class="notice" role="status" id="pay-notice">
@@ -356,7 +427,10 @@ function Checkout() {
           busy={busy !== ""}
           other={other("pay")}
           onPaid={(o) => paid(o, s.id)}
-          onSession={(x) => setLatest((latest = x))}
+          onSession={(x) => {
+            edits++;
+            setLatest((latest = x));
+          }}
           onExternal={() => openPayment(s.id)}
         />
       )}
@@ -432,18 +506,65 @@ function Pay({ s, busy, other, onPaid, onSession, onExternal }: {
   );
 }
 
+/**
+ * reread reads session id from the shop and shows it, unless the buyer
+ * changed something meanwhile: the tool output a host keeps may be days old.
+ */
+async function reread(id: string) {
+  if (!id || checking === id) return;
+  checking = id;
+  setChecking(id);
+  const at = edits;
+  await Promise.resolve(); // the host may still be being made (window.openai's output comes at once)
+  let timer = 0;
+  try {
+    const late = new Promise<never>((_, reject) => {
+      timer = window.setTimeout(() => reject(new Error("no answer in time")), REREAD_WAIT);
+    });
+    const fresh = readSession(await Promise.race([host.call("get_checkout_session", { checkout_session_id: id }), late]));
+    if (fresh && fresh.id === id && at === edits) {
+      latest = fresh;
+      setLatest(fresh);
+    }
+  } catch (e) {
+    const err = toolError(e);
+    if (err.code === "not_found" && at === edits) {
+      gone = id;
+      setGone(id);
+    } else {
+      console.warn("could not read the checkout session again:", err.message);
+    }
+  } finally {
+    clearTimeout(timer);
+    if (checking === id) {
+      checking = "";
+      setChecking("");
+    }
+  }
+}
+
 host = new Host("shop-checkout", {
-  input: () => {
+  input: (args) => {
     asked = true;
     setAsked(true);
+    // A host that sends no output (re-mounting the widget) still names the
+    // session in the input; a running tool's output comes within the grace.
+    const id = str(args.checkout_session_id, 64);
+    window.setTimeout(() => {
+      if (!latest) void reread(id);
+    }, OUTPUT_GRACE);
   },
   result: (sc) => {
     const s = readSession(sc);
     if (s) {
       latest = s;
       setLatest(s);
+      void reread(s.id);
     }
   },
   changed: () => rerender(),
 });
+// Neither output nor input (a host re-mounting the widget from its state):
+// the session the buyer last worked on.
+if (!latest && !asked) void reread(str(host.state().session_id, 64));
 render(<Checkout />, document.getElementById("root")!);

@@ -30,6 +30,19 @@ interface LoadOptions {
   width?: number;
   /** openai: inject window.openai (ChatGPT); false renders as other hosts do. */
   openai?: boolean;
+  /**
+   * openaiOnly: a host that speaks window.openai alone, as ChatGPT injects it,
+   * with no MCP Apps bridge: the output in toolOutput, tools/call through
+   * callTool, the payment sheet through requestCheckout, links through
+   * openExternal (recorded as open-link events, with via "openExternal").
+   */
+  openaiOnly?: boolean;
+  /**
+   * output, when set, is the tool output the host sends instead of calling
+   * the tool: what a host kept of an old call, re-mounting the widget. null
+   * sends none (the input alone).
+   */
+  output?: unknown;
   /** noSheet leaves requestCheckout out of window.openai: a host without a payment sheet. */
   noSheet?: boolean;
   /** cards: the tokens requestCheckout pays with, in turn (default pm_card_visa). */
@@ -91,7 +104,7 @@ function cspOf(meta: unknown): string {
 // shim runs first inside the widget's document: it reports CSP violations and
 // the widget's first render, and (for ChatGPT) defines window.openai.
 function shim(o: LoadOptions, state: unknown, toolOutput: unknown): string {
-  const cfg = JSON.stringify({ openai: !!o.openai, sheet: !o.noSheet, theme: o.theme ?? "light", locale: o.locale ?? "en-US", state, toolOutput, toolInput: o.args });
+  const cfg = JSON.stringify({ openai: !!o.openai || !!o.openaiOnly, only: !!o.openaiOnly, sheet: !o.noSheet, theme: o.theme ?? "light", locale: o.locale ?? "en-US", state, toolOutput, toolInput: o.args });
   return `<script>(() => {
   const cfg = ${cfg.replace(/</g, "\\u003c")};
   const post = (m) => parent.postMessage(Object.assign({ __testhost: true }, m), "*");
@@ -104,7 +117,7 @@ function shim(o: LoadOptions, state: unknown, toolOutput: unknown): string {
   let next = 1;
   window.addEventListener("message", (e) => {
     const d = e.data;
-    if (e.source !== parent || !d || !d.__testhost || d.kind !== "checkout-result") return;
+    if (e.source !== parent || !d || !d.__testhost || (d.kind !== "checkout-result" && d.kind !== "call-result")) return;
     const p = pending.get(d.id);
     pending.delete(d.id);
     if (p) d.error ? p.reject(new Error(d.error)) : p.resolve(d.result);
@@ -119,6 +132,13 @@ function shim(o: LoadOptions, state: unknown, toolOutput: unknown): string {
     },
   };
   if (!cfg.sheet) delete window.openai.requestCheckout;
+  if (!cfg.only) return;
+  // ChatGPT without the MCP Apps bridge: tools and links through window.openai.
+  window.openai.callTool = (name, args) => {
+    const id = next++;
+    return new Promise((resolve, reject) => { pending.set(id, { resolve, reject }); post({ kind: "call-tool", id, name, args }); });
+  };
+  window.openai.openExternal = ({ href }) => { post({ kind: "open-external", href }); };
 })();</script>`;
 }
 
@@ -144,6 +164,18 @@ async function requestCheckout(frame: Window, id: number, session: { id?: string
   }
 }
 
+// callTool answers window.openai.callTool as ChatGPT does: the tool's result
+// (structuredContent, content, isError), recorded as a tools/call event.
+async function callTool(frame: Window, id: number, name: string, args: Record<string, unknown>) {
+  events.push({ kind: "tools/call", name, arguments: args, via: "callTool" });
+  try {
+    const result = await (await mcp()).callTool({ name, arguments: args });
+    frame.postMessage({ __testhost: true, kind: "call-result", id, result }, "*");
+  } catch (e) {
+    frame.postMessage({ __testhost: true, kind: "call-result", id, error: String(e) }, "*");
+  }
+}
+
 /** load renders a widget and resolves once it has rendered its data. */
 async function load(o: LoadOptions): Promise<Record<string, number>> {
   const c = await mcp();
@@ -156,7 +188,10 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
     throw new Error(`resources/read ${o.uri}: mimeType ${content?.mimeType}, no HTML text`);
   }
   const readMs = performance.now() - t0;
-  const result = await c.callTool({ name: o.tool, arguments: o.args });
+  const kept = "output" in o;
+  const result = kept
+    ? ({ content: [], structuredContent: o.output ?? undefined } as Awaited<ReturnType<Client["callTool"]>>)
+    : await c.callTool({ name: o.tool, arguments: o.args });
   if (o.evilImage) {
     const sc = result.structuredContent as { products?: { images?: string[]; variants?: { image_url?: string }[] }[] };
     for (const p of sc.products ?? []) {
@@ -174,7 +209,9 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
   }
   const hold = !!o.holdResult;
   const csp = cspOf(content._meta);
-  const head = `<meta http-equiv="Content-Security-Policy" content="${csp}">` + shim(o, widgetState.get(o.uri), o.openai && !hold ? result.structuredContent : undefined);
+  const head =
+    `<meta http-equiv="Content-Security-Policy" content="${csp}">` +
+    shim(o, widgetState.get(o.uri), (o.openai || o.openaiOnly) && !hold ? result.structuredContent : undefined);
 
   await bridge?.close().catch(() => {});
   const box = document.getElementById("frame")!;
@@ -185,6 +222,29 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
   iframe.style.cssText = `width:${o.width ?? 480}px;height:600px;border:1px solid #888;display:block`;
   box.append(iframe);
   const frame = iframe.contentWindow!;
+
+  // rendered resolves with the time the widget first showed its data.
+  let rendered: (at: number) => void;
+  const renderedP = new Promise<number>((r) => (rendered = r));
+  let inputSent: () => void;
+  const inputSentP = new Promise<void>((r) => (inputSent = r));
+  window.onmessage = (e) => {
+    const d = e.data;
+    if (e.source !== frame || !d?.__testhost) return;
+    if (d.kind === "csp") events.push({ kind: "csp", blockedURI: d.blockedURI, directive: d.directive });
+    if (d.kind === "rendered") rendered(performance.now());
+    if (d.kind === "widget-state") widgetState.set(o.uri, d.state);
+    if (d.kind === "checkout") void requestCheckout(frame, d.id, d.session);
+    if (d.kind === "call-tool") void callTool(frame, d.id, d.name, d.args);
+    if (d.kind === "open-external") events.push({ kind: "open-link", url: d.href, via: "openExternal" });
+  };
+  const timeout = (what: string) => new Promise<never>((_, rej) => setTimeout(() => rej(new Error(`the widget did not ${what} in 15s`)), 15000));
+  if (o.openaiOnly) {
+    const t1 = performance.now();
+    iframe.srcdoc = inject(content.text, head);
+    const firstRenderMs = (await Promise.race([renderedP, timeout("render")])) - t1;
+    return { readMs, firstRenderMs, bytes: content.text.length };
+  }
 
   const theme = o.theme ?? "light";
   const b = new AppBridge(
@@ -220,23 +280,10 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
   b.onsizechange = ({ height }) => {
     if (height) iframe.style.height = Math.min(Math.ceil(height) + 2, 4000) + "px";
   };
-  // rendered resolves with the time the widget first showed its data.
-  let rendered: (at: number) => void;
-  const renderedP = new Promise<number>((r) => (rendered = r));
-  let inputSent: () => void;
-  const inputSentP = new Promise<void>((r) => (inputSent = r));
-  window.onmessage = (e) => {
-    const d = e.data;
-    if (e.source !== frame || !d?.__testhost) return;
-    if (d.kind === "csp") events.push({ kind: "csp", blockedURI: d.blockedURI, directive: d.directive });
-    if (d.kind === "rendered") rendered(performance.now());
-    if (d.kind === "widget-state") widgetState.set(o.uri, d.state);
-    if (d.kind === "checkout") void requestCheckout(frame, d.id, d.session);
-  };
   b.oninitialized = () => {
     void b.sendToolInput({ arguments: o.args }).then(() => {
       inputSent();
-      if (!hold) return b.sendToolResult(result as never);
+      if (!hold && !(kept && o.output === null)) return b.sendToolResult(result as never);
     });
   };
   await b.connect(new PostMessageTransport(frame, frame));
@@ -247,7 +294,6 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
   };
   const t1 = performance.now();
   iframe.srcdoc = inject(content.text, head);
-  const timeout = (what: string) => new Promise<never>((_, rej) => setTimeout(() => rej(new Error(`the widget did not ${what} in 15s`)), 15000));
   if (hold) {
     await Promise.race([inputSentP, timeout("take the tool input")]);
     release = async () => {

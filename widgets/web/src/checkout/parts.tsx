@@ -187,10 +187,12 @@ const linkNames: Record<string, string> = {
 };
 
 export function Links({ links, onOpen }: { links: Link[]; onOpen(url: string): void }) {
-  if (links.length === 0) return null;
+  // support_url repeats support under ChatGPT's name for it: one link.
+  const shown = links.filter((l) => l.type !== "support_url" || !links.some((s) => s.type === "support" && s.url === l.url));
+  if (shown.length === 0) return null;
   return (
     <nav class="links" aria-label="Legal and support">
-      {links.map((l) => (
+      {shown.map((l) => (
         <a
           key={l.type + l.url}
           href={l.url}

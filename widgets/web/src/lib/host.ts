@@ -62,6 +62,8 @@ export class Host {
   locale = navigator.language || "en-US";
   theme: "light" | "dark" = matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
   private bridged = false;
+  /** connected settles when the bridge connects (or fails to). */
+  private connected: Promise<void>;
 
   constructor(name: string, private handlers: Handlers) {
     this.app = new App({ name, version: "1" }, {}, { autoResize: true });
@@ -83,14 +85,12 @@ export class Host {
       handlers.changed();
     });
     this.apply();
-    this.app
-      .connect()
-      .then(() => {
-        this.bridged = true;
-        const ctx = this.app.getHostContext();
-        if (ctx) this.context(ctx);
-      })
-      .catch((e) => console.warn("MCP Apps bridge unavailable:", e));
+    this.connected = this.app.connect().then(() => {
+      this.bridged = true;
+      const ctx = this.app.getHostContext();
+      if (ctx) this.context(ctx);
+    });
+    this.connected.catch((e) => console.warn("MCP Apps bridge unavailable:", e));
   }
 
   private fromOpenAI(oa: OpenAI | undefined) {
@@ -119,6 +119,7 @@ export class Host {
     if (!this.bridged && typeof oa?.callTool === "function") {
       res = obj(await oa.callTool(name, args));
     } else {
+      await this.connected; // a call before the bridge is up waits for it
       res = obj(await this.app.callServerTool({ name, arguments: args }));
     }
     if (res.isError === true) {
@@ -155,11 +156,15 @@ export class Host {
    * the link by hand.
    */
   async openLink(url: string): Promise<boolean> {
-    try {
-      const r = await this.app.openLink({ url });
-      if (!r.isError) return true;
-    } catch {
-      /* no bridge, or a host without open-link: try the others */
+    // Without the bridge (a host that speaks window.openai alone) a request
+    // would wait for an answer that never comes.
+    if (this.bridged) {
+      try {
+        const r = await this.app.openLink({ url });
+        if (!r.isError) return true;
+      } catch {
+        /* a host without open-link: try the others */
+      }
     }
     const oa = openai();
     if (typeof oa?.openExternal === "function") {
