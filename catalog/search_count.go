@@ -19,7 +19,9 @@ func (c *Catalog) termFactsCountSQL(s *sqlText, q Query, term string) {
 	holds := func(s *sqlText) {
 		s.add(" AND EXISTS (SELECT 1 FROM product_terms t WHERE t.term = ? AND t.product_seq = p.seq)", term)
 	}
-	matches := func(s *sqlText) { s.add("(SELECT COUNT(*) FROM product_terms t WHERE t.term = ?)", term) }
+	// The word's count, wanted up to three times, is counted once in the
+	// statement's WITH (termPageSQL writes it: matchCountCTE).
+	matches := func(s *sqlText) { s.add("(SELECT n FROM word_matches)") }
 	index, cond, args, complement := q.factRange()
 	if index == "" {
 		byMatch(s)
@@ -70,4 +72,17 @@ func (q Query) factRange() (index, cond string, args []any, complement bool) {
 		return stockIndex, "p.min_stocked_price IS NULL", nil, true
 	}
 	return "", "", nil, false
+}
+
+// matchCountCTE prefixes stmt, a statement whose total termFactsCountSQL
+// wrote, with the count of term's matches it refers to, when it does
+// (MATERIALIZED: counted once, however often it is read, on both engines).
+func (q Query) matchCountCTE(stmt *sqlText, term string) *sqlText {
+	if index, _, _, _ := q.factRange(); index == "" {
+		return stmt
+	}
+	s := &sqlText{}
+	s.add("WITH word_matches AS MATERIALIZED (SELECT COUNT(*) AS n FROM product_terms WHERE term = ?) ", term)
+	s.add(stmt.String(), stmt.args...)
+	return s
 }

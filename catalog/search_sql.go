@@ -205,7 +205,7 @@ func (c *Catalog) termPageSQL(q Query, m termMatch, after *cursor, now time.Time
 		s.add(" WHERE t.term = ?", m.term)
 		q.filterSQL(s, now)
 	}
-	return c.pageSQL(q, now, func(s *sqlText) {
+	stmt := c.pageSQL(q, now, func(s *sqlText) {
 		s.add("SELECT t.product_seq AS seq, " + score + " AS score FROM product_terms t" + c.indexedBy("product_terms_rank"))
 		join(s)
 		if after != nil {
@@ -221,6 +221,10 @@ func (c *Catalog) termPageSQL(q Query, m termMatch, after *cursor, now time.Time
 			s.add(" AND EXISTS (SELECT 1 FROM product_terms t WHERE t.term = ? AND t.product_seq = p.seq)", m.term)
 		})
 	})
+	if !q.filtered() {
+		return stmt
+	}
+	return q.matchCountCTE(stmt, m.term)
 }
 
 // rankPageSQL is the statement of any other text query: the matches
