@@ -247,9 +247,12 @@ func (c *Catalog) resolve(ctx context.Context, terms []string) (matches []termMa
 	return matches, true, nil
 }
 
-// matchCountCap bounds how far resolve counts a term's matches: enough to
-// tell a rare term from a common one.
-const matchCountCap = 5000
+// matchCountCap bounds how far resolve counts a term's matches: far
+// enough to tell a rare term from a common one in a large catalog (at
+// 5,000, "blue" and "mug" tied in a million products, and the intersection
+// started from the 250,000 blues: 61 ms instead of 14), and about 1 ms of
+// index count for a term that reaches it.
+const matchCountCap = 50_000
 
 // prefixRange returns the condition on product_terms.term that selects the
 // terms starting with t, with its arguments.
