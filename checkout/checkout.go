@@ -132,6 +132,8 @@ type Checkout struct {
 	linker  Linker
 	linkKey []byte
 	refunds func(context.Context) (int, error)
+	swept   func(context.Context) (int64, error)
+	moved   func(from, to string, n int64)
 }
 
 // Options configure a Checkout; zero fields take defaults.
@@ -162,9 +164,18 @@ type Options struct {
 	// OrderRefunds, when set, settles the staff's refunds left pending (an
 	// answer lost); the reconciler runs it with its own work.
 	OrderRefunds func(context.Context) (int, error)
+	// AlsoSweep, when set, runs with the sweep of ended sessions (Sweep):
+	// the retention of what other parts keep (the agents' idempotency
+	// keys). It answers how many rows it deleted.
+	AlsoSweep func(context.Context) (int64, error)
 	// Fault, for tests only, is called at named points of completion
-	// ("before_charge", "after_charge"); a test makes it end the process.
+	// ("before_charge", "after_charge", "after_order"); a test makes it end
+	// the process.
 	Fault func(point string)
+	// SessionMoved, when set, is told of sessions' changes of status once
+	// they are committed: n sessions went from one status ("new" for a
+	// session just created) to another (the operator's metrics).
+	SessionMoved func(from, to string, n int64)
 }
 
 // New returns the checkout of the shop whose policy and catalog are given.
@@ -187,7 +198,8 @@ func New(db *gorm.DB, policy *Policy, cat *catalog.Catalog, opts *Options) *Chec
 			c.logger = opts.Logger
 		}
 		c.orders, c.charger, c.fault = opts.Orders, opts.Charger, opts.Fault
-		c.linker, c.linkKey, c.refunds = opts.Linker, opts.LinkKey, opts.OrderRefunds
+		c.linker, c.linkKey, c.refunds, c.moved = opts.Linker, opts.LinkKey, opts.OrderRefunds, opts.SessionMoved
+		c.swept = opts.AlsoSweep
 		if opts.ReconcileGrace > 0 {
 			c.grace = opts.ReconcileGrace
 		}

@@ -449,3 +449,7 @@ func (c *Checkout) ReconcileLinks(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// PayURL is the address of the shop's own payment page of a session, GET
+// /pay/{session}?t=…: where a buyer whose agent cannot pay continues.
+func (c *Checkout) PayURL(sessionID string) string { return c.payURL(sessionID, "") }

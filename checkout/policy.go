@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/mail"
 	"net/url"
 	"path"
 	"regexp"
@@ -43,6 +44,19 @@ type Policy struct {
 	Promotions []Promotion `yaml:"-"`        // YAML key "promotions", decoded by LoadPolicy
 	Limits     Limits      `yaml:"limits"`   // what one buyer may hold; defaults when left out
 	Sessions   Sessions    `yaml:"sessions"` // how long sessions live and are kept
+	Emails     Emails      `yaml:"emails"`   // the buyer's emails' addresses; none without From
+}
+
+// Emails are the addresses of the emails orders send their buyers (sent
+// only when the shop is also given an SMTP server). Each is an RFC 5322
+// address, "Name <addr@example.com>" or "addr@example.com".
+type Emails struct {
+	// From is the sender of every email; empty: the shop sends none.
+	From string `yaml:"from"`
+	// Support is where buyers' replies go (Reply-To); required with From.
+	Support string `yaml:"support"`
+	// StaffCopy, when set, receives a copy of every new order's confirmation.
+	StaffCopy string `yaml:"staff_copy"`
 }
 
 // Links are the merchant's pages shown in checkout. Each is an https URL or a
@@ -290,7 +304,26 @@ func (p *Policy) problems() []*keyError {
 	v.taxes(p.Tax)
 	v.promotions(p.Promotions)
 	v.limits(p.Limits, p.Sessions)
+	v.emails(p.Emails)
 	return v.errs
+}
+
+// emails checks the addresses of the buyer's emails.
+func (v *validator) emails(e Emails) {
+	if e.From == "" && (e.Support != "" || e.StaffCopy != "") {
+		v.add("emails.from", "missing; the shop sends emails only from an address, such as \"Northwind Goods <orders@example.com>\"")
+	}
+	if e.From != "" && e.Support == "" {
+		v.add("emails.support", "missing; send the address buyers' replies go to, such as help@example.com")
+	}
+	for _, f := range []struct{ at, s string }{{"emails.from", e.From}, {"emails.support", e.Support}, {"emails.staff_copy", e.StaffCopy}} {
+		if f.s == "" {
+			continue
+		}
+		if _, err := mail.ParseAddress(f.s); err != nil || strings.ContainsAny(f.s, "\r\n") {
+			v.add(f.at, "must be an email address such as help@example.com or \"Northwind Goods <help@example.com>\" (got %q)", f.s)
+		}
+	}
 }
 
 type validator struct{ errs []*keyError }

@@ -36,6 +36,8 @@ var moneylessAttempts = []attemptStatus{attemptDeclined, attemptRequiresAction, 
 //     its session. Only its attempts that took no money (declined,
 //     requires_action, failed) are deleted, as are those of a session kept
 //     for its surplus payment; the attempts that charged stay.
+//   - A cart goes when it expires (CartTTL after its last change), or the
+//     retention after it was canceled.
 //
 // An ended session never changes again and never takes a new attempt, so
 // what is deleted is read by nobody. Replicas may run it at once: a row is
@@ -53,6 +55,9 @@ func (c *Checkout) DeleteEnded(ctx context.Context) (int64, error) {
 		if n < int64(retentionBatch) {
 			break
 		}
+	}
+	if err := c.deleteOldCarts(ctx, cutoff); err != nil {
+		return sessions, err
 	}
 	for ctx.Err() == nil {
 		n, err := c.deleteMoneylessAttempts(ctx, cutoff)

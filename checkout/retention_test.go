@@ -322,3 +322,28 @@ func TestSweepDeletesEnded(t *testing.T) {
 		}
 	})
 }
+
+// TestSweepAlso: the sweeper runs Options.AlsoSweep with its own work (the
+// shop passes the agents' idempotency keys' retention).
+func TestSweepAlso(t *testing.T) {
+	db := dbtest.Open(t, database.SQLite)
+	swept := make(chan struct{}, 1)
+	co := newCheckout(t, db, &clock{now: time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)}, &checkout.Options{
+		AlsoSweep: func(context.Context) (int64, error) {
+			select {
+			case swept <- struct{}{}:
+			default:
+			}
+			return 0, nil
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); co.Sweep(ctx, time.Hour) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-swept:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sweeper did not run AlsoSweep")
+	}
+}

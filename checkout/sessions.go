@@ -54,7 +54,7 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 	}
 	now := c.now().UTC()
 	fresh := sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now,
-		BuyerKey: shop.BuyerFrom(ctx).Key()}
+		BuyerKey: shop.BuyerFrom(ctx).Key(), Channel: string(shop.ChannelFrom(ctx))}
 	var row sessionRow
 	// errConflict: a session of the buyer's that gave way changed meanwhile.
 	err := retryConflicts(func() error {
@@ -66,6 +66,7 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 			if err := tx.Create(&row).Error; err != nil {
 				return fmt.Errorf("create session: %w", err)
 			}
+			c.noteMove(tx, "", row.Status, 1)
 			return nil
 		})
 	})
@@ -234,6 +235,8 @@ func (c *Checkout) save(tx *gorm.DB, row *sessionRow) error {
 		row.Version = prev
 		return errConflict
 	}
+	c.noteMove(tx, row.was, row.Status, 1)
+	row.was = row.Status
 	return nil
 }
 

@@ -54,6 +54,7 @@ func (c *Checkout) settle(ctx context.Context, att *attemptRow, res *payments.Re
 		return nil, err
 	}
 	if out.completed != nil {
+		c.faultAt("after_order") // the crash tests' point: the order (and its email) committed, nothing answered
 		return c.sessionWith(ctx, out.completed, out.order)
 	}
 	row, err := c.load(ctx, att.SessionID)
@@ -171,7 +172,7 @@ func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow,
 	in := orders.NewOrder{
 		ID: orderID, SessionID: row.ID, Buyer: st.Buyer, Address: st.Address,
 		LineItems: snap.LineItems, Totals: snap.Totals, Links: c.links(),
-		Currency: row.Currency, Total: row.Total,
+		Currency: row.Currency, Total: row.Total, Channel: row.Channel,
 		Payment: orders.Payment{Provider: att.Provider, Mode: att.Mode, Reference: res.Reference, Status: string(payments.Succeeded)},
 	}
 	if st.Buyer != nil {

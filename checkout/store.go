@@ -48,9 +48,34 @@ type sessionRow struct {
 	// in lower case, "" without one. See holdlimits.go.
 	BuyerKey   string
 	BuyerEmail string
+	// Channel is the endpoint the session was created through
+	// (shop.ChannelFrom of Create's ctx); its order keeps it.
+	Channel string
+
+	// was is the status the row was read with (AfterFind), for
+	// Options.SessionMoved.
+	was Status
 }
 
 func (sessionRow) TableName() string { return "checkout_sessions" }
+
+// AfterFind keeps the status the row was read with.
+func (r *sessionRow) AfterFind(*gorm.DB) error {
+	r.was = r.Status
+	return nil
+}
+
+// noteMove tells Options.SessionMoved, once tx commits, that n sessions
+// went from one status to another (from "" is a new session).
+func (c *Checkout) noteMove(tx *gorm.DB, from, to Status, n int64) {
+	if c.moved == nil || from == to || n == 0 {
+		return
+	}
+	if from == "" {
+		from = "new"
+	}
+	database.AfterCommit(tx, func() { c.moved(string(from), string(to), n) })
+}
 
 // state is what the buyer asked for, decoded from a row.
 type state struct {

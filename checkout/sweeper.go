@@ -13,20 +13,25 @@ import (
 // Replicas may run it at once: each row changes once.
 func (c *Checkout) ExpireDue(ctx context.Context) (int64, error) {
 	now := c.now().UTC()
-	res := c.db.WithContext(ctx).Model(&sessionRow{}).
-		Where("status IN ? AND expires_at <= ?", []Status{NotReady, Ready}, now).
-		Updates(map[string]any{"status": Expired, "version": gorm.Expr("version + 1"), "updated_at": now})
-	if res.Error != nil {
-		return 0, fmt.Errorf("expire sessions: %w", res.Error)
+	var expired int64
+	for _, from := range []Status{NotReady, Ready} { // one status at a time, to tell SessionMoved
+		res := c.db.WithContext(ctx).Model(&sessionRow{}).
+			Where("status = ? AND expires_at <= ?", from, now).
+			Updates(map[string]any{"status": Expired, "version": gorm.Expr("version + 1"), "updated_at": now})
+		if res.Error != nil {
+			return expired, fmt.Errorf("expire sessions: %w", res.Error)
+		}
+		c.noteMove(c.db, from, Expired, res.RowsAffected)
+		expired += res.RowsAffected
 	}
 	if _, err := c.catalog.ReleaseExpired(ctx); err != nil {
-		return res.RowsAffected, err
+		return expired, err
 	}
-	return res.RowsAffected, nil
+	return expired, nil
 }
 
-// Sweep runs ExpireDue and then DeleteEnded now and then every interval
-// until ctx is done.
+// Sweep runs ExpireDue, then DeleteEnded and Options.AlsoSweep, now and
+// then every interval until ctx is done.
 func (c *Checkout) Sweep(ctx context.Context, every time.Duration) {
 	c.repeat(ctx, every, "checkout sessions expired", func(ctx context.Context) (int64, error) {
 		n, err := c.ExpireDue(ctx)
@@ -36,6 +41,13 @@ func (c *Checkout) Sweep(ctx context.Context, every time.Duration) {
 		deleted, err := c.DeleteEnded(ctx)
 		if deleted > 0 {
 			c.logger.InfoContext(ctx, "ended checkout sessions deleted", "count", deleted, "retention", c.policy.SessionRetention())
+		}
+		if c.swept != nil && err == nil {
+			var more int64
+			more, err = c.swept(ctx)
+			if more > 0 {
+				c.logger.InfoContext(ctx, "rows past their retention deleted", "count", more)
+			}
 		}
 		return n, err
 	})

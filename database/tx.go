@@ -58,6 +58,11 @@ func WithClock(ctx context.Context, clock func() time.Time) context.Context {
 // Transact retries the whole.
 func Transact(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB) error) error {
 	if inTransaction(db) {
+		if _, ok := ctx.Value(afterKey{}).(*afterCommit); !ok && db.Statement.Context != nil {
+			if after, ok := db.Statement.Context.Value(afterKey{}).(*afterCommit); ok {
+				ctx = context.WithValue(ctx, afterKey{}, after) // the caller's commit runs them
+			}
+		}
 		tx := db.WithContext(ctx)
 		if _, pinned := ctx.Value(nowKey{}).(time.Time); !pinned {
 			tx = db.WithContext(context.WithValue(ctx, nowKey{}, Now(db)))
@@ -73,13 +78,39 @@ func Transact(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB) error) erro
 			case <-time.After(retryPause(try - 1)):
 			}
 		}
-		pinned := context.WithValue(ctx, nowKey{}, clockOf(ctx, db)().UTC())
+		after := &afterCommit{}
+		pinned := context.WithValue(context.WithValue(ctx, nowKey{}, clockOf(ctx, db)().UTC()), afterKey{}, after)
 		err = db.WithContext(pinned).Transaction(fn)
+		if err == nil {
+			for _, f := range after.fns {
+				f()
+			}
+		}
 		if !Retryable(err) {
 			return err
 		}
 	}
 	return fmt.Errorf("transaction failed %d times: %w", MaxTries, err)
+}
+
+type afterKey struct{}
+
+// afterCommit holds what a try of Transact runs once it committed.
+type afterCommit struct{ fns []func() }
+
+// AfterCommit runs fn once the transaction tx is in (Transact's) has
+// committed, and never when it rolls back or is tried again: what a
+// transaction tells the world (the operator's metrics) is told once, of
+// what happened. Outside Transact, fn runs now. Like Now, it finds the
+// transaction through tx's context.
+func AfterCommit(tx *gorm.DB, fn func()) {
+	if ctx := tx.Statement.Context; ctx != nil {
+		if after, ok := ctx.Value(afterKey{}).(*afterCommit); ok {
+			after.fns = append(after.fns, fn)
+			return
+		}
+	}
+	fn()
 }
 
 // Now is the time of the transaction tx is in (Transact pinned it when the

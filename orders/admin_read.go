@@ -44,6 +44,8 @@ type OrderSummary struct {
 	// ShortUnits are units sold that the stock on hand did not cover when
 	// the order was written (see OrderDetail.ShortUnits).
 	ShortUnits int64 `json:"short_units"`
+	// Channel is the endpoint the order came through: mcp, acp or ucp.
+	Channel string `json:"channel"`
 }
 
 // OrderList is list_orders' structured content, newest first.
@@ -63,8 +65,11 @@ type OrderDetail struct {
 	// order was written (the catalog changed while the buyer paid): they
 	// were paid for and not taken from stock; the staff restock or refund
 	// them. Each line says how many of its units (LineProgress.Short).
-	ShortUnits int64          `json:"short_units"`
-	Lines      []LineProgress `json:"lines"`
+	ShortUnits int64 `json:"short_units"`
+	// Channel is the endpoint the order came through: mcp (the ChatGPT
+	// Apps dialect), acp (the ACP MCP binding) or ucp.
+	Channel string         `json:"channel"`
+	Lines   []LineProgress `json:"lines"`
 	// PaymentAttempts are every try to pay for the order's checkout
 	// session, the one that paid among them.
 	PaymentAttempts []PaymentAttemptRecord `json:"payment_attempts"`
@@ -74,7 +79,10 @@ type OrderDetail struct {
 	Refunds         []RefundRecord         `json:"refunds"`
 	Fulfilments     []FulfilmentRecord     `json:"fulfilments"`
 	Notes           []NoteRecord           `json:"notes"`
-	AuditTrail      []AuditEntry           `json:"audit_trail"`
+	// Emails are the emails the order sent or is sending its buyer (and
+	// the staff's copy), oldest first.
+	Emails     []EmailRecord `json:"emails"`
+	AuditTrail []AuditEntry  `json:"audit_trail"`
 }
 
 // OrderDetailResult is the staff's get_order structured content.
@@ -115,6 +123,21 @@ type FulfilmentRecord struct {
 	Lines          json.RawMessage `json:"lines"`
 	Actor          string          `json:"actor"`
 	CreatedAt      time.Time       `json:"created_at"`
+}
+
+// EmailRecord is an email of an order: its kind (confirmation, staff_copy,
+// shipped, refunded, canceled), to whom, and where it stands (pending,
+// sending, sent, failed: last_error says why).
+type EmailRecord struct {
+	ID        string     `json:"id"`
+	Kind      string     `json:"kind"`
+	To        string     `json:"to"`
+	Subject   string     `json:"subject"`
+	Status    string     `json:"status"`
+	Attempts  int        `json:"attempts"`
+	LastError string     `json:"last_error,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	SentAt    *time.Time `json:"sent_at,omitempty"`
 }
 
 // NoteRecord is a staff note on an order.
@@ -214,11 +237,11 @@ func (a *Admin) listOrders(ctx context.Context, args ListOrdersArgs) (OrderList,
 		return OrderList{}, "", err
 	}
 	type row struct {
-		ID, Status, Email, Currency                string
+		ID, Status, Email, Currency, Channel       string
 		Number, Total, Refunded, Items, ShortUnits int64
 		CreatedAt                                  time.Time
 	}
-	q = q.Select("o.id, o.number, o.status, o.email, o.currency, o.total, o.refunded, o.short_units, o.created_at, " +
+	q = q.Select("o.id, o.number, o.status, o.email, o.currency, o.total, o.refunded, o.short_units, o.channel, o.created_at, " +
 		"(SELECT COALESCE(SUM(l.quantity), 0) FROM order_lines l WHERE l.order_id = o.id) AS items")
 	k := keyset{timeCol: "o.created_at", idCol: "o.id", from: from, to: to, limit: args.Limit, def: listOrdersDefault, cursor: args.Cursor,
 		fp: fingerprint("orders", args.Status, email, text, instantKey(from), instantKey(to), short)}
@@ -230,10 +253,10 @@ func (a *Admin) listOrders(ctx context.Context, args ListOrdersArgs) (OrderList,
 	lines := make([]string, 0, len(rows))
 	for _, r := range rows {
 		s := OrderSummary{ID: r.ID, Number: r.Number, Status: r.Status, Email: r.Email, Total: priceOf(r.Currency, r.Total),
-			Refunded: priceOf(r.Currency, r.Refunded), CreatedAt: r.CreatedAt.UTC(), Items: r.Items, ShortUnits: r.ShortUnits}
+			Refunded: priceOf(r.Currency, r.Refunded), CreatedAt: r.CreatedAt.UTC(), Items: r.Items, ShortUnits: r.ShortUnits, Channel: r.Channel}
 		list.Orders = append(list.Orders, s)
-		line := fmt.Sprintf("%d %s %s %s %s, %d units, total %s", s.Number, s.ID, s.CreatedAt.Format("2006-01-02 15:04 UTC"),
-			s.Status, s.Email, s.Items, s.Total.Display)
+		line := fmt.Sprintf("%d %s %s %s %s, %d units, total %s, via %s", s.Number, s.ID, s.CreatedAt.Format("2006-01-02 15:04 UTC"),
+			s.Status, s.Email, s.Items, s.Total.Display, s.Channel)
 		if s.Refunded.Amount > 0 {
 			line += ", refunded " + s.Refunded.Display
 		}
@@ -261,7 +284,7 @@ func (a *Admin) getOrderDetail(ctx context.Context, args OrderDetailArgs) (Order
 		return OrderDetailResult{}, "", err
 	}
 	cur := row.Currency
-	d := &OrderDetail{Order: *ord, Refunded: priceOf(cur, row.Refunded), ShortUnits: row.ShortUnits, Lines: []LineProgress{}, Refunds: []RefundRecord{},
+	d := &OrderDetail{Order: *ord, Refunded: priceOf(cur, row.Refunded), ShortUnits: row.ShortUnits, Channel: row.Channel, Lines: []LineProgress{}, Refunds: []RefundRecord{},
 		Fulfilments: []FulfilmentRecord{}, Notes: []NoteRecord{}, AuditTrail: []AuditEntry{}}
 	for _, l := range lines {
 		d.Lines = append(d.Lines, LineProgress{ID: l.LineID, VariantID: l.VariantID, Name: l.Name, Quantity: l.Quantity,
@@ -302,6 +325,9 @@ func (a *Admin) getOrderDetail(ctx context.Context, args OrderDetailArgs) (Order
 	for _, e := range events {
 		d.AuditTrail = append(d.AuditTrail, auditEntry(e))
 	}
+	if d.Emails, err = orderEmails(ctx, a.db, id); err != nil {
+		return OrderDetailResult{}, "", err
+	}
 	return OrderDetailResult{Order: *d}, detailText(d), nil
 }
 
@@ -334,6 +360,13 @@ func detailText(d *OrderDetail) string {
 	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(&sb, "\nNote by %s at %s: %s", n.Actor, n.CreatedAt.Format(time.RFC3339), n.Note)
+	}
+	for _, e := range d.Emails {
+		fmt.Fprintf(&sb, "\nEmail %s to %s: %s after %d attempt(s)", e.Kind, e.To, e.Status, e.Attempts)
+		if e.LastError != "" {
+			fmt.Fprintf(&sb, " (%s)", e.LastError)
+		}
+		sb.WriteString(".")
 	}
 	for _, e := range d.AuditTrail {
 		fmt.Fprintf(&sb, "\nAudit: %s by %s at %s.", e.Action, e.Actor, e.At.Format(time.RFC3339))

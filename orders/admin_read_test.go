@@ -32,6 +32,8 @@ type readDesk struct {
 	admin *orders.Admin
 	now   time.Time
 	n     int
+	// channel is the endpoint the next placed orders came through ("": mcp).
+	channel string
 }
 
 func newReadDesk(t *testing.T, db *gorm.DB) *readDesk {
@@ -48,6 +50,7 @@ func (d *readDesk) place(t *testing.T, email, name string, at time.Time, status 
 	d.n++
 	in := sample(fmt.Sprintf("cs_read_%d", d.n))
 	in.Buyer = &orders.Buyer{Name: name, Email: email}
+	in.Channel = d.channel
 	addSession(t, d.db, in.SessionID)
 	ord, err := d.o.Create(context.Background(), nil, in)
 	if err != nil {
@@ -226,7 +229,7 @@ func TestListOrders(t *testing.T) {
 		}
 		list := runAs[orders.OrderList](t, d, "list_orders", `{"status": "refunded"}`)
 		wantSummary := orders.OrderSummary{ID: byNumber[1004].ID, Number: 1004, Status: "refunded", Email: "jane@example.com",
-			Total: usd.Price(5210), Refunded: usd.Price(5210), CreatedAt: day0.Add(24 * time.Hour), Items: 3}
+			Total: usd.Price(5210), Refunded: usd.Price(5210), CreatedAt: day0.Add(24 * time.Hour), Items: 3, Channel: "mcp"}
 		if diff := cmp.Diff(orders.OrderList{Orders: []orders.OrderSummary{wantSummary}}, list); diff != "" {
 			t.Errorf("summary (-want +got):\n%s", diff)
 		}
@@ -325,6 +328,7 @@ func TestAdminGetOrder(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		d := newReadDesk(t, db)
+		d.channel = "acp"
 		ord := d.place(t, "jane@example.com", "Jane Doe", day0, orders.StatusPartiallyShipped)
 		at := func(m int) time.Time { return day0.Add(time.Duration(m) * time.Minute) }
 		d.exec(t, "UPDATE orders SET refunded = 700 WHERE id = ?", ord.ID)
@@ -374,7 +378,7 @@ func TestAdminGetOrder(t *testing.T) {
 			t.Errorf("order (-want +got):\n%s", diff)
 		}
 		wantRest := orders.OrderDetail{
-			Refunded: usd.Price(700),
+			Refunded: usd.Price(700), Channel: "acp",
 			Lines: []orders.LineProgress{{ID: "li_1", VariantID: "mug-slate", Name: "Enamel mug, slate", Quantity: 2, Fulfilled: 2},
 				{ID: "li_2", VariantID: "tee-m", Name: "T-shirt, M", Quantity: 1, Restocked: 1}},
 			PaymentAttempts: []orders.PaymentAttemptRecord{
@@ -396,7 +400,8 @@ func TestAdminGetOrder(t *testing.T) {
 				{ID: "ref_3", Amount: usd.Price(200), Reason: "damaged", Status: "pending", Reference: "re_3", Actor: "owner:t", CreatedAt: at(4)}},
 			Fulfilments: []orders.FulfilmentRecord{{ID: "ful_1", Carrier: "UPS", TrackingNumber: "1Z999", TrackingURL: "https://ups.example/1Z999",
 				Lines: json.RawMessage(`[{"line_id":"li_1","quantity":2}]`), Actor: "support:t", CreatedAt: at(5)}},
-			Notes: []orders.NoteRecord{{ID: "note_1", Note: "gift wrap", Actor: "support:t", CreatedAt: at(6)}},
+			Notes:  []orders.NoteRecord{{ID: "note_1", Note: "gift wrap", Actor: "support:t", CreatedAt: at(6)}},
+			Emails: []orders.EmailRecord{}, // this shop sends none
 		}
 		got.Order, wantRest.AuditTrail = orders.Order{}, got.AuditTrail
 		if diff := cmp.Diff(wantRest, got); diff != "" {

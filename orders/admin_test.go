@@ -54,8 +54,9 @@ func newStaffShop(t *testing.T, db *gorm.DB, refunder ...orders.Refunder) *staff
 }
 
 // newStaffShopWith opens the demo shop on db, charging through charger and
-// refunding through refunder; either is the sandbox when nil.
-func newStaffShopWith(t *testing.T, db *gorm.DB, charger checkout.Charger, refunder orders.Refunder) *staffShop {
+// refunding through refunder; either is the sandbox when nil. emails, when
+// given, has the orders email their buyers.
+func newStaffShopWith(t *testing.T, db *gorm.DB, charger checkout.Charger, refunder orders.Refunder, emails ...*orders.Emails) *staffShop {
 	t.Helper()
 	ctx := context.Background()
 	s := &staffShop{db: db, now: time.Now().UTC()}
@@ -74,7 +75,11 @@ func newStaffShopWith(t *testing.T, db *gorm.DB, charger checkout.Charger, refun
 	if refunder == nil {
 		refunder = sandbox
 	}
-	o := orders.New(db, &orders.Options{Now: s.clock})
+	opts := &orders.Options{Now: s.clock}
+	if len(emails) > 0 {
+		opts.Emails = emails[0]
+	}
+	o := orders.New(db, opts)
 	s.co = checkout.New(db, policy, cat, &checkout.Options{Now: s.clock, Charger: charger, Orders: o})
 	s.admin = orders.NewAdmin(o, cat, refunder)
 	return s

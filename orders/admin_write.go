@@ -222,6 +222,9 @@ func (a *Admin) Fulfill(ctx context.Context, args FulfillArgs) (FulfillResult, s
 		if err := tx.Create(&row).Error; err != nil {
 			return fmt.Errorf("fulfil %s: %w", o.ID, err)
 		}
+		if err := a.orders.emailShipped(ctx, tx, o, lines, picked, &row); err != nil {
+			return err
+		}
 		return a.orders.Audit(ctx, tx, Event{Actor: actor.String(), Action: "fulfill_order", OrderID: o.ID,
 			Arguments: args, Before: before, After: stateOf(o, lines)})
 	})

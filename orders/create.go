@@ -42,6 +42,9 @@ type NewOrder struct {
 	Total int64
 	// Payment is how it was paid; an empty Status means "succeeded".
 	Payment Payment
+	// Channel is the endpoint the session came through (shop.Channel);
+	// empty means "mcp".
+	Channel string
 	// Short is, by variant id, the units the stock on hand no longer
 	// covered when the order was written (the catalog changed while the
 	// buyer paid): the order records them on its lines, for the staff to
@@ -75,8 +78,10 @@ type orderRow struct {
 	Refunded          int64
 	// ShortUnits sums the lines' ShortQuantity.
 	ShortUnits int64
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// Channel is the endpoint the order's session came through (mcp, acp, ucp).
+	Channel   string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 func (orderRow) TableName() string { return "orders" }
@@ -172,11 +177,14 @@ func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*Order, 
 			Arguments: map[string]any{"payment": in.Payment},
 			After:     ord.Receipt, // not the permalink: its token is a bearer secret
 		})
-		if err != nil || row.ShortUnits == 0 {
+		if err == nil && row.ShortUnits > 0 {
+			err = o.Audit(ctx, tx, Event{Actor: "checkout", Action: "order.short", OrderID: row.ID, SessionID: in.SessionID,
+				After: shortState(row, lines)})
+		}
+		if err != nil {
 			return err
 		}
-		return o.Audit(ctx, tx, Event{Actor: "checkout", Action: "order.short", OrderID: row.ID, SessionID: in.SessionID,
-			After: shortState(row, lines)})
+		return o.emailConfirmation(ctx, tx, row, lines) // in the order's transaction: never lost, never twice
 	})
 	if err != nil {
 		return nil, err
@@ -220,13 +228,17 @@ func (o *Orders) rows(in NewOrder) (*orderRow, []lineRow, error) {
 	if id == "" {
 		id = newOrderID()
 	}
+	channel := in.Channel
+	if channel == "" {
+		channel = string(shop.ChannelMCP)
+	}
 	row := &orderRow{
 		ID: id, CheckoutSessionID: in.SessionID, Status: StatusConfirmed, Email: email,
 		Buyer: marshalIf(in.Buyer), Address: marshalIf(in.Address), FulfillmentOption: marshalIf(in.FulfillmentOption),
 		Totals: marshal(nonNilSlice(in.Totals)), Links: marshal(nonNilSlice(in.Links)),
 		Currency: cur.Code(), Total: in.Total,
 		PaymentProvider: pay.Provider, PaymentMode: pay.Mode, PaymentReference: pay.Reference, PaymentStatus: pay.Status,
-		CreatedAt: now, UpdatedAt: now,
+		Channel: channel, CreatedAt: now, UpdatedAt: now,
 	}
 	lines := make([]lineRow, len(in.LineItems))
 	for i, li := range in.LineItems {

@@ -5,6 +5,9 @@
 // Checkout creates an order inside its own completion transaction
 // ([Orders.Create]); buyers read it back with the order id and their email
 // (the get_order tool) or through the signed receipt link ([Orders.PermalinkURL]).
+// With [Options.Emails], the order's confirmation, and the notices of its
+// parcels, refunds and cancellation, go to notify's outbox in the
+// transaction of each change (emails.go), so none is lost or written twice.
 //
 // # Life cycles
 //
@@ -45,6 +48,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
 	"time"
@@ -85,6 +89,7 @@ type Orders struct {
 	publicURL string
 	key       []byte
 	now       func() time.Time
+	emails    *Emails
 }
 
 // Options configure Orders; nil means defaults.
@@ -97,6 +102,9 @@ type Options struct {
 	ReceiptKey []byte
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Emails, when set, has orders email their buyer (written to the
+	// outbox in each change's transaction); nil sends none.
+	Emails *Emails
 }
 
 // New returns the orders kept in db.
@@ -109,6 +117,13 @@ func New(db *gorm.DB, opts *Options) *Orders {
 		o.key = append([]byte(nil), opts.ReceiptKey...)
 		if opts.Now != nil {
 			o.now = opts.Now
+		}
+		if opts.Emails != nil {
+			e := *opts.Emails
+			if e.Logger == nil {
+				e.Logger = slog.Default()
+			}
+			o.emails = &e
 		}
 	}
 	if len(o.key) == 0 {
@@ -162,6 +177,29 @@ func (o *Orders) Get(ctx context.Context, id, email string) (*Order, error) {
 // db may be a transaction or nil.
 func (o *Orders) BySession(ctx context.Context, db *gorm.DB, sessionID string) (*Order, error) {
 	return o.find(ctx, db, "checkout_session_id = ?", sessionID)
+}
+
+// ByID returns the order with id, for a caller that holds its id (an
+// unguessable bearer secret, like a checkout session's): the agent that
+// completed its checkout. Unlike Get it needs no email.
+//
+// Errors: missing, invalid or not_found $.order_id.
+func (o *Orders) ByID(ctx context.Context, id string) (*Order, error) {
+	id = strings.TrimSpace(id)
+	switch {
+	case id == "":
+		return nil, shop.Errorf(shop.Missing, "$.order_id", `send the order id from the order confirmation, such as "ord_…"`)
+	case !idPattern.MatchString(id):
+		return nil, shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as in the order confirmation`)
+	}
+	ord, err := o.find(ctx, nil, "id = ?", id)
+	if err != nil {
+		return nil, err
+	}
+	if ord == nil {
+		return nil, errNotFound
+	}
+	return ord, nil
 }
 
 // ByPermalink returns the order when token is the valid HMAC for id

@@ -48,21 +48,35 @@ func ParseAdminTokens(s string) ([]AdminToken, error) {
 			// The role is not shown: an entry written token:role, or a token
 			// with a colon and no role, would put the secret in the error.
 			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d: the role (before the colon) is not viewer, support or owner; write each entry as role:token, such as owner:<token>", i+1)
-		case token == "":
-			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d: the token is empty; use at least %d random characters (openssl rand -hex 24)", i+1, minAdminTokenLen)
-		case len(token) < minAdminTokenLen:
-			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d: the token is too short; use at least %d random characters (openssl rand -hex 24)", i+1, minAdminTokenLen)
-		case strings.IndexFunc(token, func(c rune) bool { return c <= ' ' || c == 0x7f }) >= 0:
-			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d: the token has spaces or control characters, which no Authorization header can carry; use letters and digits (openssl rand -hex 24)", i+1)
 		}
-		h := sha256.Sum256([]byte(token))
-		if first, dup := seen[h]; dup {
-			return nil, fmt.Errorf("SHOP_ADMIN_TOKENS: entry %d has the same token as entry %d; give each staff member a token of their own", i+1, first)
+		h, err := tokenHash("SHOP_ADMIN_TOKENS", i+1, token, seen, "give each staff member a token of their own")
+		if err != nil {
+			return nil, err
 		}
-		seen[h] = i + 1
 		out = append(out, AdminToken{Actor: shop.Actor{Role: r, Label: hex.EncodeToString(h[:4])}, hash: h})
 	}
 	return out, nil
+}
+
+// tokenHash checks the token of entry n of variable and returns its
+// SHA-256, refusing one that is empty, shorter than 24 characters, holds
+// spaces, or was given before (seen, which it updates: dup says what to do).
+func tokenHash(variable string, n int, token string, seen map[[sha256.Size]byte]int, dup string) ([sha256.Size]byte, error) {
+	var h [sha256.Size]byte
+	switch {
+	case token == "":
+		return h, fmt.Errorf("%s: entry %d: the token is empty; use at least %d random characters (openssl rand -hex 24)", variable, n, minAdminTokenLen)
+	case len(token) < minAdminTokenLen:
+		return h, fmt.Errorf("%s: entry %d: the token is too short; use at least %d random characters (openssl rand -hex 24)", variable, n, minAdminTokenLen)
+	case strings.IndexFunc(token, func(c rune) bool { return c <= ' ' || c == 0x7f }) >= 0:
+		return h, fmt.Errorf("%s: entry %d: the token has spaces or control characters, which no Authorization header can carry; use letters and digits (openssl rand -hex 24)", variable, n)
+	}
+	h = sha256.Sum256([]byte(token))
+	if first, ok := seen[h]; ok {
+		return h, fmt.Errorf("%s: entry %d has the same token as entry %d; %s", variable, n, first, dup)
+	}
+	seen[h] = n
+	return h, nil
 }
 
 // actorExtra is where a verified token's actor travels in auth.TokenInfo.

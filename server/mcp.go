@@ -28,7 +28,18 @@ type MCPOptions struct {
 	// Actor, when set, is the identity of every caller that brings none
 	// (`shop admin` over stdio: the merchant on their own machine).
 	Actor *shop.Actor
+	// Observe, when set, is told of every tool call: the tool, its outcome
+	// (OutcomeOK, OutcomeRefused or OutcomeError) and how long it took (the
+	// operator's metrics).
+	Observe func(tool, outcome string, took time.Duration)
 }
+
+// The outcomes of a tool call, as Observe is told them.
+const (
+	OutcomeOK      = "ok"      // answered, a declined card included
+	OutcomeRefused = "refused" // an error the caller can act on (a *shop.Error: missing, invalid, not_found, …)
+	OutcomeError   = "error"   // an internal error, a panic, a canceled call
+)
 
 // actorContext puts the caller's identity in ctx: the one its bearer token
 // carries (see AdminAuth), else fallback.
@@ -175,11 +186,17 @@ func handler(t shop.Tool, opts MCPOptions, logger *slog.Logger) mcp.ToolHandler 
 				attrs := []any{"tool", t.Name, "duration", time.Since(start).Round(time.Microsecond)}
 				out = errorResult(ctx, logger, t.Name, fmt.Errorf("panic: %v", p), attrs)
 			}
+			if opts.Observe != nil {
+				opts.Observe(t.Name, outcome(out), time.Since(start))
+			}
 		}()
 		ctx = actorContext(ctx, req, opts.Actor)
 		ctx = buyerContext(ctx, req)
 		res, err := t.Handle(ctx, req.Params.Arguments)
 		attrs := []any{"tool", t.Name, "duration", time.Since(start).Round(time.Microsecond)}
+		if pe, ok := errors.AsType[*shop.ProtocolError](err); ok {
+			return nil, protocolError(ctx, logger, pe, attrs)
+		}
 		if err != nil {
 			return errorResult(ctx, logger, t.Name, err, attrs), nil
 		}
@@ -193,6 +210,19 @@ func handler(t shop.Tool, opts MCPOptions, logger *slog.Logger) mcp.ToolHandler 
 			StructuredContent: json.RawMessage(structured),
 		}, nil
 	}
+}
+
+// outcome is what a tool call's result says of it, for Observe.
+func outcome(res *mcp.CallToolResult) string {
+	if res == nil || !res.IsError {
+		return OutcomeOK
+	}
+	var te toolError
+	if raw, ok := res.StructuredContent.(json.RawMessage); ok && json.Unmarshal(raw, &te) == nil &&
+		te.Error.Code != "" && te.Error.Code != shop.Unavailable {
+		return OutcomeRefused
+	}
+	return OutcomeError
 }
 
 func errorResult(ctx context.Context, logger *slog.Logger, tool string, err error, attrs []any) *mcp.CallToolResult {

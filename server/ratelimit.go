@@ -129,7 +129,7 @@ func (o *Options) rateDefaults() {
 // limiter returns the rate limiter of s's options (rateDefaults applied).
 func (s *Server) limiter() *limiter {
 	o := s.opts
-	l := &limiter{addr: clientAddr{header: o.ClientIPHeader, hops: o.TrustedProxyHops}, logger: s.logger}
+	l := &limiter{addr: clientAddr{header: o.ClientIPHeader, hops: o.TrustedProxyHops}, logger: s.logger, refused: o.RateLimited}
 	if o.RateLimit >= 0 {
 		l.buyers = newBuckets(o.RateLimit, o.RateBurst)
 		l.addresses = newBuckets(o.AddressRateLimit, o.AddressRateBurst)
@@ -145,6 +145,7 @@ type limiter struct {
 	buyers    *buckets // nil: no limit
 	addresses *buckets // nil: no limit
 	logger    *slog.Logger
+	refused   func(scope string) // Options.RateLimited; may be nil
 }
 
 // handler names the caller of each request (shop.WithBuyer: its address,
@@ -180,6 +181,13 @@ func (l *limiter) take(w http.ResponseWriter, r *http.Request, bs *buckets, key,
 	}
 	if first {
 		l.logger.WarnContext(r.Context(), "rate limited", "limit", who, "key", key, "path", r.URL.Path)
+	}
+	if l.refused != nil {
+		scope := "buyer"
+		if bs == l.addresses {
+			scope = "address"
+		}
+		l.refused(scope)
 	}
 	refuse(w, r, wait, who)
 	return false

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -179,7 +180,11 @@ func TestRateLimitDefaultFlood(t *testing.T) {
 // TestRateLimitBackstop: one address making up a new user id for every
 // call is stopped by the per-address limit.
 func TestRateLimitBackstop(t *testing.T) {
-	h := newHost(t, server.Options{AddressRateLimit: 1, AddressRateBurst: 50})
+	var told sync.Map // scope → *atomic.Int64: what Options.RateLimited heard
+	h := newHost(t, server.Options{AddressRateLimit: 1, AddressRateBurst: 50, RateLimited: func(scope string) {
+		n, _ := told.LoadOrStore(scope, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
+	}})
 	start := time.Now()
 	replies := h.burst(t, 100, 1, func(i int) string { return toolCall(i+1, fmt.Sprintf("made-up-%d", i)) }, nil)
 	// The address's 50, and 1 a second after.
@@ -188,6 +193,10 @@ func TestRateLimitBackstop(t *testing.T) {
 		t.Fatalf("%d of 100 made-up buyers served from one address; want the address's burst of 50 (and its refill: at most %d)", served, most)
 	}
 	checkRefusal(t, replies[99], 100, "from this address")
+	n, _ := told.Load("address")
+	if got, _ := n.(*atomic.Int64); got == nil || got.Load() != int64(100-served) {
+		t.Errorf("RateLimited heard %v address refusals; want the %d refused", got, 100-served)
+	}
 	if h.calls.Load() != int64(served) {
 		t.Errorf("%d tool calls ran; want the %d served", h.calls.Load(), served)
 	}

@@ -101,6 +101,9 @@ type Options struct {
 	// client's own writing and never trusted.
 	ClientIPHeader   string
 	TrustedProxyHops int
+	// RateLimited, when set, is told of every request refused with 429 and
+	// which limit refused it ("buyer" or "address"), for the operator's metrics.
+	RateLimited func(scope string)
 	// Logger receives access errors and server events.
 	Logger *slog.Logger
 	// Receipts, when set, serves the receipt pages GET /orders/{order_id}.
@@ -109,6 +112,8 @@ type Options struct {
 	Webhook http.Handler
 	// Pay, when set, serves the payment pages under /pay/ (PayPages).
 	Pay http.Handler
+	// Feed, when set, serves the product feed GET /feeds/products.jsonl.
+	Feed http.Handler
 	// AdminMCP is the staff's MCP server, served at /admin/mcp to holders
 	// of AdminTokens (nobody when there are none).
 	AdminMCP    *mcp.Server
@@ -116,6 +121,17 @@ type Options struct {
 	// Timeouts bound how long Serve waits on clients; zero fields take the
 	// defaults.
 	Timeouts Timeouts
+	// ACP is the Agentic Commerce Protocol's MCP server, served at /acp/mcp
+	// to holders of AgentTokens (to anyone when there are none);
+	// ACPDiscovery serves GET /.well-known/acp.json.
+	ACP          *mcp.Server
+	AgentTokens  []AgentToken
+	ACPDiscovery http.Handler
+	// UCPMCP, when set, is the Universal Commerce Protocol's MCP server,
+	// served statelessly at /ucp/mcp; UCPProfile serves the business
+	// profile at GET /.well-known/ucp.
+	UCPMCP     *mcp.Server
+	UCPProfile http.Handler
 }
 
 // Server is the shop's HTTP server.
@@ -153,10 +169,20 @@ func New(opts Options) (*Server, error) {
 	if opts.Pay != nil {
 		mux.Handle("/pay/", pageHeaders(opts.PublicURL, opts.Pay))
 	}
+	if opts.Feed != nil {
+		mux.Handle("GET /feeds/products.jsonl", opts.Feed)
+	}
 	if opts.Static != nil {
 		mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler(opts.Static)))
 	}
-	if opts.MCP != nil || opts.AdminMCP != nil {
+	if opts.ACPDiscovery != nil {
+		mux.Handle("GET /.well-known/acp.json", opts.ACPDiscovery)
+	}
+
+	if opts.UCPProfile != nil {
+		mux.Handle("GET /.well-known/ucp", opts.UCPProfile)
+	}
+	if opts.MCP != nil || opts.AdminMCP != nil || opts.ACP != nil || opts.UCPMCP != nil {
 		cop := http.NewCrossOriginProtection()
 		for _, o := range origins {
 			if err := cop.AddTrustedOrigin(o); err != nil {
@@ -169,8 +195,14 @@ func New(opts Options) (*Server, error) {
 		if opts.MCP != nil {
 			mux.Handle("/mcp", checkHost(hosts, cop.Handler(s.streamable(opts.MCP))))
 		}
+		if opts.UCPMCP != nil {
+			mux.Handle("/ucp/mcp", checkHost(hosts, cop.Handler(acceptJSON(ucpStatus(s.streamable(opts.UCPMCP))))))
+		}
 		if opts.AdminMCP != nil {
 			mux.Handle("/admin/mcp", checkHost(hosts, cop.Handler(adminAuth(opts.AdminTokens, s.streamable(opts.AdminMCP)))))
+		}
+		if opts.ACP != nil {
+			mux.Handle("/acp/mcp", checkHost(hosts, cop.Handler(agentAuth(opts.AgentTokens, s.streamable(opts.ACP)))))
 		}
 	}
 	s.handler = recoverPanics(s.logger, securityHeaders(limitBody(s.limiter().handler(mux))))

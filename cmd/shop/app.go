@@ -15,12 +15,17 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/acp"
 	"shop/catalog"
 	"shop/checkout"
 	"shop/database"
+	"shop/idempotency"
+	shopmetrics "shop/metrics"
+	"shop/notify"
 	"shop/orders"
 	"shop/payments"
 	"shop/server"
+	"shop/ucp"
 	"shop/widgets"
 )
 
@@ -35,6 +40,12 @@ type app struct {
 	orders   *orders.Orders
 	admin    *orders.Admin
 	charger  checkout.Charger
+	acp      *acp.ACP
+	idem     *idempotency.Store
+	// mailer delivers the buyer's emails; nil when the shop sends none.
+	mailer *notify.Worker
+	// metrics are the operator's (served by serve on --metrics-addr).
+	metrics *shopmetrics.Metrics
 }
 
 // loadPolicy reads the merchant policy: the file named by --config, or the
@@ -112,21 +123,51 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 			return err
 		}
 	}
+	a.metrics = a.newMetrics() // its sources are read at scrapes, once everything below is wired
 	a.catalog = catalog.New(a.db, a.policy.Currency(), &catalog.Options{PublicURL: cfg.PublicURL})
-	a.orders = orders.New(a.db, &orders.Options{PublicURL: cfg.PublicURL, ReceiptKey: key})
+	a.orders = orders.New(a.db, &orders.Options{PublicURL: cfg.PublicURL, ReceiptKey: key, Emails: a.emails(m)})
 	refunder, ok := a.charger.(orders.Refunder)
 	if !ok {
 		return fmt.Errorf("payment provider %s cannot refund", a.charger.Name())
 	}
 	a.admin = orders.NewAdmin(a.orders, a.catalog, refunder)
 	linker, _ := a.charger.(checkout.Linker) // Stripe hosts payment pages; the sandbox's page is the shop's own
+	a.idem = idempotency.New(a.db)
 	a.checkout = checkout.New(a.db, a.policy, a.catalog, &checkout.Options{
 		PublicURL: cfg.PublicURL, TTL: cfg.SessionTTL, Logger: m.Logger,
-		Orders: a.orders, Charger: a.charger, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
+		Orders: a.orders, Charger: countedCharger{a.charger, a.metrics}, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
 		Linker: linker, LinkKey: key,
 		OrderRefunds: func(ctx context.Context) (int, error) { return a.admin.ReconcileRefunds(ctx, cfg.ReconcileGrace) },
+		AlsoSweep: func(ctx context.Context) (int64, error) {
+			return a.idem.Sweep(ctx, time.Now().Add(-idempotency.Retention))
+		},
+		SessionMoved: a.metrics.SessionMoved,
 	})
-	return nil
+	a.acp, err = acp.New(a.checkout, a.idem, acp.Options{Currency: a.policy.Currency().Code()})
+	return err
+}
+
+// emails configures the buyer's emails when both the policy's From address
+// and an SMTP server are set, with the worker that delivers them; else nil.
+func (a *app) emails(m *Main) *orders.Emails {
+	e := a.policy.Emails
+	if e.From == "" || a.cfg.SMTP == nil {
+		return nil
+	}
+	a.mailer = notify.NewWorker(a.db, a.cfg.SMTP, e.From, &notify.WorkerOptions{Logger: m.Logger})
+	return &orders.Emails{Shop: a.policy.Name, Support: e.Support, StaffCopy: e.StaffCopy, Logger: m.Logger}
+}
+
+// emailsState describes the buyer's emails for the start-up log.
+func (a *app) emailsState() string {
+	switch {
+	case a.mailer != nil:
+		return "from " + a.policy.Emails.From + " through " + a.cfg.SMTP.String()
+	case a.cfg.SMTP == nil:
+		return "off: SHOP_SMTP_URL is unset"
+	default:
+		return "off: the policy has no emails.from"
+	}
 }
 
 // fault returns, when SHOP_TEST_FAULT names a point of completion, the hook
@@ -173,6 +214,35 @@ func (a *app) buyerMCP(m *Main) *mcp.Server {
 		Tools:     slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), w.Tools()),
 		Resources: w.Resources(),
 		Logger:    m.Logger,
+		Observe:   a.metrics.ToolObserver("shop"),
+	})
+}
+
+// ucpDialect is the Universal Commerce Protocol's dialect of the shop.
+func (a *app) ucpDialect(m *Main) *ucp.UCP {
+	var tokens, brands []string
+	for _, c := range payments.TestCards {
+		tokens = append(tokens, c.Method)
+		brands = append(brands, c.Brand)
+	}
+	return ucp.New(ucp.Options{
+		Checkout: a.checkout, Catalog: a.catalog, Orders: a.orders, Idempotency: idempotency.New(a.db), PublicURL: a.cfg.PublicURL,
+		Sandbox: a.charger.Name() == "sandbox", TestTokens: tokens, CardBrands: brands,
+		AllowLoopbackProfiles: a.cfg.UCPAllowLoopback, Logger: m.Logger,
+	})
+}
+
+// ucpMCP is the MCP server of the UCP dialect's tools, at /ucp/mcp.
+func (a *app) ucpMCP(m *Main, u *ucp.UCP) *mcp.Server {
+	return server.NewMCP(server.MCPOptions{
+		Name:    "shop-ucp",
+		Title:   a.policy.Name + " (UCP)",
+		Version: version(),
+		Instructions: fmt.Sprintf("%s speaks the Universal Commerce Protocol %s: its business profile is at /.well-known/ucp. "+
+			"Every call carries meta[\"ucp-agent\"].profile. Amounts are integers in minor units of %s.",
+			a.policy.Name, ucp.Version, a.policy.Currency().Code()),
+		Tools:  u.Tools(),
+		Logger: m.Logger,
 	})
 }
 
@@ -203,9 +273,10 @@ func (a *app) adminMCP(m *Main, actor *shop.Actor) *mcp.Server {
 		Instructions: fmt.Sprintf("The order administration of %s: find orders (list_orders, get_order), fulfil them, add notes, "+
 			"refund, cancel and adjust stock (two steps: the first call previews and returns a confirm token), and read the sales "+
 			"report and the audit log. Amounts are integers in minor units of %s.", a.policy.Name, a.policy.Currency().Code()),
-		Tools:  a.admin.Tools(),
-		Logger: m.Logger,
-		Actor:  actor,
+		Tools:   a.admin.Tools(),
+		Logger:  m.Logger,
+		Actor:   actor,
+		Observe: a.metrics.ToolObserver("shop-admin"),
 	})
 }
 

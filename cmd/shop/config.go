@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"shop/checkout"
+	"shop/notify"
 	"shop/payments"
 	"shop/server"
 )
@@ -52,6 +53,10 @@ type Config struct {
 	Fault string
 	// Pprof, when set, is a loopback address serving Go's profiles (SHOP_PPROF).
 	Pprof string
+	// UCPAllowLoopback lets /ucp/mcp fetch agents' profiles over http from
+	// loopback addresses (SHOP_UCP_TEST_ALLOW_LOOPBACK=true): for tests on
+	// one machine only.
+	UCPAllowLoopback bool
 
 	StripeSecretKey     string
 	StripeWebhookSecret string
@@ -67,7 +72,16 @@ type Config struct {
 	// AdminTokens are SHOP_ADMIN_TOKENS parsed into their hashes (serve
 	// only); the variable's text itself is kept nowhere.
 	AdminTokens []server.AdminToken
+	// AgentTokens are SHOP_ACP_TOKENS parsed into their hashes (serve
+	// only): the agents admitted to /acp/mcp, open to all when none.
+	AgentTokens []server.AgentToken
 	ReceiptKey  string
+	// SMTP is the server the buyer's emails go through (SHOP_SMTP_URL); nil:
+	// the shop sends none.
+	SMTP *notify.SMTP
+	// MetricsAddr is where serve answers /metrics (--metrics-addr): "" for
+	// the loopback port after --addr's, "off" for nowhere.
+	MetricsAddr string
 }
 
 // Defaults of the command line.
@@ -92,6 +106,7 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	fs.SetOutput(io.Discard)
 	if withAddr {
 		fs.StringVar(&cfg.Addr, "addr", DefaultAddr, "listen address")
+		fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "where /metrics listens (default: 127.0.0.1 and the port after --addr's; off: nowhere)")
 	}
 	fs.StringVar(&cfg.DB, "db", DefaultDB, "SQLite file path or postgres:// URL")
 	fs.StringVar(&cfg.PolicyFile, "config", "", "merchant policy YAML file")
@@ -144,8 +159,16 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 		return nil, fmt.Errorf("STRIPE_SPT_VERSION %q: send a Stripe API version such as %s", cfg.StripeSPTVersion, payments.DefaultSPTVersion)
 	}
 	cfg.ReceiptKey = m.Getenv("SHOP_RECEIPT_KEY")
+	if raw := m.Getenv("SHOP_SMTP_URL"); raw != "" {
+		smtp, err := notify.ParseSMTPURL(raw)
+		if err != nil {
+			return nil, fmt.Errorf("SHOP_SMTP_URL: %w", err)
+		}
+		cfg.SMTP = smtp
+	}
 	cfg.Fault = m.Getenv("SHOP_TEST_FAULT")
 	cfg.Pprof = m.Getenv("SHOP_PPROF")
+	cfg.UCPAllowLoopback = m.Getenv("SHOP_UCP_TEST_ALLOW_LOOPBACK") == "true"
 	if withAddr {
 		if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 			return nil, fmt.Errorf("--addr %q: send host:port, such as 127.0.0.1:8000 or :8000", cfg.Addr)
@@ -157,6 +180,9 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 			return nil, err
 		}
 		cfg.AdminTokens = tokens
+		if cfg.AgentTokens, err = server.ParseAgentTokens(m.Getenv("SHOP_ACP_TOKENS")); err != nil {
+			return nil, err
+		}
 	}
 	if err := cfg.checkRateLimits(); err != nil {
 		return nil, err

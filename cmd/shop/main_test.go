@@ -70,10 +70,19 @@ func startShop(t *testing.T, dsn string, env map[string]string) *running {
 
 func connect(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
+	return connectEndpoint(t, url+"/mcp")
+}
+
+// connectEndpoint joins an MCP client (mcptest's: every tool result checked
+// against its outputSchema), with further sending middleware, to an MCP
+// endpoint of the shop (its whole URL).
+func connectEndpoint(t *testing.T, endpoint string, mw ...mcp.Middleware) *mcp.ClientSession {
+	t.Helper()
 	client := mcptest.NewClient(t, "shop-test", nil)
+	client.AddSendingMiddleware(mw...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

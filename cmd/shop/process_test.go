@@ -214,7 +214,7 @@ type process struct {
 func runShop(t *testing.T, bin, db string, env []string, flags ...string) *process {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db}, flags...)...)
-	cmd.Env = append(append(os.Environ(), "STRIPE_SECRET_KEY=", "SHOP_TEST_FAULT="), env...)
+	cmd.Env = append(append(os.Environ(), "STRIPE_SECRET_KEY=", "SHOP_TEST_FAULT=", "SHOP_SMTP_URL="), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

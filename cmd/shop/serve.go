@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,10 +47,17 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.close()
+	metricsURL, err := m.listenMetrics(ctx, cfg, a)
+	if err != nil {
+		return err
+	}
 	// The demo merchant's images and pages, served under /static/.
 	static, err := fs.Sub(shop.Demo, "static")
 	if err != nil {
 		return err
+	}
+	if len(cfg.AgentTokens) == 0 {
+		m.Logger.Warn("SHOP_ACP_TOKENS is unset: /acp/mcp is open to every agent, without a token")
 	}
 	if cfg.WidgetDomain == "" {
 		m.Logger.Warn("SHOP_WIDGET_DOMAIN is unset: the widgets declare no domain (_meta.ui.domain); ChatGPT requires one, unique to the app, to submit it to its directory")
@@ -55,8 +65,11 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	if len(cfg.AdminTokens) == 0 {
 		m.Logger.Warn("SHOP_ADMIN_TOKENS is unset: /admin/mcp refuses everyone; `shop admin` serves the staff tools locally")
 	}
+	dialect := a.ucpDialect(m)
 	srv, err := server.New(server.Options{
 		MCP:            a.buyerMCP(m),
+		UCPMCP:         a.ucpMCP(m, dialect),
+		UCPProfile:     dialect,
 		Static:         static,
 		Ready:          func(ctx context.Context) error { _, err := database.Ready(ctx, a.db); return err },
 		PublicURL:      cfg.PublicURL,
@@ -64,11 +77,16 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		RateLimit:      rate.Limit(cfg.RateLimit),
 		ClientIPHeader: cfg.ClientIPHeader,
 		Logger:         m.Logger,
+		RateLimited:    a.metrics.RateLimited,
 		Receipts:       server.ReceiptHandler(a.orders, m.Logger),
 		Webhook:        server.StripeWebhook(cfg.StripeWebhookSecret, a.checkout, m.Logger),
 		Pay:            server.PayPages(a.checkout, server.PayOptions{Shop: a.policy.Name, Logger: m.Logger}),
+		Feed:           a.productFeed(m).Handler(),
 		AdminMCP:       a.adminMCP(m, nil),
 		AdminTokens:    cfg.AdminTokens,
+		ACP:            a.acpMCP(m),
+		AgentTokens:    cfg.AgentTokens,
+		ACPDiscovery:   a.acp.DiscoveryHandler(cfg.PublicURL),
 
 		// The rest of the rate limits (RateLimit, ClientIPHeader above).
 		RateBurst:        cfg.RateBurst,
@@ -83,9 +101,12 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		"merchant", a.policy.Name,
 		"listen", "http://"+ln.Addr().String(),
 		"mcp", cfg.PublicURL+"/mcp",
+		"acp", cfg.PublicURL+"/acp/mcp",
 		"database", database.Redact(cfg.DB),
 		"schema_version", a.schema,
-		"payments", a.payments())
+		"payments", a.payments(),
+		"emails", a.emailsState(),
+		"metrics", metricsURL)
 	// Sessions past their expiry release their stock; every replica sweeps,
 	// and each session expires once.
 	sweepCtx, stopSweep := context.WithCancel(ctx)
@@ -94,10 +115,34 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	// Payments left open by a crash or a lost answer are settled at start
 	// and every minute after.
 	go a.checkout.RunReconciler(sweepCtx, time.Minute)
+	// The buyer's emails: every replica's worker delivers, each email once.
+	if a.mailer != nil {
+		go a.mailer.Run(sweepCtx)
+	}
 	if m.Started != nil {
 		m.Started(ln.Addr().String())
 	}
 	return srv.Serve(ctx, ln)
+}
+
+// listenMetrics starts serving the operator's metrics on --metrics-addr
+// (loopback by default, never the shop's own port) and returns their URL,
+// or "off".
+func (m *Main) listenMetrics(ctx context.Context, cfg *Config, a *app) (string, error) {
+	addr, err := metricsAddr(cfg.MetricsAddr, cfg.Addr)
+	if err != nil || addr == "" {
+		return "off", err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("metrics: listen on %s: %w (choose another with --metrics-addr, or --metrics-addr off)", addr, err)
+	}
+	go func() {
+		if err := a.metrics.Serve(ctx, ln); err != nil {
+			m.Logger.Error("metrics", "err", err)
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/metrics", nil
 }
 
 // localURL is the URL of a listener when no public URL is configured.
@@ -128,20 +173,28 @@ func (m *Main) adminStdio(ctx context.Context, args []string) error {
 // overStdio opens the shop as the named subcommand's flags say and serves
 // the MCP server build makes over the command's stdin and stdout.
 func (m *Main) overStdio(ctx context.Context, name string, args []string, build func(*app) *mcp.Server) error {
-	cfg, err := m.parseFlags(name, args, false, nil)
-	if err != nil {
-		return err
-	}
-	if cfg.PublicURL == "" {
-		cfg.PublicURL = catalog.DefaultPublicURL
-	}
-	a, err := m.open(ctx, cfg, true)
+	a, err := m.openLocal(ctx, name, args)
 	if err != nil {
 		return err
 	}
 	defer a.close()
+	cfg := a.cfg
 	m.Logger.Info("shop serving over stdio", "command", name, "merchant", a.policy.Name, "database", database.Redact(cfg.DB), "schema_version", a.schema)
 	return build(a).Run(ctx, &mcp.IOTransport{Reader: readCloser{m.Stdin}, Writer: writeCloser{m.Stdout}})
+}
+
+// openLocal opens the shop as the named subcommand's flags say, for a
+// command run on the merchant's machine (the demo catalog seeds an empty
+// database; the public URL defaults to the local one).
+func (m *Main) openLocal(ctx context.Context, name string, args []string) (*app, error) {
+	cfg, err := m.parseFlags(name, args, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = catalog.DefaultPublicURL
+	}
+	return m.open(ctx, cfg, true)
 }
 
 func (m *Main) migrate(ctx context.Context, args []string) error {
@@ -169,18 +222,23 @@ func (m *Main) importCatalog(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(files) != 1 {
-		fmt.Fprint(m.Stderr, "shop catalog import: name one catalog file (JSON)\n\n"+usage)
+		fmt.Fprint(m.Stderr, "shop catalog import: name one catalog file (the shop's JSON, or a Shopify or WooCommerce product CSV export)\n\n"+usage)
 		return errUsage
+	}
+	policy, err := loadPolicy(cfg)
+	if err != nil {
+		return err
 	}
 	f, err := os.Open(files[0])
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	file, err := catalog.ReadFile(f)
+	src, err := catalog.ReadImport(f, catalog.ReadOptions{Currency: policy.Currency()})
 	if err != nil {
 		return fmt.Errorf("%s: %w", files[0], err)
 	}
+	file := src.File
 	a, err := m.open(ctx, cfg, false)
 	if err != nil {
 		return err
@@ -203,7 +261,24 @@ func (m *Main) importCatalog(ctx context.Context, args []string) error {
 	for _, p := range file.Products {
 		variants += len(p.Variants)
 	}
-	fmt.Fprintf(m.Stdout, "imported %d products (%d variants) from %s into %s in %s\n",
-		len(file.Products), variants, files[0], database.Redact(cfg.DB), time.Since(start).Round(time.Millisecond))
+	for _, note := range src.Notes {
+		fmt.Fprintln(m.Stdout, note)
+	}
+	fmt.Fprintf(m.Stdout, "imported %d products (%d variants) from %s (%s) into %s in %s%s\n",
+		len(file.Products), variants, files[0], src.Format, database.Redact(cfg.DB), time.Since(start).Round(time.Millisecond), skipped(src.Skipped))
 	return nil
+}
+
+// skipped says which products an import left out, as the end of its report.
+func skipped(counts map[string]int) string {
+	if len(counts) == 0 {
+		return ""
+	}
+	var parts []string
+	total := 0
+	for _, why := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[why], why))
+		total += counts[why]
+	}
+	return fmt.Sprintf("; skipped %d not for sale (%s)", total, strings.Join(parts, ", "))
 }

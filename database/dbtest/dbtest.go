@@ -43,7 +43,13 @@ func Each(t *testing.T, f func(t *testing.T, db *gorm.DB)) {
 // for PostgreSQL, dropped) when the test ends.
 func Open(t testing.TB, d database.Dialect) *gorm.DB {
 	t.Helper()
-	dsn := DSN(t, d)
+	return OpenDSN(t, DSN(t, d))
+}
+
+// OpenDSN opens and migrates the database at dsn (from DSN), closed when the
+// test ends: a second handle on one database is a second replica's.
+func OpenDSN(t testing.TB, dsn string) *gorm.DB {
+	t.Helper()
 	ctx := context.Background()
 	db, err := database.Open(ctx, dsn, nil)
 	if err != nil {

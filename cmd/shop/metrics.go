@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"shop/checkout"
+	shopmetrics "shop/metrics"
+	"shop/notify"
+	"shop/payments"
+)
+
+// newMetrics is the operator's metrics of the wired shop: what the
+// database holds is read at each scrape.
+func (a *app) newMetrics() *shopmetrics.Metrics {
+	return shopmetrics.New(shopmetrics.Sources{
+		Sales: func(ctx context.Context) ([]shopmetrics.Sales, error) {
+			ts, err := a.orders.Tallies(ctx)
+			out := make([]shopmetrics.Sales, len(ts))
+			for i, t := range ts {
+				out[i] = shopmetrics.Sales{Currency: t.Currency, Orders: t.Orders, OrderValue: t.Value, Refunds: t.Refunds, RefundedValue: t.Refunded}
+			}
+			return out, err
+		},
+		// Closures: the parts are wired after the metrics (the charger counts into them).
+		Sessions:  func(ctx context.Context) (map[string]int64, error) { return a.checkout.SessionsByStatus(ctx) },
+		HeldUnits: func(ctx context.Context) (int64, error) { return a.catalog.HeldUnits(ctx) },
+		Backlog: func(ctx context.Context) (shopmetrics.Backlog, error) {
+			u, err := a.checkout.Unsettled(ctx)
+			if err != nil {
+				return shopmetrics.Backlog{}, err
+			}
+			refunds, oldestRefund, err := a.orders.PendingRefunds(ctx)
+			b := shopmetrics.Backlog{Attempts: u.Attempts, Refunds: refunds, Surplus: u.Surplus}
+			for _, t := range []time.Time{u.OldestAttempt, u.OldestSurplus, oldestRefund} {
+				if !t.IsZero() && (b.Oldest.IsZero() || t.Before(b.Oldest)) {
+					b.Oldest = t
+				}
+			}
+			return b, err
+		},
+		Emails: func(ctx context.Context) (shopmetrics.Emails, error) {
+			s, err := notify.Stand(ctx, a.db)
+			return shopmetrics.Emails{Pending: s.Pending, Failed: s.Failed, Oldest: s.Oldest}, err
+		},
+	})
+}
+
+// countedCharger counts every charge asked of the payment provider, with
+// its outcome and amount, in the operator's metrics.
+type countedCharger struct {
+	checkout.Charger
+	metrics *shopmetrics.Metrics
+}
+
+func (c countedCharger) Charge(ctx context.Context, r payments.Request) (*payments.Result, error) {
+	res, err := c.Charger.Charge(ctx, r)
+	outcome := shopmetrics.ChargeError
+	if err == nil && res != nil {
+		switch res.Status {
+		case payments.Succeeded:
+			outcome = shopmetrics.ChargeSucceeded
+		case payments.Declined:
+			outcome = shopmetrics.ChargeDeclined
+		case payments.RequiresAction:
+			outcome = shopmetrics.ChargeRequires3DS
+		}
+	}
+	c.metrics.Charged(outcome, r.Amount, r.Currency)
+	return res, err
+}
+
+// Refund passes refunds of surplus payments through to the provider.
+func (c countedCharger) Refund(ctx context.Context, r payments.RefundRequest) (*payments.Refund, error) {
+	refunder, ok := c.Charger.(checkout.Refunder)
+	if !ok {
+		return nil, fmt.Errorf("payment provider %s cannot refund", c.Name())
+	}
+	return refunder.Refund(ctx, r)
+}
+
+// metricsAddr is where /metrics listens: --metrics-addr, else 127.0.0.1
+// and the port after --addr's (any free port when --addr's is 0); "" for
+// nowhere (--metrics-addr off).
+func metricsAddr(flag, shopAddr string) (string, error) {
+	switch flag {
+	case "off":
+		return "", nil
+	case "":
+		_, p, err := net.SplitHostPort(shopAddr)
+		port, perr := strconv.Atoi(p)
+		if err != nil || perr != nil || port >= 65535 {
+			return "", fmt.Errorf("--addr %q has no port the metrics could follow: set --metrics-addr", shopAddr)
+		}
+		if port > 0 {
+			port++
+		}
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), nil
+	}
+	if _, _, err := net.SplitHostPort(flag); err != nil {
+		return "", fmt.Errorf("--metrics-addr %q: send host:port, such as 127.0.0.1:9464, or off", flag)
+	}
+	return flag, nil
+}

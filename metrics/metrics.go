@@ -1,0 +1,135 @@
+// Package metrics is the shop's Prometheus metrics
+// (github.com/prometheus/client_golang), in a registry of their own served
+// by Handler on the operator's listener. The business packages know nothing
+// of it: what happens in a process (tool calls, charges, refusals) comes in
+// through plain methods the wiring hooks up, and what the database holds
+// (orders, holds, backlogs, emails) is read from Sources at each scrape, so
+// that every replica reports the same shop-wide figures and nothing is lost
+// with a restart.
+//
+// The series, all prefixed shop_:
+//
+//	tool_calls_total{server, tool, outcome}            counter: ok, refused, error
+//	tool_call_duration_seconds{server, tool}           histogram
+//	checkout_session_transitions_total{from, to}       counter (this process's moves)
+//	checkout_sessions{status}                          gauge (the database's)
+//	charges_total{outcome}                             counter: succeeded, declined, requires_3ds, error
+//	charge_amount_minor_total{outcome, currency}       counter: minor units asked for
+//	orders_total{currency}, order_value_minor_total{currency}        counters (the database's)
+//	refunds_total{currency}, refund_value_minor_total{currency}      counters (succeeded refunds)
+//	stock_holds_units                                  gauge: units held by live sessions
+//	reconciler_backlog{kind}                           gauge: payment attempts, refunds, surplus payments awaiting an outcome
+//	reconciler_oldest_seconds                          gauge: age of the oldest of them (0: none)
+//	emails{status}                                     gauge: pending, failed
+//	emails_oldest_pending_seconds                      gauge
+//	rate_limit_refusals_total{scope}                   counter: buyer, address
+//	metrics_source_errors_total{source}                counter: a database read that failed at a scrape
+//
+// and Go's runtime and process collectors (go_*, process_*).
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the shop's metrics.
+type Metrics struct {
+	reg           *prometheus.Registry
+	toolCalls     *prometheus.CounterVec
+	toolSeconds   *prometheus.HistogramVec
+	sessionMoves  *prometheus.CounterVec
+	charges       *prometheus.CounterVec
+	chargedAmount *prometheus.CounterVec
+	refusals      *prometheus.CounterVec
+}
+
+// The outcomes of a charge, as Charged takes them.
+const (
+	ChargeSucceeded   = "succeeded"
+	ChargeDeclined    = "declined"
+	ChargeRequires3DS = "requires_3ds"
+	ChargeError       = "error" // no answer, or one that says nothing of the outcome
+)
+
+// New returns the shop's metrics, reading the database's figures from src
+// at each scrape (a nil source is left out).
+func New(src Sources) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shop_tool_calls_total", Help: "MCP tool calls by server (shop, shop-admin), tool and outcome (ok, refused, error).",
+	}, []string{"server", "tool", "outcome"})
+	m.toolSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "shop_tool_call_duration_seconds", Help: "How long MCP tool calls took, by server and tool.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+	}, []string{"server", "tool"})
+	m.sessionMoves = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shop_checkout_session_transitions_total", Help: "Checkout sessions' status changes this process made, by from and to status.",
+	}, []string{"from", "to"})
+	m.charges = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shop_charges_total", Help: "Charges asked of the payment provider, by outcome (succeeded, declined, requires_3ds, error).",
+	}, []string{"outcome"})
+	m.chargedAmount = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shop_charge_amount_minor_total", Help: "Amounts of the charges asked of the payment provider, in minor units, by outcome and currency.",
+	}, []string{"outcome", "currency"})
+	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shop_rate_limit_refusals_total", Help: "Requests refused with 429 by the rate limits, by scope (buyer, address).",
+	}, []string{"scope"})
+	m.reg.MustRegister(m.toolCalls, m.toolSeconds, m.sessionMoves, m.charges, m.chargedAmount, m.refusals,
+		newDatabaseCollector(src),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics in Prometheus' text format.
+func (m *Metrics) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
+	return mux
+}
+
+// ToolObserver returns the hook of one MCP server (named server) that
+// counts its tool calls and times them.
+func (m *Metrics) ToolObserver(server string) func(tool, outcome string, took time.Duration) {
+	return func(tool, outcome string, took time.Duration) {
+		m.toolCalls.WithLabelValues(server, tool, outcome).Inc()
+		m.toolSeconds.WithLabelValues(server, tool).Observe(took.Seconds())
+	}
+}
+
+// Charged counts a charge asked of the payment provider and its amount.
+func (m *Metrics) Charged(outcome string, amount int64, currency string) {
+	m.charges.WithLabelValues(outcome).Inc()
+	m.chargedAmount.WithLabelValues(outcome, currency).Add(float64(amount))
+}
+
+// SessionMoved counts n checkout sessions' change of status.
+func (m *Metrics) SessionMoved(from, to string, n int64) {
+	m.sessionMoves.WithLabelValues(from, to).Add(float64(n))
+}
+
+// RateLimited counts a request the rate limits refused.
+func (m *Metrics) RateLimited(scope string) {
+	m.refusals.WithLabelValues(scope).Inc()
+}
+
+// Serve answers /metrics (and every other path) on ln until ctx is done.
+func (m *Metrics) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = hs.Close()
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,274 @@
+package orders
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	htmltemplate "html/template"
+	"log/slog"
+	"strings"
+	texttemplate "text/template"
+
+	"gorm.io/gorm"
+
+	"shop/notify"
+)
+
+// Emails configure the emails an order sends its buyer: the confirmation
+// when it is placed, a notice when a parcel ships, when money goes back and
+// when it is canceled. Each is written to the outbox (package notify) in the
+// transaction of the change, and delivered by notify's worker.
+type Emails struct {
+	// Shop is the shop's name as buyers see it.
+	Shop string
+	// Support is the address replies go to (Reply-To); empty for none.
+	Support string
+	// StaffCopy, when set, gets a copy of each new order's confirmation.
+	StaffCopy string
+	// Logger takes the emails that could not be written (an address no
+	// mail system takes); default slog.Default().
+	Logger *slog.Logger
+}
+
+// The kinds of email an order sends.
+const (
+	emailConfirmation = "confirmation"
+	emailStaffCopy    = "staff_copy"
+	emailShipped      = "shipped"
+	emailRefunded     = "refunded"
+	emailCanceled     = "canceled"
+)
+
+//go:embed emails/*
+var emailFiles embed.FS
+
+var (
+	textEmails = texttemplate.Must(texttemplate.ParseFS(emailFiles, "emails/*.txt"))
+	htmlEmails = htmltemplate.Must(htmltemplate.ParseFS(emailFiles, "emails/*.html"))
+)
+
+// emailView is what the templates show.
+type emailView struct {
+	Kind      string
+	Shop      string
+	Name      string // the buyer's, for the greeting; may be empty
+	Email     string
+	Number    int64
+	Lines     []emailLine
+	Totals    []emailFigure
+	Address   []string
+	Shipping  string
+	Links     []emailLink
+	Permalink string
+	// Shipped: the parcel.
+	Carrier, TrackingNumber, TrackingURL string
+	// Refunded: how much, and what is left; Canceled: the refund on its way.
+	Refunded, Left string
+	Support        string
+}
+
+type emailLine struct {
+	Name            string
+	Quantity        int64
+	Unit, Total     string
+	ShippedQuantity int64
+}
+
+type emailFigure struct {
+	Label, Amount string
+	Total         bool // the amount charged: shown in bold
+}
+
+type emailLink struct{ Label, URL string }
+
+// linkLabels names the links an email lists, in the order it lists them.
+var linkLabels = []struct{ typ, label string }{
+	{"terms_of_use", "Terms of use"}, {"privacy_policy", "Privacy policy"},
+	{"return_policy", "Return policy"}, {"support", "Support"},
+}
+
+// view is what every email of order r shows: who, which order, the lines,
+// totals, address, shipping and links as the buyer saw them.
+func (o *Orders) view(kind string, r *orderRow, lines []lineRow) (*emailView, error) {
+	ord, err := o.order(r, lines)
+	if err != nil {
+		return nil, err
+	}
+	rec := &ord.Receipt
+	format := amountFormatter(r.Currency)
+	v := &emailView{Kind: kind, Shop: o.emails.Shop, Email: r.Email, Number: r.Number, Permalink: ord.PermalinkURL, Support: o.emails.Support}
+	var buyer Buyer
+	if err := unmarshalIf(r.Buyer, &buyer); err != nil {
+		return nil, fmt.Errorf("order %s buyer: %w", r.ID, err)
+	}
+	v.Name = strings.TrimSpace(buyer.Name)
+	if v.Name == "" {
+		v.Name = strings.TrimSpace(buyer.FirstName + " " + buyer.LastName)
+	}
+	for _, li := range rec.LineItems {
+		v.Lines = append(v.Lines, emailLine{Name: li.Name, Quantity: li.Item.Quantity, Unit: format(li.UnitAmount), Total: format(li.Subtotal)})
+	}
+	for _, t := range rec.Totals {
+		if t.Amount == 0 && (t.Type == TotalItemsDiscount || t.Type == TotalDiscount) {
+			continue // no discount: nothing to say
+		}
+		v.Totals = append(v.Totals, emailFigure{Label: t.DisplayText, Amount: format(t.Amount), Total: t.Type == TotalTotal})
+	}
+	if a := rec.FulfillmentAddress; a != nil {
+		if v.Name == "" {
+			v.Name = a.Name
+		}
+		v.Address = nonEmpty(a.Name, a.LineOne, a.LineTwo, strings.Join(nonEmpty(a.City, a.State, a.PostalCode), " "), a.Country)
+	}
+	if opt := rec.FulfillmentOption; opt != nil {
+		v.Shipping = opt.Title
+		if opt.Carrier != "" {
+			v.Shipping += " by " + opt.Carrier
+		}
+		if !opt.EarliestDeliveryTime.IsZero() && !opt.LatestDeliveryTime.IsZero() {
+			v.Shipping += fmt.Sprintf(", arriving %s – %s", opt.EarliestDeliveryTime.UTC().Format("Mon 2 Jan"), opt.LatestDeliveryTime.UTC().Format("Mon 2 Jan 2006"))
+		}
+	}
+	for _, l := range linkLabels {
+		for _, have := range rec.Links {
+			if have.Type == l.typ && have.URL != "" {
+				v.Links = append(v.Links, emailLink{Label: l.label, URL: have.URL})
+				break
+			}
+		}
+	}
+	return v, nil
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// subjects are the emails' subject lines, by kind, formatted with the
+// shop's name, the order number and (refunded) the amount.
+func (v *emailView) subject() string {
+	switch v.Kind {
+	case emailConfirmation:
+		return fmt.Sprintf("%s: your order %d is confirmed", v.Shop, v.Number)
+	case emailStaffCopy:
+		return fmt.Sprintf("%s: new order %d from %s", v.Shop, v.Number, v.Email)
+	case emailShipped:
+		return fmt.Sprintf("%s: your order %d has shipped", v.Shop, v.Number)
+	case emailRefunded:
+		return fmt.Sprintf("%s: %s refunded on your order %d", v.Shop, v.Refunded, v.Number)
+	default:
+		return fmt.Sprintf("%s: your order %d is canceled", v.Shop, v.Number)
+	}
+}
+
+// send renders v and writes it to the outbox in tx, under key. An email
+// that cannot be written as it is (an address no mail system takes) is
+// logged and left out: it never stops the order's change. Without Emails
+// configured, nothing is written.
+func (o *Orders) send(ctx context.Context, tx *gorm.DB, key, ref, to string, v *emailView) error {
+	var text, html strings.Builder
+	if err := textEmails.ExecuteTemplate(&text, v.Kind+".txt", v); err != nil {
+		return fmt.Errorf("email %s: %w", key, err)
+	}
+	if err := htmlEmails.ExecuteTemplate(&html, v.Kind+".html", v); err != nil {
+		return fmt.Errorf("email %s: %w", key, err)
+	}
+	subject := strings.Join(strings.Fields(v.subject()), " ")
+	replyTo := o.emails.Support
+	if v.Kind == emailStaffCopy {
+		replyTo = v.Email
+	}
+	err := notify.Enqueue(ctx, tx, notify.Email{Key: key, Ref: ref, Kind: v.Kind, To: to, ReplyTo: replyTo,
+		Subject: subject, Text: text.String(), HTML: html.String()})
+	if errors.Is(err, notify.ErrInvalid) {
+		o.emails.Logger.ErrorContext(ctx, "an order's email cannot be sent; the order goes on without it", "order", ref, "kind", v.Kind, "err", err)
+		return nil
+	}
+	return err
+}
+
+// emailConfirmation writes, in tx, the confirmation of the order just
+// placed, and the staff's copy when one is configured.
+func (o *Orders) emailConfirmation(ctx context.Context, tx *gorm.DB, r *orderRow, lines []lineRow) error {
+	if o.emails == nil {
+		return nil
+	}
+	v, err := o.view(emailConfirmation, r, lines)
+	if err != nil {
+		return err
+	}
+	if err := o.send(ctx, tx, "order/"+r.ID+"/confirmation", r.ID, r.Email, v); err != nil || o.emails.StaffCopy == "" {
+		return err
+	}
+	v.Kind = emailStaffCopy
+	return o.send(ctx, tx, "order/"+r.ID+"/staff_copy", r.ID, o.emails.StaffCopy, v)
+}
+
+// emailShipped writes, in tx, the notice of a parcel: carrier, tracking and
+// the lines in it (shipped holds the units of lines by index).
+func (o *Orders) emailShipped(ctx context.Context, tx *gorm.DB, r *orderRow, lines []lineRow, shipped map[int]int64, f *fulfilmentRow) error {
+	if o.emails == nil {
+		return nil
+	}
+	v, err := o.view(emailShipped, r, lines)
+	if err != nil {
+		return err
+	}
+	for i, q := range shipped {
+		v.Lines[i].ShippedQuantity = q
+	}
+	v.Carrier, v.TrackingNumber, v.TrackingURL = f.Carrier, f.TrackingNumber, f.TrackingURL
+	return o.send(ctx, tx, "order/"+r.ID+"/shipped/"+f.ID, r.ID, r.Email, v)
+}
+
+// emailRefunded writes, in tx, the notice of a refund that went through:
+// how much, and what is left of the order's total.
+func (o *Orders) emailRefunded(ctx context.Context, tx *gorm.DB, r *orderRow, lines []lineRow, ref *refundRow) error {
+	if o.emails == nil {
+		return nil
+	}
+	v, err := o.view(emailRefunded, r, lines)
+	if err != nil {
+		return err
+	}
+	format := amountFormatter(r.Currency)
+	v.Refunded, v.Left = format(ref.Amount), format(max(0, r.Total-r.Refunded))
+	return o.send(ctx, tx, "order/"+r.ID+"/refund/"+ref.ID, r.ID, r.Email, v)
+}
+
+// emailCanceled writes, in tx, the notice of a cancellation, saying the
+// refund on its way (refund > 0).
+func (o *Orders) emailCanceled(ctx context.Context, tx *gorm.DB, r *orderRow, lines []lineRow, refund int64) error {
+	if o.emails == nil {
+		return nil
+	}
+	v, err := o.view(emailCanceled, r, lines)
+	if err != nil {
+		return err
+	}
+	if refund > 0 {
+		v.Refunded = amountFormatter(r.Currency)(refund)
+	}
+	return o.send(ctx, tx, "order/"+r.ID+"/canceled", r.ID, r.Email, v)
+}
+
+// orderEmails lists an order's emails for staff.
+func orderEmails(ctx context.Context, db *gorm.DB, orderID string) ([]EmailRecord, error) {
+	recs, err := notify.List(ctx, db, orderID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]EmailRecord, len(recs))
+	for i, r := range recs {
+		out[i] = EmailRecord{ID: r.ID, Kind: r.Kind, To: r.To, Subject: r.Subject, Status: string(r.Status),
+			Attempts: r.Attempts, LastError: r.LastError, CreatedAt: r.CreatedAt, SentAt: r.SentAt}
+	}
+	return out, nil
+}

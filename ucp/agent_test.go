@@ -1,0 +1,242 @@
+package ucp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"shop"
+)
+
+func TestPublicAddr(t *testing.T) {
+	cases := []struct {
+		addr   string
+		public bool
+	}{
+		{"93.184.216.34", true},
+		{"2606:2800:220:1:248:1893:25c8:1946", true},
+		{"127.0.0.1", false},
+		{"::1", false},
+		{"10.1.2.3", false},
+		{"172.16.0.1", false},
+		{"192.168.1.1", false},
+		{"169.254.169.254", false}, // link-local: cloud metadata
+		{"fe80::1", false},
+		{"fc00::1", false},
+		{"100.64.0.1", false}, // shared address space
+		{"0.0.0.0", false},
+		{"0.1.2.3", false},
+		{"224.0.0.1", false},
+		{"ff02::1", false},
+	}
+	for _, c := range cases {
+		if got := publicAddr(netip.MustParseAddr(c.addr)); got != c.public {
+			t.Errorf("publicAddr(%s) = %v, want %v", c.addr, got, c.public)
+		}
+	}
+}
+
+func TestProfileTTL(t *testing.T) {
+	cases := []struct {
+		header string
+		want   time.Duration
+	}{
+		{"", defaultProfileTTL},
+		{"public, max-age=300", 300 * time.Second},
+		{"public, max-age=5", minProfileTTL},
+		{"max-age=86400, public", maxProfileTTL},
+		{"no-store", defaultProfileTTL},
+	}
+	for _, c := range cases {
+		if got := profileTTL(c.header); got != c.want {
+			t.Errorf("profileTTL(%q) = %v, want %v", c.header, got, c.want)
+		}
+	}
+}
+
+// code is the UCP code in a protocol error's data.
+func code(t *testing.T, err error) string {
+	t.Helper()
+	var pe *shop.ProtocolError
+	if !errors.As(err, &pe) {
+		t.Fatalf("want a *shop.ProtocolError, got %v", err)
+	}
+	var data struct {
+		Code    string `json:"code"`
+		Content string `json:"content"`
+	}
+	if err := json.Unmarshal(pe.Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	if data.Code == "profile_unreachable" && strings.Contains(data.Content, "not a public address") {
+		return "private_address" // refused before connecting
+	}
+	return data.Code
+}
+
+func TestProfilesGet(t *testing.T) {
+	fetches := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches[r.URL.Path]++
+		switch r.URL.Path {
+		case "/ok.json":
+			w.Header().Set("Cache-Control", "public, max-age=60")
+			w.Write([]byte(`{"ucp": {"version": "2026-04-08", "capabilities": {"dev.ucp.shopping.checkout": [{"version": "2026-04-08"}]}}}`))
+		case "/redirect.json":
+			http.Redirect(w, r, "/ok.json", http.StatusFound)
+		case "/huge.json":
+			w.Write([]byte(`{"ucp": {"version": "2026-04-08", "x": "` + strings.Repeat("a", maxProfileBytes) + `"}}`))
+		case "/noversion.json":
+			w.Write([]byte(`{"ucp": {"capabilities": {}}}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	now := time.Date(2026, 4, 8, 12, 0, 0, 0, time.UTC)
+	p := newProfiles(true)
+	p.now = func() time.Time { return now }
+	ctx := context.Background()
+
+	cases := []struct{ url, code string }{
+		{"", "invalid_profile_url"},
+		{"ftp://example.com/p.json", "invalid_profile_url"},
+		{"https://user:pw@example.com/p.json", "invalid_profile_url"},
+		{"/relative.json", "invalid_profile_url"},
+		{"https://192.168.0.10/p.json", "private_address"},
+		{"https://[fe80::1]/p.json", "private_address"},
+		{srv.URL + "/redirect.json", "profile_unreachable"},
+		{srv.URL + "/missing.json", "profile_unreachable"},
+		{srv.URL + "/huge.json", "profile_malformed"},
+		{srv.URL + "/noversion.json", "profile_malformed"},
+	}
+	for _, c := range cases {
+		if _, err := p.get(ctx, c.url); code(t, err) != c.code {
+			t.Errorf("get(%q): %s, want %s", c.url, code(t, err), c.code)
+		}
+	}
+	if fetches["/ok.json"] != 0 {
+		t.Errorf("a redirect was followed")
+	}
+
+	for range 3 {
+		prof, err := p.get(ctx, srv.URL+"/ok.json")
+		if err != nil || prof.Version != "2026-04-08" {
+			t.Fatalf("get: %+v %v", prof, err)
+		}
+	}
+	if fetches["/ok.json"] != 1 {
+		t.Errorf("fetched %d times within the TTL, want 1", fetches["/ok.json"])
+	}
+	now = now.Add(61 * time.Second)
+	if _, err := p.get(ctx, srv.URL+"/ok.json"); err != nil || fetches["/ok.json"] != 2 {
+		t.Errorf("after the TTL: %v, %d fetches, want 2", err, fetches["/ok.json"])
+	}
+
+	strict := newProfiles(false)
+	if _, err := strict.get(ctx, srv.URL+"/ok.json"); code(t, err) != "invalid_profile_url" {
+		t.Errorf("http on loopback without the test flag: %s", code(t, err))
+	}
+	if _, err := strict.get(ctx, "https"+strings.TrimPrefix(srv.URL, "http")+"/ok.json"); code(t, err) != "private_address" {
+		t.Errorf("https on loopback without the test flag: %s", code(t, err))
+	}
+}
+
+func TestNegotiate(t *testing.T) {
+	agent := func(caps map[string]string) *agentProfile {
+		p := &agentProfile{Version: Version, Capabilities: map[string][]agentCapability{}}
+		for name, version := range caps {
+			p.Capabilities[name] = []agentCapability{{Version: version}}
+		}
+		return p
+	}
+	cases := []struct {
+		name string
+		caps map[string]string
+		want []string
+	}{
+		{"All", map[string]string{CapCheckout: Version, CapFulfillment: Version, CapDiscount: Version, CapCart: Version},
+			[]string{CapCheckout, CapFulfillment, CapDiscount, CapCart}},
+		{"OrphanExtension", map[string]string{CapFulfillment: Version, CapCart: Version}, []string{CapCart}},
+		{"OtherParent", map[string]string{CapDiscount: Version, CapCart: Version}, []string{CapDiscount, CapCart}},
+		{"OtherVersion", map[string]string{CapCheckout: "2026-01-11", CapFulfillment: Version}, nil},
+		{"Unknown", map[string]string{"com.example.thing": Version}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := negotiate(agent(c.caps))
+			if len(got) != len(c.want) {
+				t.Errorf("negotiated %v, want %v", got, c.want)
+			}
+			for _, w := range c.want {
+				if !got[w] {
+					t.Errorf("negotiated %v, want %v", got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckoutPath(t *testing.T) {
+	cases := map[string]string{
+		"$.items":                           "$.line_items",
+		"$.items[2].id":                     "$.line_items[2].item.id",
+		"$.items[0].quantity":               "$.line_items[0].quantity",
+		"$.line_items[1].item.quantity":     "$.line_items[1].quantity",
+		"$.fulfillment_address":             "$.fulfillment.methods[0].destinations[0]",
+		"$.fulfillment_address.city":        "$.fulfillment.methods[0].destinations[0].address_locality",
+		"$.fulfillment_address.line_one":    "$.fulfillment.methods[0].destinations[0].street_address",
+		"$.fulfillment_option_id":           "$.fulfillment.methods[0].groups[0].selected_option_id",
+		"$.promo_code":                      "$.discounts.codes",
+		"$.checkout_session_id":             "$.id",
+		"$.payment_data.token":              "$.payment.instruments[0].credential.token",
+		"$.buyer.email":                     "$.buyer.email",
+		`$.meta["idempotency-key"]`:         `$.meta["idempotency-key"]`,
+		"$.fulfillment_address.postal_code": "$.fulfillment.methods[0].destinations[0].postal_code",
+	}
+	for in, want := range cases {
+		if got := checkoutPath(in); got != want {
+			t.Errorf("checkoutPath(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestProfilesOneFetchAtATime(t *testing.T) {
+	var fetches atomic.Int32
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		<-release
+		w.Write([]byte(`{"ucp": {"version": "2026-04-08", "capabilities": {}}}`))
+	}))
+	defer srv.Close()
+	p := newProfiles(true)
+	var wg sync.WaitGroup
+	errs := make(chan error, 10)
+	for range 10 {
+		wg.Go(func() {
+			_, err := p.get(context.Background(), srv.URL+"/agent.json")
+			errs <- err
+		})
+	}
+	time.Sleep(100 * time.Millisecond) // let them all ask
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("ten callers at once fetched the profile %d times, want once", n)
+	}
+}

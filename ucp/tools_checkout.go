@@ -1,0 +1,253 @@
+package ucp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+
+	"shop"
+	"shop/checkout"
+)
+
+// CheckoutResult is a checkout tool's answer: the checkout, or an error
+// response when there is none to show.
+type CheckoutResult struct {
+	shop.OneOf
+	Checkout *Checkout
+	Error    *ErrorResponse
+}
+
+// uuidPattern is the form of an idempotency key.
+var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// Tools returns the dialect's tools, for /ucp/mcp.
+// Every call runs in the UCP channel: the sessions it makes and their orders
+// say so to staff.
+func (u *UCP) Tools() []shop.Tool {
+	tools := append(append(u.checkoutTools(), u.cartTools()...), u.catalogTools()...)
+	for i, t := range tools {
+		handle := t.Handle
+		tools[i].Handle = func(ctx context.Context, args json.RawMessage) (*shop.Result, error) {
+			return handle(shop.WithChannel(ctx, shop.ChannelUCP), args)
+		}
+	}
+	return tools
+}
+
+func (u *UCP) checkoutTools() []shop.Tool {
+	outcome := " Answers the checkout with ucp (version, active capabilities, payment handlers), status (incomplete, " +
+		"requires_escalation, ready_for_complete, complete_in_progress, completed, canceled), line_items, totals (minor units), " +
+		"fulfillment, messages (errors say what to fix, at their path) and continue_url (the shop's page where the buyer can finish). " +
+		"meta[\"ucp-agent\"].profile is required: the shop fetches it and answers a JSON-RPC error -32001 when it cannot."
+	return []shop.Tool{
+		shop.NewTool(shop.Tool{
+			Name: "create_checkout", Title: "Create a checkout",
+			Description: "Create a checkout from line_items (item.id is a variant id, with a quantity) or from a cart (cart_id, its lines " +
+				"are used), optionally with the buyer, a shipping destination (fulfillment.methods[0].destinations[0]) and discounts.codes. " +
+				"Prices, shipping and tax come from the shop; the stock is held while the checkout is ready_for_complete." + outcome,
+		}, u.createCheckout),
+		shop.NewTool(shop.Tool{
+			Name: "get_checkout", Title: "Get a checkout", ReadOnly: true, Idempotent: true,
+			Description: "Get a checkout as it stands." + outcome,
+		}, u.getCheckout),
+		shop.NewTool(shop.Tool{
+			Name: "update_checkout", Title: "Update a checkout",
+			Description: "Change a checkout: line_items (replaces them), buyer, the shipping destination, the chosen option " +
+				"(fulfillment.methods[0].groups[0].selected_option_id), discounts.codes. What is not sent stays as it is." + outcome,
+		}, u.updateCheckout),
+		shop.NewTool(shop.Tool{
+			Name: "complete_checkout", Title: "Complete a checkout", Idempotent: true,
+			Description: "Place the order of a ready_for_complete checkout with checkout.payment.instruments[0]: handler_id one of " +
+				"ucp.payment_handlers, credential {type: token, token}. meta[\"idempotency-key\"] (a UUID) is required. Charges at most once " +
+				"whatever the retries; a declined card leaves the checkout ready_for_complete with a payment_declined message. " +
+				"Completed: status completed with order {id, permalink_url}." + outcome,
+		}, u.completeCheckout),
+		shop.NewTool(shop.Tool{
+			Name: "cancel_checkout", Title: "Cancel a checkout", Destructive: true, Idempotent: true,
+			Description: "Cancel a checkout and release its stock; meta[\"idempotency-key\"] (a UUID) is required." + outcome,
+		}, u.cancelCheckout),
+	}
+}
+
+// checkoutAnswer is the answer of a checkout tool: the session as UCP shows
+// it, or the refusal of err.
+func (u *UCP) checkoutAnswer(c *call, s *checkout.Session, err error) (CheckoutResult, string, error) {
+	if err != nil {
+		refused, err := u.refusal(err, checkoutPath)
+		if err != nil {
+			return CheckoutResult{}, "", err
+		}
+		return CheckoutResult{Error: refused}, text(refused), nil
+	}
+	out := u.toCheckout(c, s)
+	return CheckoutResult{Checkout: out}, text(out), nil
+}
+
+// text is the text block of an answer: its JSON, as UCP's examples give it.
+func text(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func (u *UCP) begun(ctx context.Context, meta Meta, root string) (*call, *CheckoutResult, string, error) {
+	c, refused, err := u.begin(ctx, meta, root)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if refused != nil {
+		return nil, &CheckoutResult{Error: refused}, text(refused), nil
+	}
+	return c, nil, "", nil
+}
+
+func (u *UCP) createCheckout(ctx context.Context, args CreateCheckoutArgs) (CheckoutResult, string, error) {
+	c, refused, t, err := u.begun(ctx, args.Meta, CapCheckout)
+	if c == nil {
+		return deref(refused), t, err
+	}
+	req, err := args.Checkout.request(nil)
+	if err == nil && args.Checkout.CartID != "" {
+		var fromCart checkout.Request
+		fromCart, err = u.checkout.CartItems(ctx, args.Checkout.CartID)
+		req.Items = fromCart.Items
+		if req.Buyer == nil {
+			req.Buyer = fromCart.Buyer
+		}
+		if req.PromoCode == nil {
+			req.PromoCode = fromCart.PromoCode
+		}
+		if err != nil {
+			return u.checkoutAnswer(c, nil, cartPathError(err))
+		}
+	}
+	if err != nil {
+		return u.checkoutAnswer(c, nil, err)
+	}
+	s, err := u.checkout.Create(ctx, req)
+	return u.checkoutAnswer(c, s, err)
+}
+
+// cartPathError names cart_id as the field at fault of a cart that is not
+// found.
+func cartPathError(err error) error {
+	if shop.ErrorCode(err) == shop.NotFound {
+		return shop.Errorf(shop.NotFound, "$.cart_id", "no open cart has this id; create one with create_cart or send line_items")
+	}
+	return err
+}
+
+func deref(r *CheckoutResult) CheckoutResult {
+	if r == nil {
+		return CheckoutResult{}
+	}
+	return *r
+}
+
+func (u *UCP) getCheckout(ctx context.Context, args IDArgs) (CheckoutResult, string, error) {
+	c, refused, t, err := u.begun(ctx, args.Meta, CapCheckout)
+	if c == nil {
+		return deref(refused), t, err
+	}
+	s, err := u.checkout.Get(ctx, args.ID)
+	return u.checkoutAnswer(c, s, idPath(err))
+}
+
+// idPath names the tool's id argument as the field at fault where the Go
+// API names its own.
+func idPath(err error) error {
+	var e *shop.Error
+	if errors.As(err, &e) && e.Param == "$.checkout_session_id" {
+		return &shop.Error{Code: e.Code, Param: "$.id", Message: e.Message}
+	}
+	return err
+}
+
+func (u *UCP) updateCheckout(ctx context.Context, args UpdateCheckoutArgs) (CheckoutResult, string, error) {
+	c, refused, t, err := u.begun(ctx, args.Meta, CapCheckout)
+	if c == nil {
+		return deref(refused), t, err
+	}
+	cur, err := u.checkout.Get(ctx, args.ID)
+	if err != nil {
+		return u.checkoutAnswer(c, nil, idPath(err))
+	}
+	req, err := args.Checkout.request(cur)
+	if err != nil {
+		return u.checkoutAnswer(c, nil, err)
+	}
+	s, err := u.checkout.Update(ctx, args.ID, req)
+	return u.checkoutAnswer(c, s, idPath(err))
+}
+
+// idempotencyKey checks the key complete and cancel require.
+func idempotencyKey(m Meta) error {
+	switch {
+	case m.IdempotencyKey == "":
+		return shop.Errorf(shop.Missing, `$.meta["idempotency-key"]`, "send a fresh UUID as meta[\"idempotency-key\"], the same one on every retry")
+	case !uuidPattern.MatchString(m.IdempotencyKey):
+		return shop.Errorf(shop.Invalid, `$.meta["idempotency-key"]`, "must be a UUID such as 550e8400-e29b-41d4-a716-446655440000")
+	}
+	return nil
+}
+
+func (u *UCP) completeCheckout(ctx context.Context, args UpdateCheckoutArgs) (CheckoutResult, string, error) {
+	c, refused, t, err := u.begun(ctx, args.Meta, CapCheckout)
+	if c == nil {
+		return deref(refused), t, err
+	}
+	if err := idempotencyKey(args.Meta); err != nil {
+		return u.checkoutAnswer(c, nil, err)
+	}
+	pay, err := u.payment(args.Checkout.Payment)
+	if err != nil {
+		return u.checkoutAnswer(c, nil, err)
+	}
+	return u.once(ctx, c, "complete_checkout", args, func(ctx context.Context) (*checkout.Session, error) {
+		s, err := u.checkout.Complete(ctx, checkout.CompleteRequest{SessionID: args.ID, Buyer: fromBuyer(args.Checkout.Buyer), Payment: pay})
+		return s, idPath(err)
+	})
+}
+
+func (u *UCP) cancelCheckout(ctx context.Context, args IDArgs) (CheckoutResult, string, error) {
+	c, refused, t, err := u.begun(ctx, args.Meta, CapCheckout)
+	if c == nil {
+		return deref(refused), t, err
+	}
+	if err := idempotencyKey(args.Meta); err != nil {
+		return u.checkoutAnswer(c, nil, err)
+	}
+	return u.once(ctx, c, "cancel_checkout", args, func(ctx context.Context) (*checkout.Session, error) {
+		s, err := u.checkout.Cancel(ctx, args.ID)
+		return s, idPath(err)
+	})
+}
+
+// payment is the payment data of the instrument a completion sends.
+func (u *UCP) payment(p *PaymentIn) (checkout.PaymentData, error) {
+	const at = "$.checkout.payment.instruments[0]"
+	if p == nil || len(p.Instruments) == 0 {
+		return checkout.PaymentData{}, shop.Errorf(shop.Missing, at, `send payment.instruments: [{"id": "instr_1", "handler_id": "…", "type": "card", "credential": {"type": "token", "token": "…"}}] with a handler of ucp.payment_handlers`)
+	}
+	in := p.Instruments[0]
+	known := false
+	for _, hs := range u.handlers() {
+		for _, h := range hs {
+			known = known || h.ID == in.HandlerID
+		}
+	}
+	switch {
+	case !known:
+		return checkout.PaymentData{}, shop.Errorf(shop.Invalid, at+".handler_id", "send the id of one of ucp.payment_handlers")
+	case in.Credential == nil || in.Credential.Token == "":
+		return checkout.PaymentData{}, shop.Errorf(shop.Missing, at+".credential.token", `send credential: {"type": "token", "token": "…"}`)
+	}
+	pd := checkout.PaymentData{Token: in.Credential.Token, Provider: "stripe"}
+	if in.BillingAddress != nil {
+		pd.BillingAddress = address(*in.BillingAddress, nil)
+	}
+	return pd, nil
+}
