@@ -6,7 +6,7 @@
 // shop only by its answers and imports none of its packages.
 //
 // How a phase runs is in load.go and phase.go, the scenarios in
-// scenarios.go, the floor in floor.go, the server's CPU and memory readings
+// search.go and scenarios.go, the floor in floor.go, the server's CPU and memory readings
 // in proc.go, the report in report.go and the catalog generator in
 // catalog.go.
 package bench

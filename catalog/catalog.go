@@ -24,6 +24,7 @@ type Catalog struct {
 	currency  money.Currency
 	publicURL string
 	now       func() time.Time
+	stmts     *statements
 }
 
 // Options configure a Catalog; nil means defaults.
@@ -41,7 +42,7 @@ const DefaultPublicURL = "http://127.0.0.1:8000"
 
 // New returns the catalog stored in db, priced in currency.
 func New(db *gorm.DB, currency money.Currency, opts *Options) *Catalog {
-	c := &Catalog{db: db, currency: currency, publicURL: DefaultPublicURL, now: time.Now}
+	c := &Catalog{db: db, currency: currency, publicURL: DefaultPublicURL, now: time.Now, stmts: newStatements(db)}
 	if opts != nil {
 		if opts.PublicURL != "" {
 			c.publicURL = strings.TrimRight(opts.PublicURL, "/")

@@ -128,6 +128,11 @@ func writeBatch(tx *gorm.DB, batch []ProductRecord, next *int64, now time.Time, 
 	if err != nil {
 		return err
 	}
+	// A variant the file moves to another product leaves that one's facts.
+	var left []string
+	if err := tx.Table("variants").Distinct("product_id").Where("id IN ? AND product_id NOT IN ?", fileVariants, ids).Pluck("product_id", &left).Error; err != nil {
+		return err
+	}
 	products, variants, terms := batchRows(batch, known, next, paying, now, kept)
 	err = tx.Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "id"}},
@@ -149,6 +154,9 @@ func writeBatch(tx *gorm.DB, batch []ProductRecord, next *int64, now time.Time, 
 		}),
 	}).CreateInBatches(variants, 1000).Error
 	if err != nil {
+		return err
+	}
+	if err := refreshFacts(tx, append(ids, left...)); err != nil {
 		return err
 	}
 	return tx.CreateInBatches(terms, 5000).Error

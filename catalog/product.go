@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"gorm.io/gorm"
 
@@ -46,68 +47,6 @@ func (c *Catalog) Product(ctx context.Context, id string) (*Product, error) {
 	return products[0], nil
 }
 
-// summaries returns the summaries of the products with the given ids, in that
-// order; the price is the lowest among the variants q's filters admit.
-func (c *Catalog) summaries(ctx context.Context, ids []string, q Query) ([]ProductSummary, error) {
-	var rows []productRow
-	if err := c.db.WithContext(ctx).Where("id IN ?", ids).Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("search: products: %w", err)
-	}
-	var variants []variantRow
-	err := c.db.WithContext(ctx).Select("id", "product_id", "price", "stock").Where("product_id IN ? AND removed = ?", ids, false).Find(&variants).Error
-	if err != nil {
-		return nil, fmt.Errorf("search: variants: %w", err)
-	}
-	held, err := c.heldOn(ctx, variants)
-	if err != nil {
-		return nil, err
-	}
-	type agg struct {
-		minPrice int64
-		priced   bool
-		inStock  bool
-		variants int
-	}
-	aggByID := make(map[string]*agg, len(ids))
-	for _, v := range variants {
-		a := aggByID[v.ProductID]
-		if a == nil {
-			a = &agg{}
-			aggByID[v.ProductID] = a
-		}
-		available := v.Stock - held[v.ID]
-		a.variants++
-		a.inStock = a.inStock || available > 0
-		if q.admits(v, available) && (!a.priced || v.Price < a.minPrice) {
-			a.minPrice, a.priced = v.Price, true
-		}
-	}
-	byID := make(map[string]productRow, len(rows))
-	for _, r := range rows {
-		byID[r.ID] = r
-	}
-	out := make([]ProductSummary, 0, len(ids))
-	for _, id := range ids {
-		r, ok := byID[id]
-		if !ok {
-			continue // deleted between the two queries
-		}
-		a := aggByID[id]
-		if a == nil {
-			a = &agg{}
-		}
-		s := ProductSummary{
-			ID: r.ID, Title: r.Title, Category: r.Category,
-			Price: c.currency.Price(a.minPrice), InStock: a.inStock, VariantCount: a.variants,
-		}
-		if imgs := c.images(r.Images); len(imgs) > 0 {
-			s.ImageURL = imgs[0]
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
 func (c *Catalog) images(stored string) []string {
 	var refs []string
 	_ = json.Unmarshal([]byte(stored), &refs) // written by Import from a []string
@@ -116,6 +55,21 @@ func (c *Catalog) images(stored string) []string {
 		out = append(out, c.imageURL(r))
 	}
 	return out
+}
+
+// firstImage is the URL of the first image of a stored list, or "". A
+// list as Import writes it (["/static/…", …]) is read without decoding the
+// rest of it; anything with escapes is decoded whole.
+func (c *Catalog) firstImage(stored string) string {
+	if rest, ok := strings.CutPrefix(stored, `["`); ok {
+		if end := strings.IndexByte(rest, '"'); end >= 0 && !strings.Contains(rest[:end], `\`) {
+			return c.imageURL(rest[:end])
+		}
+	}
+	if imgs := c.images(stored); len(imgs) > 0 {
+		return imgs[0]
+	}
+	return ""
 }
 
 // heldOn sums the live holds on the given variants.

@@ -263,6 +263,7 @@ func (c *Catalog) Take(ctx context.Context, tx *gorm.DB, holder string, lines []
 	short := make([]int64, len(lines))
 	taken := map[string]int64{}
 	var takenIDs []string // in id order
+	var soldOut []string
 	for _, i := range order {
 		l := lines[i]
 		take := min(max(0, onHand[l.VariantID]), l.Quantity)
@@ -274,10 +275,15 @@ func (c *Catalog) Take(ctx context.Context, tx *gorm.DB, holder string, lines []
 			takenIDs = append(takenIDs, l.VariantID)
 		}
 		taken[l.VariantID] += take
-		onHand[l.VariantID] -= take
+		if onHand[l.VariantID] -= take; onHand[l.VariantID] == 0 {
+			soldOut = append(soldOut, l.VariantID)
+		}
 	}
 	if err := takeStock(tx, takenIDs, taken, c.now().UTC()); err != nil {
 		return nil, err
+	}
+	if err := refreshFactsOf(tx, soldOut); err != nil {
+		return nil, fmt.Errorf("take stock: %w", err)
 	}
 	return short, c.Release(ctx, tx, holder)
 }
@@ -333,6 +339,7 @@ func (c *Catalog) conn(ctx context.Context, db *gorm.DB) *gorm.DB {
 // Restock puts units back on hand, in tx (a canceled or refunded order's).
 func (c *Catalog) Restock(ctx context.Context, tx *gorm.DB, lines []HoldLine) error {
 	now := c.now().UTC()
+	ids := make([]string, 0, len(lines))
 	for _, l := range lines {
 		res := tx.WithContext(ctx).Exec("UPDATE variants SET stock = stock + ?, updated_at = ? WHERE id = ?", l.Quantity, now, l.VariantID)
 		if res.Error != nil {
@@ -341,6 +348,10 @@ func (c *Catalog) Restock(ctx context.Context, tx *gorm.DB, lines []HoldLine) er
 		if res.RowsAffected == 0 {
 			return fmt.Errorf("restock %s: the variant is no longer in the catalog", l.VariantID)
 		}
+		ids = append(ids, l.VariantID)
+	}
+	if err := refreshFactsOf(tx.WithContext(ctx), ids); err != nil {
+		return fmt.Errorf("restock: %w", err)
 	}
 	return nil
 }
@@ -398,6 +409,11 @@ func (c *Catalog) AdjustStock(ctx context.Context, tx *gorm.DB, variantID string
 	}
 	if res.RowsAffected == 0 {
 		return adj, shop.Errorf(shop.Conflict, "$.variant_id", "the stock of %s changed while adjusting it; look at it again and retry", variantID)
+	}
+	if (adj.Before > 0) != (adj.After > 0) {
+		if err := refreshFactsOf(tx, []string{variantID}); err != nil {
+			return adj, fmt.Errorf("adjust stock of %s: %w", variantID, err)
+		}
 	}
 	paying, err := c.PayingHolds(ctx, tx, []string{variantID})
 	if err != nil {

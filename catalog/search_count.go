@@ -1,0 +1,88 @@
+package catalog
+
+// The total of a word under filters counts the products that hold the word
+// and pass the filters. Read from the word's side, that is an index seek
+// into products_facts per match (29,489 for "made" in 100,000 products);
+// read from the filter's side, a seek into the word's index per product the
+// filter's index range holds. termFactsCountSQL lets the statement choose,
+// by two index counts, whichever side is smaller, and counts a filter that
+// admits nearly everything (in stock) by its complement.
+
+// termFactsCountSQL writes the count of the products that hold term and
+// that the facts of q admit (factFilterSQL), a scalar expression.
+func (c *Catalog) termFactsCountSQL(s *sqlText, q Query, term string) {
+	byMatch := func(s *sqlText) {
+		s.add("(SELECT COUNT(*) FROM product_terms t JOIN products p"+c.indexedBy("products_facts")+" ON p.seq = t.product_seq WHERE t.term = ?", term)
+		q.factFilterSQL(s)
+		s.add(")")
+	}
+	holds := func(s *sqlText) {
+		s.add(" AND EXISTS (SELECT 1 FROM product_terms t WHERE t.term = ? AND t.product_seq = p.seq)", term)
+	}
+	// The word's count, wanted up to three times, is counted once in the
+	// statement's WITH (termPageSQL writes it: matchCountCTE).
+	matches := func(s *sqlText) { s.add("(SELECT n FROM word_matches)") }
+	index, cond, args, complement := q.factRange()
+	if index == "" {
+		byMatch(s)
+		return
+	}
+	// The range is counted only as far as the matches go: its count
+	// decides, and must not cost more than the count it saves.
+	from := "FROM products p" + c.indexedBy(index) + " WHERE "
+	s.add("CASE WHEN (SELECT COUNT(*) FROM (SELECT 1 "+from+cond+" LIMIT ", args...)
+	matches(s)
+	s.add(") capped) < ")
+	matches(s)
+	if complement {
+		// Count the matches, less those the range leaves out (the range
+		// is then the products the filter refuses).
+		s.add(" THEN ")
+		matches(s)
+		s.add(" - (SELECT COUNT(*) "+from+cond, args...)
+		holds(s)
+		s.add(")")
+	} else {
+		s.add(" THEN (SELECT COUNT(*) "+from+cond, args...)
+		q.factFilterSQL(s)
+		holds(s)
+		s.add(")")
+	}
+	s.add(" ELSE ")
+	byMatch(s)
+	s.add(" END")
+}
+
+// factRange is an index range of products that q's facts filter reads
+// whole, when it has one: its index, its condition on p and their
+// arguments. complement says that the range holds the products the filter
+// refuses rather than those it may admit (in_stock_only alone: the few with
+// nothing in stock).
+func (q Query) factRange() (index, cond string, args []any, complement bool) {
+	minCol, priceIndex, stockIndex := "p.min_price", "products_priced", "products_stocked"
+	if q.InStockOnly {
+		minCol, priceIndex = "p.min_stocked_price", stockIndex
+	}
+	switch {
+	case q.Category != "":
+		return "products_category_facts", "p.category_key = ?", []any{categoryKey(q.Category)}, false
+	case q.MaxPrice != nil:
+		return priceIndex, minCol + " <= ?", []any{*q.MaxPrice}, false
+	case q.InStockOnly && q.MinPrice == nil:
+		return stockIndex, "p.min_stocked_price IS NULL", nil, true
+	}
+	return "", "", nil, false
+}
+
+// matchCountCTE prefixes stmt, a statement whose total termFactsCountSQL
+// wrote, with the count of term's matches it refers to, when it does
+// (MATERIALIZED: counted once, however often it is read, on both engines).
+func (q Query) matchCountCTE(stmt *sqlText, term string) *sqlText {
+	if index, _, _, _ := q.factRange(); index == "" {
+		return stmt
+	}
+	s := &sqlText{}
+	s.add("WITH word_matches AS MATERIALIZED (SELECT COUNT(*) AS n FROM product_terms WHERE term = ?) ", term)
+	s.add(stmt.String(), stmt.args...)
+	return s
+}
