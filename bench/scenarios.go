@@ -95,23 +95,14 @@ func (s *purchaseScenario) unit() (string, int) { return "flows", flowCalls }
 
 func (s *purchaseScenario) setup(ctx context.Context, c *benchClient) error {
 	r := newRecorder(nil)
-	cursor := ""
-	for page := 0; page < benchSetupPages && len(s.pool) < benchPoolSize; page++ {
-		args := map[string]any{"limit": 50, "in_stock_only": true}
-		if cursor != "" {
-			args["cursor"] = cursor
-		}
-		res, ok := c.call(ctx, r, "search_products", args)
-		if !ok {
-			return fmt.Errorf("bench: setup: search_products: %s", r.firstError())
-		}
+	err := c.browse(ctx, r, map[string]any{"in_stock_only": true}, func(res *mcp.CallToolResult) (bool, error) {
 		for _, p := range summaries(res) {
 			if p.id == "" || !p.inStock || len(s.pool) >= benchPoolSize {
 				continue
 			}
 			res, ok := c.call(ctx, r, "get_product", map[string]any{"product_id": p.id})
 			if !ok {
-				return fmt.Errorf("bench: setup: get_product: %s", r.firstError())
+				return false, fmt.Errorf("bench: setup: get_product: %s", r.firstError())
 			}
 			prod, _ := structuredField(res, "product").(map[string]any)
 			variants, _ := prod["variants"].([]any)
@@ -124,10 +115,10 @@ func (s *purchaseScenario) setup(ctx context.Context, c *benchClient) error {
 				}
 			}
 		}
-		cursor, _ = structuredField(res, "next_cursor").(string)
-		if cursor == "" {
-			break
-		}
+		return len(s.pool) < benchPoolSize, nil
+	})
+	if err != nil {
+		return err
 	}
 	if len(s.pool) < s.items {
 		return fmt.Errorf("%w: found %d variants with 20 units or more, want at least %d (--items)", errNoWork, len(s.pool), s.items)

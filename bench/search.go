@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The search scenario of `shop bench`: search_products with the catalog's
@@ -20,17 +22,7 @@ func (s *searchScenario) unit() (string, int) { return "calls", 1 }
 
 func (s *searchScenario) setup(ctx context.Context, c *benchClient) error {
 	seenWord, seenCat := map[string]bool{}, map[string]bool{}
-	r := newRecorder(nil)
-	cursor := ""
-	for range benchSetupPages {
-		args := map[string]any{"limit": 50}
-		if cursor != "" {
-			args["cursor"] = cursor
-		}
-		res, ok := c.call(ctx, r, "search_products", args)
-		if !ok {
-			return fmt.Errorf("bench: setup: search_products: %s", r.firstError())
-		}
+	err := c.browse(ctx, newRecorder(nil), map[string]any{}, func(res *mcp.CallToolResult) (bool, error) {
 		for _, p := range summaries(res) {
 			for _, w := range words(p.title) {
 				if !seenWord[w] {
@@ -43,16 +35,39 @@ func (s *searchScenario) setup(ctx context.Context, c *benchClient) error {
 				s.categories = append(s.categories, p.category)
 			}
 		}
-		cursor, _ = structuredField(res, "next_cursor").(string)
-		if cursor == "" {
-			break
-		}
+		return true, nil
+	})
+	if err != nil {
+		return err
 	}
 	if len(s.words) == 0 || len(s.categories) == 0 {
 		return fmt.Errorf("%w: the catalog has no products to search (import one: shop catalog import FILE)", errNoWork)
 	}
 	slices.Sort(s.words)
 	slices.Sort(s.categories)
+	return nil
+}
+
+// browse pages through search_products with args, 50 products a page and
+// at most benchSetupPages pages, handing each page to page until it says
+// there is no need of more.
+func (c *benchClient) browse(ctx context.Context, r *recorder, args map[string]any, page func(*mcp.CallToolResult) (bool, error)) error {
+	args["limit"] = 50
+	for range benchSetupPages {
+		res, ok := c.call(ctx, r, "search_products", args)
+		if !ok {
+			return fmt.Errorf("bench: setup: search_products: %s", r.firstError())
+		}
+		more, err := page(res)
+		if err != nil || !more {
+			return err
+		}
+		cursor, _ := structuredField(res, "next_cursor").(string)
+		if cursor == "" {
+			return nil
+		}
+		args["cursor"] = cursor
+	}
 	return nil
 }
 
