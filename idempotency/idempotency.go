@@ -135,17 +135,10 @@ func (s *Store) claim(ctx context.Context, r Request, owner string) (stored []by
 		now := database.Now(tx)
 		mine := keyRow{Scope: r.Scope, IdemKey: r.Key, Fingerprint: fp, State: running,
 			Owner: owner, LeaseUntil: now.Add(Lease), CreatedAt: now}
-		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&mine)
-		if res.Error != nil {
-			return fmt.Errorf("claim idempotency key: %w", res.Error)
-		}
-		if res.RowsAffected == 1 {
-			claimed = true
-			return nil
-		}
-		var cur keyRow
-		if err := tx.Clauses(database.Lock()).Where("scope = ? AND idem_key = ?", r.Scope, r.Key).Take(&cur).Error; err != nil {
-			return fmt.Errorf("read idempotency key: %w", err)
+		cur, err := insertOrRead(tx, &mine)
+		if err != nil || cur == nil {
+			claimed = err == nil
+			return err
 		}
 		switch {
 		case (cur.State == done && !cur.CreatedAt.After(now.Add(-Retention))) ||
@@ -172,6 +165,31 @@ func (s *Store) claim(ctx context.Context, r Request, owner string) (stored []by
 		}
 	})
 	return stored, claimed, err
+}
+
+// insertOrRead inserts mine, or reads and locks the row that holds its key
+// (nil when mine went in). A row can go between the two (its call released
+// it, on PostgreSQL's read committed): then the insert is tried again.
+func insertOrRead(tx *gorm.DB, mine *keyRow) (*keyRow, error) {
+	for range 3 {
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(mine)
+		if res.Error != nil {
+			return nil, fmt.Errorf("claim idempotency key: %w", res.Error)
+		}
+		if res.RowsAffected == 1 {
+			return nil, nil
+		}
+		var cur keyRow
+		err := tx.Clauses(database.Lock()).Where("scope = ? AND idem_key = ?", mine.Scope, mine.IdemKey).Take(&cur).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read idempotency key: %w", err)
+		}
+		return &cur, nil
+	}
+	return nil, ErrInFlight
 }
 
 // keep stores owner's answer under the key.

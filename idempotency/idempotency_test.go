@@ -281,3 +281,34 @@ func TestFingerprint(t *testing.T) {
 		t.Error("broken JSON: no error")
 	}
 }
+
+// TestReleasedWhileClaiming has callers of one key claim it while others
+// release it (answers that are not kept): a key that goes between a
+// caller's insert and its read is claimed again, so every caller either
+// runs or is told the first is in flight, never handed an error of the
+// store's own.
+func TestReleasedWhileClaiming(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		s := idempotency.New(db)
+		req := idempotency.Request{Scope: "ucp|agent|complete_checkout", Key: "k", Fingerprint: fp(t, `{"a":1}`)}
+		var wg sync.WaitGroup
+		errs := make(chan error, 8*25)
+		for range 8 {
+			wg.Go(func() {
+				for range 25 {
+					_, err := s.Do(t.Context(), req, func(context.Context) ([]byte, bool, error) {
+						return []byte(`{"status":"complete_in_progress"}`), false, nil
+					})
+					if err != nil && !errors.Is(err, idempotency.ErrInFlight) {
+						errs <- err
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	})
+}
