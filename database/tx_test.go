@@ -77,8 +77,10 @@ func TestTransactRetriesDeadlock(t *testing.T) {
 			t.Errorf("transaction: %v", err)
 		}
 	}
-	if n := tries.Load(); n != 3 {
-		t.Errorf("%d tries; want 3 (one deadlock victim run again)", n)
+	// One victim is run again; both, when their deadlock checks ran at
+	// once (a loaded machine), each found the cycle and gave way.
+	if n := tries.Load(); n != 3 && n != 4 {
+		t.Errorf("%d tries; want 3 (a deadlock victim run again), or 4 (both were)", n)
 	}
 	var sum int64
 	if err := db.Raw("SELECT SUM(n) FROM pair").Scan(&sum).Error; err != nil || sum != 4 {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"shop/checkout"
 	"shop/database"
@@ -86,7 +87,14 @@ func TestMetrics(t *testing.T) {
 	}
 	smtp.Wait(t, 2, quiet*5) // the confirmation and the refund's notice
 
+	// The worker marks an email sent once the server has taken it: a
+	// moment after the server has it.
+	pending := `shop_emails{status="pending"}`
 	after := scrape(t, url)
+	for deadline := time.Now().Add(5 * time.Second); after[pending] != before[pending] && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		after = scrape(t, url)
+	}
 	for series, want := range map[string]float64{
 		`shop_charges_total{outcome="succeeded"}`:                                            1,
 		`shop_charges_total{outcome="declined"}`:                                             1,
