@@ -3,6 +3,7 @@ package money
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,9 @@ type displayFormat struct {
 	// replaced by plain spaces (see normalizeSpaces).
 	posPrefix, posSuffix string
 	negPrefix, negSuffix string
+	// The same text as the library writes it, which Format puts around
+	// the grouped number itself rather than asking the library each time.
+	rawPos, rawNeg [2]string
 }
 
 // newDisplayFormat builds the formatter for a currency. It panics if the
@@ -49,7 +53,24 @@ func newDisplayFormat(code string, exponent int) *displayFormat {
 	if df.negPrefix+df.negSuffix == df.posPrefix+df.posSuffix {
 		panic(fmt.Sprintf("money: cannot tell negative %s amounts from positive ones", code))
 	}
+	df.rawPos[0], df.rawPos[1], _ = strings.Cut(df.format(sample), number)
+	df.rawNeg[0], df.rawNeg[1], _ = strings.Cut(df.format(-sample), number)
+	for _, a := range []int64{0, 1, 7, 99, 100, 1234, 12345, 999999, 1000000, 123456789012, math.MaxInt64, -1, -100, -12345, math.MinInt64} {
+		if got, want := df.fast(a), df.format(a); got != want {
+			panic(fmt.Sprintf("money: %s: %d formats as %q, the library's %q", code, a, got, want))
+		}
+	}
 	return df
+}
+
+// fast is format without the library: the locale's text around the
+// grouped number, as newDisplayFormat learned it and checked it.
+func (df *displayFormat) fast(amount int64) string {
+	around := df.rawPos
+	if amount < 0 {
+		around = df.rawNeg
+	}
+	return around[0] + groupedNumber(magnitude(amount), df.exponent) + around[1]
 }
 
 func (df *displayFormat) format(amount int64) string {
@@ -72,7 +93,7 @@ func (c Currency) Format(amount int64) string {
 	if c.info == nil {
 		panic("money: Format called on the zero Currency; use Lookup")
 	}
-	return c.info.display.format(amount)
+	return c.info.display.fast(amount)
 }
 
 // Parse is the inverse of [Currency.Format]: it returns the amount in minor
