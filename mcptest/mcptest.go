@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
@@ -134,4 +135,19 @@ func Validate(s *sjs.Schema, structured any) error {
 		return fmt.Errorf("structuredContent %.300s does not follow its outputSchema: %w", b, err)
 	}
 	return nil
+}
+
+// JSON returns v as it comes off the wire: encoded and read back by
+// encoding/json (maps, []any, float64).
+func JSON(t testing.TB, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

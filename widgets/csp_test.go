@@ -14,6 +14,7 @@ import (
 	"shop/catalog"
 	"shop/database"
 	"shop/database/dbtest"
+	"shop/mcptest"
 	"shop/money"
 	"shop/widgets"
 )
@@ -36,7 +37,7 @@ func cdnCatalog() *catalog.File {
 // conventions; it fails the test when they differ.
 func cspOf(t *testing.T, meta map[string]any) []any {
 	t.Helper()
-	m := jsonOf(t, meta).(map[string]any)
+	m := mcptest.JSON(t, meta).(map[string]any)
 	ui := m["ui"].(map[string]any)["csp"].(map[string]any)
 	openai := m["openai/widgetCSP"].(map[string]any)
 	if diff := cmp.Diff(ui["resourceDomains"], openai["resource_domains"]); diff != "" {

@@ -18,6 +18,7 @@ import (
 	"shop/catalog"
 	"shop/checkout"
 	"shop/database/dbtest"
+	"shop/mcptest"
 	"shop/widgets"
 )
 
@@ -38,20 +39,6 @@ func demo(t *testing.T, db *gorm.DB) (*widgets.Widgets, *checkout.Checkout) {
 	return widgets.New(co, cat, &widgets.Options{PublicURL: publicURL}), co
 }
 
-// jsonOf round-trips v through JSON, as it goes on the wire.
-func jsonOf(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func TestToolMeta(t *testing.T) {
 	w := widgets.New(nil, nil, &widgets.Options{PublicURL: publicURL})
 	want := map[string]struct{ uri, first string }{
@@ -68,7 +55,7 @@ func TestToolMeta(t *testing.T) {
 			if !ok {
 				t.Fatalf("unexpected tool %s", tool.Name)
 			}
-			got := jsonOf(t, tool.Meta).(map[string]any)
+			got := mcptest.JSON(t, tool.Meta).(map[string]any)
 			for _, k := range []string{"openai/toolInvocation/invoking", "openai/toolInvocation/invoked"} {
 				if s, _ := got[k].(string); s == "" || len(s) > 64 {
 					t.Errorf("%s = %q, want a short status line", k, s)
@@ -110,7 +97,7 @@ func TestResourceDomain(t *testing.T) {
 		RedirectDomains: []string{"https://checkout.stripe.com", "https://legal.example.com/terms.html", "https://shop.example.com/static/x", "not a url"}})
 	for _, r := range w.Resources() {
 		for what, meta := range map[string]map[string]any{"Meta": r.Meta, "MetaFor": r.MetaFor(context.Background())} {
-			m := jsonOf(t, meta).(map[string]any)
+			m := mcptest.JSON(t, meta).(map[string]any)
 			got := map[string]any{"ui.domain": m["ui"].(map[string]any)["domain"], "openai/widgetDomain": m["openai/widgetDomain"],
 				"redirect_domains": m["openai/widgetCSP"].(map[string]any)["redirect_domains"]}
 			want := map[string]any{"ui.domain": "https://widgets.example.com", "openai/widgetDomain": "https://widgets.example.com",
@@ -147,7 +134,7 @@ func TestResources(t *testing.T) {
 				"openai/widgetCSP": map[string]any{"connect_domains": []any{}, "resource_domains": []any{"https://shop.example.com"},
 					"redirect_domains": []any{"https://shop.example.com"}},
 			}
-			if diff := cmp.Diff(wantMeta, jsonOf(t, r.Meta)); diff != "" {
+			if diff := cmp.Diff(wantMeta, mcptest.JSON(t, r.Meta)); diff != "" {
 				t.Errorf("_meta (-want +got):\n%s", diff)
 			}
 			html, err := r.Read(context.Background())

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -36,20 +35,6 @@ func connectAs(t *testing.T, url, name string, caps *mcp.ClientCapabilities) *mc
 	return s
 }
 
-// jsonValue is v as encoding/json reads it back (maps, []any, float64).
-func jsonValue(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // TestMCPAppsExtension: initialize answers the MCP Apps extension among
 // the buyers' endpoint's capabilities (not the staff's, which has no
 // widgets). A host that advertises the extension and one that does not
@@ -67,7 +52,7 @@ func TestMCPAppsExtension(t *testing.T) {
 	}{{"apps-host", claude, "mcp_apps=true"}, {"text-host", nil, "mcp_apps=false"}} {
 		s := connectAs(t, shop.url, c.name, c.caps)
 		caps := s.InitializeResult().Capabilities
-		if diff := cmp.Diff(appsExtension, jsonValue(t, caps.Extensions)); diff != "" {
+		if diff := cmp.Diff(appsExtension, mcptest.JSON(t, caps.Extensions)); diff != "" {
 			t.Errorf("%s: initialize's capabilities.extensions (-want +got):\n%s", c.name, diff)
 		}
 		//lint:ignore SA1019 the logging capability stays declared for hosts of older protocols
@@ -145,7 +130,7 @@ func TestWidgetDomain(t *testing.T) {
 					if !ok {
 						t.Fatalf("no %s%s", at, uri)
 					}
-					ui, _ := jsonValue(t, meta["ui"]).(map[string]any)
+					ui, _ := mcptest.JSON(t, meta["ui"]).(map[string]any)
 					got := map[string]any{"ui.domain": ui["domain"], "openai/widgetDomain": meta["openai/widgetDomain"]}
 					want := map[string]any{"ui.domain": nil, "openai/widgetDomain": nil}
 					if tc.domain != "" {
