@@ -30,6 +30,21 @@ type payShop struct {
 	url    string
 }
 
+// readyMug is a session ready for payment: one mug, shipped to San
+// Francisco.
+func (p *payShop) readyMug(t *testing.T) *checkout.Session {
+	t.Helper()
+	s, err := p.co.Create(context.Background(), checkout.Request{
+		Items:   &[]checkout.Item{{ID: "enamel-camp-mug-forest-green", Quantity: 1}},
+		Address: &checkout.Address{Name: "Ada Lovelace", LineOne: "1 Market St", City: "San Francisco", State: "CA", Country: "US", PostalCode: "94105"},
+		Buyer:   &checkout.Buyer{Name: "Ada Lovelace", Email: "ada@example.com"},
+	})
+	if err != nil || s.Status != checkout.Ready {
+		t.Fatalf("create: %v %+v", err, s)
+	}
+	return s
+}
+
 func newPayShop(t *testing.T, db *gorm.DB) *payShop {
 	t.Helper()
 	ctx := context.Background()
@@ -113,14 +128,7 @@ func TestPayPageChargesWhatItShowed(t *testing.T) {
 	ctx := context.Background()
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		p := newPayShop(t, db)
-		s, err := p.co.Create(ctx, checkout.Request{
-			Items:   &[]checkout.Item{{ID: "enamel-camp-mug-forest-green", Quantity: 1}},
-			Address: &checkout.Address{Name: "Ada Lovelace", LineOne: "1 Market St", City: "San Francisco", State: "CA", Country: "US", PostalCode: "94105"},
-			Buyer:   &checkout.Buyer{Name: "Ada Lovelace", Email: "ada@example.com"},
-		})
-		if err != nil || s.Status != checkout.Ready {
-			t.Fatalf("create: %v %+v", err, s)
-		}
+		s := p.readyMug(t)
 		format := p.policy.Currency().Format
 		res, body := get(t, p.url+"/pay/"+s.ID+"?t="+p.co.PayToken(s.ID))
 		if res.StatusCode != http.StatusOK || !strings.Contains(body, "Pay "+format(sessionTotal(s))) {
@@ -180,17 +188,9 @@ var cardOption = regexp.MustCompile(`name="card" value="(pm_card_\w+)"[^>]*> (\w
 // TestPayPageCards: the page offers the sandbox's test cards, each with the
 // card the sandbox then records for a payment with it.
 func TestPayPageCards(t *testing.T) {
-	ctx := context.Background()
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		p := newPayShop(t, db)
-		s, err := p.co.Create(ctx, checkout.Request{
-			Items:   &[]checkout.Item{{ID: "enamel-camp-mug-forest-green", Quantity: 1}},
-			Address: &checkout.Address{Name: "Ada Lovelace", LineOne: "1 Market St", City: "San Francisco", State: "CA", Country: "US", PostalCode: "94105"},
-			Buyer:   &checkout.Buyer{Name: "Ada Lovelace", Email: "ada@example.com"},
-		})
-		if err != nil || s.Status != checkout.Ready {
-			t.Fatalf("create: %v %+v", err, s)
-		}
+		s := p.readyMug(t)
 		_, body := get(t, p.url+"/pay/"+s.ID+"?t="+p.co.PayToken(s.ID))
 		var labels []string
 		options := cardOption.FindAllStringSubmatch(body, -1)
