@@ -74,3 +74,36 @@ func BenchmarkCompleteLines(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPurchaseFlow is the bench's purchase without MCP or HTTP: a
+// session of three lines created, given its buyer and address, and paid
+// with the sandbox, a new buyer each time (BENCHMARKS.md).
+func BenchmarkPurchaseFlow(b *testing.B) {
+	ctx := context.Background()
+	db := dbtest.Open(b, "sqlite")
+	p := payingShop(b, db, nil)
+	if err := db.Exec("UPDATE variants SET stock = 1000000").Error; err != nil {
+		b.Fatal(err)
+	}
+	var ids []string
+	if err := db.Raw("SELECT id FROM variants ORDER BY id LIMIT 3").Scan(&ids).Error; err != nil || len(ids) != 3 {
+		b.Fatalf("%d variants: %v", len(ids), err)
+	}
+	cart := []checkout.Item{{ID: ids[0], Quantity: 1}, {ID: ids[1], Quantity: 2}, {ID: ids[2], Quantity: 1}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		s, err := p.co.Create(ctx, checkout.Request{Items: &cart})
+		if err != nil {
+			b.Fatal(err)
+		}
+		buyer := &checkout.Buyer{Name: "Ada Lovelace", Email: fmt.Sprintf("ada%d@example.com", i)}
+		if s, err = p.co.Update(ctx, s.ID, checkout.Request{Address: californian, Buyer: buyer}); err != nil || s.Status != checkout.Ready {
+			b.Fatalf("update: %v %+v", err, s)
+		}
+		s, err = p.co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay("pm_card_visa")})
+		if err != nil || s.Status != checkout.Completed {
+			b.Fatalf("complete: %v %+v", err, s)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -80,14 +81,16 @@ func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 		dialector = postgres.Open(withoutJIT(dsn))
 	default:
 		// Connections that keep their prepared statements (sqlitestmts.go).
-		pool = sql.OpenDB(sqliteConnector{dsn: sqliteDSN(dsn), driver: &sqlite3.SQLiteDriver{}})
+		connector := sqliteConnector{dsn: sqliteDSN(dsn), driver: &sqlite3.SQLiteDriver{}}
+		pool = sql.OpenDB(connector)
 		writers.Store(pool, make(chan struct{}, 1)) // Transact's turns (tx.go)
+		checkpointers.Store(pool, startCheckpoints(connector, opts.Logger))
 		dialector = sqlite.New(sqlite.Config{Conn: pool})
 	}
 	db, err := gorm.Open(dialector, cfg)
 	if err != nil {
 		if pool != nil {
-			writers.Delete(pool)
+			forget(pool)
 			_ = pool.Close()
 		}
 		return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
@@ -254,6 +257,19 @@ func Close(db *gorm.DB) error {
 	if err != nil {
 		return err
 	}
-	writers.Delete(sqlDB)
+	forget(sqlDB)
 	return sqlDB.Close()
+}
+
+// checkpointers holds the checkpointer of each SQLite pool Open opened
+// (checkpoint.go).
+var checkpointers sync.Map // *sql.DB → *checkpointer
+
+// forget drops what Open keeps for a SQLite pool: its write turn and its
+// checkpointer, which it stops.
+func forget(pool *sql.DB) {
+	writers.Delete(pool)
+	if cp, ok := checkpointers.LoadAndDelete(pool); ok {
+		cp.(*checkpointer).close()
+	}
 }

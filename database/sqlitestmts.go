@@ -43,6 +43,17 @@ func (c sqliteConnector) Connect(context.Context) (driver.Conn, error) {
 		_ = conn.Close()
 		return nil, fmt.Errorf("sqlite3 driver opened a %T", conn)
 	}
+	// The checkpointer (checkpoint.go) copies the log back; a connection
+	// does it only when the log grows past what it should ever reach.
+	for _, pragma := range []string{
+		fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", fallbackCheckpointPages),
+		fmt.Sprintf("PRAGMA journal_size_limit = %d", walSizeLimit),
+	} {
+		if _, err := lite.Exec(pragma, nil); err != nil {
+			_ = lite.Close()
+			return nil, fmt.Errorf("%s: %w", pragma, err)
+		}
+	}
 	return &stmtConn{SQLiteConn: lite, stmts: map[string]*list.Element{}, lru: list.New()}, nil
 }
 

@@ -1,0 +1,90 @@
+package database
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// Checkpoints off the request path. In WAL mode a commit appends its pages
+// to the log, and SQLite copies the log back into the database file (a
+// checkpoint) when a commit finds the log past wal_autocheckpoint pages,
+// 1,000 by default: that commit then copies every page the log holds and
+// syncs both files before it returns, while its transaction still has the
+// write turn (tx.go). Measured on the purchase (BenchmarkPurchaseFlow,
+// BENCHMARKS.md) that was 30 % of a flow's time. Here each SQLite pool has
+// a checkpointer with a connection of its own that checkpoints the log
+// every checkpointEvery without blocking anyone (PASSIVE: it copies what no
+// reader still needs, while writers go on), and the pool's connections
+// checkpoint by themselves only past fallbackCheckpointPages, should the
+// checkpointer fall that far behind. Durability is SQLite's in WAL mode
+// either way: a commit is in the log when it returns.
+
+// checkpointEvery is how often the checkpointer copies the log back.
+const checkpointEvery = 200 * time.Millisecond
+
+// fallbackCheckpointPages is the wal_autocheckpoint of the pool's
+// connections (4 KiB pages: 64 MiB of log).
+const fallbackCheckpointPages = 16384
+
+// walSizeLimit is the journal_size_limit of the pool's connections: the
+// size the log file is cut back to once a checkpoint has emptied it.
+const walSizeLimit = 64 << 20
+
+// checkpointer copies a SQLite database's log back into its file.
+type checkpointer struct {
+	conn   *sql.DB
+	logger *slog.Logger
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once
+}
+
+// startCheckpoints starts the checkpointer of the SQLite database behind c,
+// on a connection of its own.
+func startCheckpoints(c driver.Connector, logger *slog.Logger) *checkpointer {
+	conn := sql.OpenDB(c)
+	conn.SetMaxOpenConns(1)
+	conn.SetMaxIdleConns(1)
+	conn.SetConnMaxIdleTime(0)
+	cp := &checkpointer{conn: conn, logger: logger, stop: make(chan struct{}), done: make(chan struct{})}
+	go cp.run()
+	return cp
+}
+
+func (cp *checkpointer) run() {
+	defer close(cp.done)
+	tick := time.NewTicker(checkpointEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-cp.stop:
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := cp.conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+		cancel()
+		var lite sqlite3.Error
+		if err != nil && !(errors.As(err, &lite) && lite.Code == sqlite3.ErrBusy) && cp.logger != nil {
+			// Another checkpoint running is SQLITE_BUSY: the next tick
+			// tries again. Anything else is worth a line, not a stop.
+			cp.logger.Warn("sqlite checkpoint", "err", err)
+		}
+	}
+}
+
+// close stops the checkpointer and closes its connection.
+func (cp *checkpointer) close() {
+	cp.once.Do(func() {
+		close(cp.stop)
+		<-cp.done
+		_ = cp.conn.Close()
+	})
+}
