@@ -131,12 +131,13 @@ func (c *Checkout) Complete(ctx context.Context, req CompleteRequest) (*Session,
 		return nil, err
 	}
 	var att *attemptRow
-	var answer *Session // the answer when nothing is charged
+	var claimed *sessionRow // the session as the claim saved it
+	var answer *Session     // the answer when nothing is charged
 	// errConflict: someone else changed or claimed the session; the next
 	// try answers from the fresh state.
 	err := retryConflicts(func() error {
 		var err error
-		att, answer, err = c.claimForCompletion(ctx, req)
+		att, claimed, answer, err = c.claimForCompletion(ctx, req)
 		return err
 	})
 	switch {
@@ -148,49 +149,50 @@ func (c *Checkout) Complete(ctx context.Context, req CompleteRequest) (*Session,
 	c.faultAt("before_charge")
 	res, err := c.charger.Charge(ctx, att.request())
 	c.faultAt("after_charge")
-	return c.settle(ctx, att, res, err)
+	return c.settle(ctx, att, claimed, res, err)
 }
 
 // claimForCompletion reads the session req pays and claims it with a new
-// attempt, which it returns; or, when the session is not to be charged
-// (completed, being paid, not ready, or its figures moved), the answer.
-func (c *Checkout) claimForCompletion(ctx context.Context, req CompleteRequest) (*attemptRow, *Session, error) {
+// attempt, which it returns with the session's row as the claim saved it;
+// or, when the session is not to be charged (completed, being paid, not
+// ready, or its figures moved), the answer.
+func (c *Checkout) claimForCompletion(ctx context.Context, req CompleteRequest) (*attemptRow, *sessionRow, *Session, error) {
 	row, err := c.load(ctx, req.SessionID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	s, err := c.session(ctx, row)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	switch s.Status {
 	case Completed:
-		return nil, s, nil
+		return nil, nil, s, nil
 	case InProgress:
-		return nil, c.processing(s), nil
+		return nil, nil, c.processing(s), nil
 	case Ready:
 	case NotReady:
-		return nil, nil, notReady(s)
+		return nil, nil, nil, notReady(s)
 	default:
-		return nil, nil, c.writable(row)
+		return nil, nil, nil, c.writable(row)
 	}
 	if req.Seen != "" && !c.validSeen(s, req.Seen) {
 		// The claim below is conditional on the version read here, so
 		// what is charged is what was compared.
-		return nil, nil, shop.Errorf(shop.PriceChanged, "$.checkout_session_id", "the order changed after the payment page was shown (now %s); nothing was charged: review it and pay again", c.policy.Currency().Format(row.Total))
+		return nil, nil, nil, shop.Errorf(shop.PriceChanged, "$.checkout_session_id", "the order changed after the payment page was shown (now %s); nothing was charged: review it and pay again", c.policy.Currency().Format(row.Total))
 	}
 	st := row.state()
 	if err := mergeBuyer(&st, req.Buyer); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	att, err := c.claim(ctx, row, st, func(tx *gorm.DB) (*attemptRow, error) {
 		return c.newAttempt(ctx, tx, row, c.charger.Name(), req.Payment.Token, "")
 	})
 	if err != nil || att != nil {
-		return att, nil, err
+		return att, row, nil, err
 	}
 	s, err = c.session(ctx, row) // prices or stock moved: not ready, nothing charged
-	return nil, s, err
+	return nil, nil, s, err
 }
 
 func (c *Checkout) faultAt(point string) {

@@ -307,7 +307,7 @@ func (c *Checkout) payLink(ctx context.Context, link *linkRow, hp *payments.Host
 	case err != nil:
 		return err
 	case att != nil:
-		_, err = c.finish(ctx, att, res)
+		_, err = c.finish(ctx, att, nil, res)
 		if err == nil && claimed {
 			c.closeLinks(ctx, att.SessionID, link.ID)
 		}

@@ -17,13 +17,14 @@ import (
 // settle records the provider's answer to an attempt: an order for a
 // success, a ready session with a message for a decline, nothing yet for an
 // unknown outcome (the reconciler asks again). It answers the session as
-// the caller should see it.
-func (c *Checkout) settle(ctx context.Context, att *attemptRow, res *payments.Result, chargeErr error) (*Session, error) {
+// the caller should see it. claimed is the session's row as the attempt's
+// claim saved it (see finish), or nil.
+func (c *Checkout) settle(ctx context.Context, att *attemptRow, claimed *sessionRow, res *payments.Result, chargeErr error) (*Session, error) {
 	var out outcome
 	var err error
 	switch {
 	case chargeErr == nil:
-		out, err = c.record(ctx, att, res)
+		out, err = c.record(ctx, att, claimed, res)
 		if err == nil && res.Status == payments.Succeeded {
 			c.closeLinks(ctx, att.SessionID, "")
 		}
@@ -76,18 +77,22 @@ type outcome struct {
 	order     *contract.Order
 }
 
-// record settles an attempt with the provider's known answer.
-func (c *Checkout) record(ctx context.Context, att *attemptRow, res *payments.Result) (outcome, error) {
+// record settles an attempt with the provider's known answer; claimed is
+// as for settle.
+func (c *Checkout) record(ctx context.Context, att *attemptRow, claimed *sessionRow, res *payments.Result) (outcome, error) {
 	if res.Status == payments.Succeeded {
-		return c.finish(ctx, att, res)
+		return c.finish(ctx, att, claimed, res)
 	}
 	settled, err := c.decline(ctx, att, res)
 	return outcome{settled: settled}, err
 }
 
 // finish writes the order of a successful charge, in one transaction with
-// the stock it takes, the attempt and the session.
-func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Result) (out outcome, err error) {
+// the stock it takes, the attempt and the session. claimed, when not nil,
+// is the session's row as the attempt's claim saved it: the transaction
+// reads only the session's version then, and the whole row only when the
+// version moved since.
+func (c *Checkout) finish(ctx context.Context, att *attemptRow, claimed *sessionRow, res *payments.Result) (out outcome, err error) {
 	surplus := false
 	var short map[string]int64
 	defer func() {
@@ -110,8 +115,8 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Re
 			return err
 		}
 		out.settled = true
-		var row sessionRow
-		if err := tx.Where("id = ?", att.SessionID).Take(&row).Error; err != nil {
+		row, err := c.current(tx, att.SessionID, claimed)
+		if err != nil {
 			return fmt.Errorf("finish %s: %w", att.ID, err)
 		}
 		if row.Status != InProgress {
@@ -127,14 +132,35 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, res *payments.Re
 			}
 			return c.recordSurplus(ctx, tx, row.ID, att.Provider, res.Reference, att.Amount, att.Currency, reason)
 		}
-		out.order, short, err = c.placeOrder(ctx, tx, att, res, &row)
-		out.completed = &row
+		out.order, short, err = c.placeOrder(ctx, tx, att, res, row)
+		out.completed = row
 		return err
 	})
 	if err != nil {
 		return outcome{}, err
 	}
 	return out, nil
+}
+
+// current reads the session id in tx: a copy of known when the session is
+// still at known's version (a row this process saved), else the row as it
+// is now.
+func (c *Checkout) current(tx *gorm.DB, id string, known *sessionRow) (*sessionRow, error) {
+	if known != nil {
+		var version int64
+		if err := tx.Raw("SELECT version FROM checkout_sessions WHERE id = ?", id).Scan(&version).Error; err != nil {
+			return nil, err
+		}
+		if version == known.Version {
+			row := *known
+			return &row, nil
+		}
+	}
+	var row sessionRow
+	if err := tx.Where("id = ?", id).Take(&row).Error; err != nil {
+		return nil, err
+	}
+	return &row, nil
 }
 
 // take takes a paid session's stock in tx and returns, by variant id, the
@@ -378,6 +404,6 @@ func (c *Checkout) reconcileAttempt(ctx context.Context, att *attemptRow, giveUp
 		}
 		return c.abandon(ctx, att, "the provider has no charge with this key")
 	}
-	out, err := c.record(ctx, att, res)
+	out, err := c.record(ctx, att, nil, res)
 	return out.settled, err
 }

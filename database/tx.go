@@ -85,7 +85,10 @@ func Transact(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB) error) erro
 			return werr
 		}
 		after := &afterCommit{}
-		pinned := context.WithValue(context.WithValue(ctx, nowKey{}, clockOf(ctx, db)().UTC()), afterKey{}, after)
+		// To the microsecond, as PostgreSQL keeps times: a row saved and
+		// the same row read back hold the same instant.
+		now := clockOf(ctx, db)().UTC().Truncate(time.Microsecond)
+		pinned := context.WithValue(context.WithValue(ctx, nowKey{}, now), afterKey{}, after)
 		err = db.WithContext(pinned).Transaction(fn)
 		release()
 		if err == nil {
