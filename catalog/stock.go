@@ -55,36 +55,41 @@ func (c *Catalog) Items(ctx context.Context, db *gorm.DB, holder string, ids []s
 // everyone but holders.
 func (c *Catalog) ItemsFor(ctx context.Context, db *gorm.DB, holders []string, ids []string) (map[string]Item, error) {
 	db = c.conn(ctx, db)
-	var rows []struct {
-		ID, ProductID, Title, Image string
-		Price, Stock                int64
-		ProductTitle, ProductImages string
-	}
-	err := db.Table("variants v").
-		Select("v.id, v.product_id, v.title, v.image, v.price, v.stock, p.title AS product_title, p.images AS product_images").
-		Joins("JOIN products p ON p.id = v.product_id").
-		Where("v.id IN ? AND v.removed = ?", ids, false).Scan(&rows).Error
+	rows, err := database.Query(db, "SELECT v.id, v.product_id, v.title, v.image, v.price, v.stock, p.title, p.images"+
+		" FROM variants v JOIN products p ON p.id = v.product_id WHERE v.id IN ("+database.In(len(ids))+") AND v.removed = ?",
+		append(database.Strings(make([]any, 0, len(ids)+1), ids), false)...)
 	if err != nil {
 		return nil, fmt.Errorf("look up variants: %w", err)
 	}
+	defer rows.Close()
+	items := make(map[string]Item, len(ids))
+	for rows.Next() {
+		var it Item
+		var title, image, productTitle, productImages string
+		if err := rows.Scan(&it.VariantID, &it.ProductID, &title, &image, &it.Price, &it.OnHand, &productTitle, &productImages); err != nil {
+			return nil, fmt.Errorf("look up variants: %w", err)
+		}
+		it.Name = productTitle
+		if title != "" && title != "Default" {
+			it.Name += " — " + title
+		}
+		it.Images = c.images(productImages)
+		if image != "" {
+			it.Images = append([]string{c.imageURL(image)}, it.Images...)
+		}
+		items[it.VariantID] = it
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("look up variants: %w", err)
+	}
+	rows.Close()
 	held, err := c.heldExcept(db, holders, ids)
 	if err != nil {
 		return nil, err
 	}
-	items := make(map[string]Item, len(rows))
-	for _, r := range rows {
-		name := r.ProductTitle
-		if r.Title != "" && r.Title != "Default" {
-			name += " — " + r.Title
-		}
-		images := c.images(r.ProductImages)
-		if r.Image != "" {
-			images = append([]string{c.imageURL(r.Image)}, images...)
-		}
-		items[r.ID] = Item{
-			VariantID: r.ID, ProductID: r.ProductID, Name: name, Images: images,
-			Price: r.Price, OnHand: r.Stock, Available: max(0, r.Stock-held[r.ID]),
-		}
+	for id, it := range items {
+		it.Available = max(0, it.OnHand-held[id])
+		items[id] = it
 	}
 	return items, nil
 }
@@ -97,22 +102,27 @@ func (c *Catalog) held(db *gorm.DB, holder string, ids []string) (map[string]int
 // heldExcept sums the live holds on the given variants of everyone but
 // the given holders.
 func (c *Catalog) heldExcept(db *gorm.DB, holders []string, ids []string) (map[string]int64, error) {
-	var sums []struct {
-		VariantID string
-		Quantity  int64
-	}
 	if len(holders) == 0 {
 		holders = []string{""}
 	}
-	err := db.Model(&holdRow{}).Select("variant_id, SUM(quantity) AS quantity").
-		Where("variant_id IN ? AND holder NOT IN ? AND expires_at > ?", ids, holders, c.now().UTC()).
-		Group("variant_id").Scan(&sums).Error
+	args := database.Strings(database.Strings(make([]any, 0, len(ids)+len(holders)+1), ids), holders)
+	rows, err := database.Query(db, "SELECT variant_id, SUM(quantity) FROM stock_holds WHERE variant_id IN ("+database.In(len(ids))+
+		") AND holder NOT IN ("+database.In(len(holders))+") AND expires_at > ? GROUP BY variant_id", append(args, c.now().UTC())...)
 	if err != nil {
 		return nil, fmt.Errorf("sum stock holds: %w", err)
 	}
-	out := make(map[string]int64, len(sums))
-	for _, s := range sums {
-		out[s.VariantID] = s.Quantity
+	defer rows.Close()
+	out := make(map[string]int64, len(ids))
+	for rows.Next() {
+		var id string
+		var n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, fmt.Errorf("sum stock holds: %w", err)
+		}
+		out[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sum stock holds: %w", err)
 	}
 	return out, nil
 }
@@ -214,19 +224,33 @@ func (c *Catalog) HoldFor(ctx context.Context, tx *gorm.DB, req HoldRequest) (*H
 	if len(res.Short) > 0 {
 		return res, nil
 	}
-	rows := make([]holdRow, len(req.Lines))
-	for i, l := range req.Lines {
-		rows[i] = holdRow{Holder: req.Holder, VariantID: l.VariantID, Quantity: l.Quantity, ExpiresAt: req.Until.UTC()}
-	}
-	if err := tx.Create(&rows).Error; err != nil {
-		return nil, fmt.Errorf("hold stock: %w", err)
+	if err := insertHolds(tx, req.Holder, req.Lines, req.Until.UTC()); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
 
+// insertHolds writes holder's holds of lines, until then, in one statement.
+func insertHolds(tx *gorm.DB, holder string, lines []HoldLine, until time.Time) error {
+	var sql strings.Builder
+	sql.WriteString("INSERT INTO stock_holds (holder, variant_id, quantity, expires_at) VALUES ")
+	args := make([]any, 0, 4*len(lines))
+	for i, l := range lines {
+		if i > 0 {
+			sql.WriteString(", ")
+		}
+		sql.WriteString("(?, ?, ?, ?)")
+		args = append(args, holder, l.VariantID, l.Quantity, until)
+	}
+	if _, err := database.Exec(tx, sql.String(), args...); err != nil {
+		return fmt.Errorf("hold stock: %w", err)
+	}
+	return nil
+}
+
 // Release drops holder's holds. db is the transaction to write in, or nil.
 func (c *Catalog) Release(ctx context.Context, db *gorm.DB, holder string) error {
-	if err := c.conn(ctx, db).Where("holder = ?", holder).Delete(&holdRow{}).Error; err != nil {
+	if _, err := database.Exec(c.conn(ctx, db), "DELETE FROM stock_holds WHERE holder = ?", holder); err != nil {
 		return fmt.Errorf("release stock holds: %w", err)
 	}
 	return nil
@@ -434,17 +458,23 @@ func (c *Catalog) AdjustStock(ctx context.Context, tx *gorm.DB, variantID string
 // never wait on each other in a cycle.
 func lockStock(tx *gorm.DB, ids []string) (map[string]int64, error) {
 	ids = slices.Sorted(slices.Values(ids))
-	var stock []struct {
-		ID    string
-		Stock int64
-	}
-	err := tx.Table("variants").Select("id", "stock").Where("id IN ?", ids).Order("id").Clauses(database.Lock()).Scan(&stock).Error
+	rows, err := database.Query(tx, "SELECT id, stock FROM variants WHERE id IN ("+database.In(len(ids))+") ORDER BY id"+database.ForUpdate(tx),
+		database.Strings(make([]any, 0, len(ids)), ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("lock variants: %w", err)
 	}
-	onHand := make(map[string]int64, len(stock))
-	for _, s := range stock {
-		onHand[s.ID] = s.Stock
+	defer rows.Close()
+	onHand := make(map[string]int64, len(ids))
+	for rows.Next() {
+		var id string
+		var n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, fmt.Errorf("lock variants: %w", err)
+		}
+		onHand[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("lock variants: %w", err)
 	}
 	return onHand, nil
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"gorm.io/gorm"
+
+	"shop/database"
 )
 
 // Holders who give way: a checkout session's holds may go to a newer session
@@ -76,7 +78,8 @@ func giveWay(req HoldRequest, onHand, held map[string]int64, byHolder map[string
 
 // releaseAll drops the holds of the given holders, in tx.
 func (c *Catalog) releaseAll(tx *gorm.DB, holders []string) error {
-	if err := tx.Where("holder IN ?", holders).Delete(&holdRow{}).Error; err != nil {
+	if _, err := database.Exec(tx, "DELETE FROM stock_holds WHERE holder IN ("+database.In(len(holders))+")",
+		database.Strings(make([]any, 0, len(holders)), holders)...); err != nil {
 		return fmt.Errorf("release stock holds: %w", err)
 	}
 	return nil
