@@ -31,13 +31,18 @@ type readGate struct {
 func gateReads(t *testing.T, db *gorm.DB, table string, inTx bool, n int, quiet time.Duration) *readGate {
 	t.Helper()
 	g := &readGate{n: n, quiet: quiet, open: make(chan struct{})}
-	err := db.Callback().Query().After("gorm:query").Register("test:gate_"+table, func(d *gorm.DB) {
+	arrive := func(d *gorm.DB) {
 		_, tx := d.Statement.ConnPool.(gorm.TxCommitter)
 		if tx == inTx && d.Statement.Table == table {
 			g.arrive()
 		}
-	})
-	if err != nil {
+	}
+	// Finds and Takes (Query), and the reads of rows by hand (Row: Raw's
+	// Rows with the table named).
+	if err := db.Callback().Query().After("gorm:query").Register("test:gate_"+table, arrive); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Callback().Row().After("gorm:row").Register("test:gate_row_"+table, arrive); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(g.release)

@@ -99,34 +99,40 @@ type otherSession struct {
 func (c *Checkout) buyerSessions(ctx context.Context, tx *gorm.DB, row *sessionRow, email string, now time.Time) (*buyerSessions, error) {
 	b := &buyerSessions{key: row.BuyerKey, limits: c.policy.BuyerLimits()}
 	tx = tx.WithContext(ctx)
-	var rows []sessionRow
+	var ids []string // the buyer's own sessions, then their email's
 	if b.key != "" {
 		if err := database.LockKey(tx, "shop.buyer:"+b.key); err != nil {
 			return nil, fmt.Errorf("lock buyer: %w", err)
 		}
-		err := tx.Where("buyer_key = ? AND status IN ? AND id <> ?", b.key, []Status{Ready, InProgress}, row.ID).Find(&rows).Error
+		var err error
+		ids, err = sessionIDs(tx, "buyer_key = ? AND status IN (?, ?) AND id <> ? ORDER BY id", b.key, Ready, InProgress, row.ID)
 		if err != nil {
 			return nil, fmt.Errorf("buyer's sessions: %w", err)
 		}
 	}
 	if email != "" {
-		var peers []sessionRow
-		q := tx.Where("buyer_email = ? AND status = ? AND id <> ?", email, Ready, row.ID)
+		cond, args := "buyer_email = ? AND status = ? AND id <> ?", []any{email, Ready, row.ID}
 		if b.key != "" {
-			q = q.Where("buyer_key <> ?", b.key) // read above
+			cond, args = cond+" AND buyer_key <> ?", append(args, b.key) // read above
 		}
-		err := q.Order("updated_at, id").Limit(maxEmailPeers).Find(&peers).Error
+		peers, err := sessionIDs(tx, cond+" ORDER BY updated_at, id LIMIT ?", append(args, maxEmailPeers)...)
 		if err != nil {
 			return nil, fmt.Errorf("buyer's sessions by email: %w", err)
 		}
-		rows = append(rows, peers...)
+		ids = append(ids, peers...)
 	}
-	if len(rows) == 0 {
-		return b, nil
+	if len(ids) == 0 {
+		return b, nil // most buyers: no whole row to read
 	}
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
+	var found []sessionRow
+	if err := tx.Where("id IN ?", ids).Find(&found).Error; err != nil {
+		return nil, fmt.Errorf("buyer's sessions: %w", err)
+	}
+	rows := make([]sessionRow, 0, len(found))
+	for _, id := range ids { // in the order read
+		if i := slices.IndexFunc(found, func(r sessionRow) bool { return r.ID == id }); i >= 0 {
+			rows = append(rows, found[i])
+		}
 	}
 	holds, err := c.catalog.HoldsOf(ctx, tx, ids)
 	if err != nil {
@@ -406,4 +412,22 @@ func (c *Checkout) gaveWay(ctx context.Context, tx *gorm.DB, b *buyerSessions, l
 		}
 	}
 	return nil
+}
+
+// sessionIDs reads the ids of the sessions matching where (with args), in tx.
+func sessionIDs(tx *gorm.DB, where string, args ...any) ([]string, error) {
+	rows, err := database.Query(tx, "SELECT id FROM checkout_sessions WHERE "+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }

@@ -191,15 +191,14 @@ func (c *Checkout) load(ctx context.Context, id string) (*sessionRow, error) {
 	if len(id) > maxSessionIDLen || !strings.HasPrefix(id, "cs_") {
 		return nil, shop.Errorf(shop.Invalid, "$.checkout_session_id", "not a checkout session id; send the id create_checkout_session returned (cs_…)")
 	}
-	var row sessionRow
-	err := c.db.WithContext(ctx).Where("id = ?", id).Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
+	row, err := readRow(c.db.WithContext(ctx), id)
+	if isNotFound(err) {
 		return nil, shop.Errorf(shop.NotFound, "$.checkout_session_id", "no checkout session has id %q; create one with create_checkout_session", id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", id, err)
 	}
-	return &row, nil
+	return row, nil
 }
 
 // writable refuses changes to a session that has ended or is being paid.

@@ -148,7 +148,7 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, claimed *session
 func (c *Checkout) current(tx *gorm.DB, id string, known *sessionRow) (*sessionRow, error) {
 	if known != nil {
 		var version int64
-		if err := tx.Raw("SELECT version FROM checkout_sessions WHERE id = ?", id).Scan(&version).Error; err != nil {
+		if err := database.QueryRow(tx, "SELECT version FROM checkout_sessions WHERE id = ?", id).Scan(&version); err != nil {
 			return nil, err
 		}
 		if version == known.Version {
@@ -156,11 +156,7 @@ func (c *Checkout) current(tx *gorm.DB, id string, known *sessionRow) (*sessionR
 			return &row, nil
 		}
 	}
-	var row sessionRow
-	if err := tx.Where("id = ?", id).Take(&row).Error; err != nil {
-		return nil, err
-	}
-	return &row, nil
+	return readRow(tx, id)
 }
 
 // take takes a paid session's stock in tx and returns, by variant id, the

@@ -26,6 +26,11 @@ func Query(db *gorm.DB, text string, args ...any) (*sql.Rows, error) {
 	return db.Statement.ConnPool.QueryContext(context0(db), rebind(db, text), args...)
 }
 
+// QueryRow runs text as Query does, for one row.
+func QueryRow(db *gorm.DB, text string, args ...any) *sql.Row {
+	return db.Statement.ConnPool.QueryRowContext(context0(db), rebind(db, text), args...)
+}
+
 // Exec runs text as Query does and returns the rows it changed.
 func Exec(db *gorm.DB, text string, args ...any) (int64, error) {
 	res, err := db.Statement.ConnPool.ExecContext(context0(db), rebind(db, text), args...)
