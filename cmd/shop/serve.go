@@ -26,7 +26,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	tuneGC(m.Getenv, m.Logger)
+	server.TuneGC(m.Getenv, m.Logger)
 	if cfg.Pprof != "" {
 		go func() {
 			if err := servePprof(ctx, cfg.Pprof, m.Logger); err != nil {
