@@ -55,6 +55,22 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// Pages are the merchant's pages, as the policy names them; Links makes
+// them the seller's links of Options.
+type Pages struct {
+	TermsOfUse, PrivacyPolicy, ReturnPolicy, Support string
+}
+
+// Links are the pages as the feed's seller links, with their ACP types.
+func (p Pages) Links() []Link {
+	return []Link{
+		{Type: "terms_of_service", Title: "Terms of use", URL: p.TermsOfUse},
+		{Type: "privacy_policy", Title: "Privacy policy", URL: p.PrivacyPolicy},
+		{Type: "refund_policy", Title: "Return policy", URL: p.ReturnPolicy},
+		{Type: "support", Title: "Support", URL: p.Support},
+	}
+}
+
 // Feed is the product feed of a catalog.
 type Feed struct {
 	catalog *catalog.Catalog
