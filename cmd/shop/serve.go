@@ -29,7 +29,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	server.TuneGC(m.Getenv, m.Logger)
 	if cfg.Pprof != "" {
 		go func() {
-			if err := servePprof(ctx, cfg.Pprof, m.Logger); err != nil {
+			if err := server.ServePprof(ctx, cfg.Pprof, m.Logger); err != nil {
 				m.Logger.Error("pprof", "err", err)
 			}
 		}()
@@ -40,7 +40,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	}
 	defer ln.Close()
 	if cfg.PublicURL == "" {
-		cfg.PublicURL = localURL(ln.Addr())
+		cfg.PublicURL = server.LocalURL(ln.Addr())
 	}
 	a, err := m.open(ctx, cfg, true)
 	if err != nil {
@@ -162,19 +162,6 @@ func (a *app) runWorkers(ctx context.Context) {
 	}
 }
 
-// localURL is the URL of a listener when no public URL is configured.
-func localURL(addr net.Addr) string {
-	tcp, ok := addr.(*net.TCPAddr)
-	if !ok || tcp.IP.IsUnspecified() {
-		port := 8000
-		if ok {
-			port = tcp.Port
-		}
-		return fmt.Sprintf("http://127.0.0.1:%d", port)
-	}
-	return "http://" + addr.String()
-}
-
 // stdio serves the buyer tools over stdio.
 func (m *Main) stdio(ctx context.Context, args []string) error {
 	return m.overStdio(ctx, "stdio", args, func(a *app) *mcp.Server { return a.buyerMCP(m) })
@@ -197,7 +184,7 @@ func (m *Main) overStdio(ctx context.Context, name string, args []string, build 
 	defer a.close()
 	cfg := a.cfg
 	m.Logger.Info("shop serving over stdio", "command", name, "merchant", a.policy.Name, "database", database.Redact(cfg.DB), "schema_version", a.schema)
-	return build(a).Run(ctx, &mcp.IOTransport{Reader: readCloser{m.Stdin}, Writer: writeCloser{m.Stdout}})
+	return build(a).Run(ctx, server.Stdio(m.Stdin, m.Stdout))
 }
 
 // openLocal opens the shop as the named subcommand's flags say, for a
