@@ -135,7 +135,7 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 	a.idem = idempotency.New(a.db)
 	a.checkout = checkout.New(a.db, a.policy, a.catalog, &checkout.Options{
 		PublicURL: cfg.PublicURL, TTL: cfg.SessionTTL, Logger: m.Logger,
-		Orders: a.orders, Charger: countedCharger{a.charger, a.metrics}, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
+		Orders: a.orders, Charger: a.charger, Charged: a.countCharge, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
 		Linker: linker, LinkKey: key,
 		OrderRefunds: func(ctx context.Context) (int, error) { return a.admin.ReconcileRefunds(ctx, cfg.ReconcileGrace) },
 		AlsoSweep: func(ctx context.Context) (int64, error) {

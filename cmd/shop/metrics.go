@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"shop/checkout"
 	shopmetrics "shop/metrics"
 	"shop/notify"
 	"shop/payments"
@@ -49,15 +48,9 @@ func (a *app) newMetrics() *shopmetrics.Metrics {
 	})
 }
 
-// countedCharger counts every charge asked of the payment provider, with
-// its outcome and amount, in the operator's metrics.
-type countedCharger struct {
-	checkout.Charger
-	metrics *shopmetrics.Metrics
-}
-
-func (c countedCharger) Charge(ctx context.Context, r payments.Request) (*payments.Result, error) {
-	res, err := c.Charger.Charge(ctx, r)
+// countCharge counts a charge asked of the payment provider, with its
+// outcome and amount, in the operator's metrics.
+func (a *app) countCharge(r payments.Request, res *payments.Result, err error) {
 	outcome := shopmetrics.ChargeError
 	if err == nil && res != nil {
 		switch res.Status {
@@ -69,17 +62,7 @@ func (c countedCharger) Charge(ctx context.Context, r payments.Request) (*paymen
 			outcome = shopmetrics.ChargeRequires3DS
 		}
 	}
-	c.metrics.Charged(outcome, r.Amount, r.Currency)
-	return res, err
-}
-
-// Refund passes refunds of surplus payments through to the provider.
-func (c countedCharger) Refund(ctx context.Context, r payments.RefundRequest) (*payments.Refund, error) {
-	refunder, ok := c.Charger.(checkout.Refunder)
-	if !ok {
-		return nil, fmt.Errorf("payment provider %s cannot refund", c.Name())
-	}
-	return refunder.Refund(ctx, r)
+	a.metrics.Charged(outcome, r.Amount, r.Currency)
 }
 
 // metricsAddr is where /metrics listens: --metrics-addr, else 127.0.0.1
