@@ -4,11 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"maps"
 	"net"
-	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -226,63 +222,20 @@ func (m *Main) importCatalog(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(files) != 1 {
-		fmt.Fprint(m.Stderr, "shop catalog import: name one catalog file (the shop's JSON, or a Shopify or WooCommerce product CSV export)\n\n"+usage)
-		return errUsage
+		return m.usageError("catalog import", "name one catalog file (the shop's JSON, or a Shopify or WooCommerce product CSV export)")
 	}
 	policy, err := loadPolicy(cfg)
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(files[0])
+	src, err := catalog.ReadImportFile(files[0], catalog.ReadOptions{Currency: policy.Currency()})
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	src, err := catalog.ReadImport(f, catalog.ReadOptions{Currency: policy.Currency()})
-	if err != nil {
-		return fmt.Errorf("%s: %w", files[0], err)
-	}
-	file := src.File
 	a, err := m.open(ctx, cfg, false)
 	if err != nil {
 		return err
 	}
 	defer a.close()
-	start := time.Now()
-	opts := &catalog.ImportOptions{}
-	if len(file.Products) >= 1000 {
-		opts.Progress = func(done, total int) {
-			fmt.Fprintf(m.Stderr, "imported %d/%d products (%d%%)\n", done, total, done*100/total)
-		}
-	}
-	opts.KeptStock = func(k catalog.KeptStock) {
-		fmt.Fprintf(m.Stdout, "%s: stock kept at %d, not the file's %d: checkout sessions being paid hold %d units\n", k.VariantID, k.Stock, k.FileStock, k.Stock)
-	}
-	if err := a.catalog.Import(ctx, file, opts); err != nil {
-		return fmt.Errorf("%s: %w", files[0], err)
-	}
-	variants := 0
-	for _, p := range file.Products {
-		variants += len(p.Variants)
-	}
-	for _, note := range src.Notes {
-		fmt.Fprintln(m.Stdout, note)
-	}
-	fmt.Fprintf(m.Stdout, "imported %d products (%d variants) from %s (%s) into %s in %s%s\n",
-		len(file.Products), variants, files[0], src.Format, database.Redact(cfg.DB), time.Since(start).Round(time.Millisecond), skipped(src.Skipped))
-	return nil
-}
-
-// skipped says which products an import left out, as the end of its report.
-func skipped(counts map[string]int) string {
-	if len(counts) == 0 {
-		return ""
-	}
-	var parts []string
-	total := 0
-	for _, why := range slices.Sorted(maps.Keys(counts)) {
-		parts = append(parts, fmt.Sprintf("%d %s", counts[why], why))
-		total += counts[why]
-	}
-	return fmt.Sprintf("; skipped %d not for sale (%s)", total, strings.Join(parts, ", "))
+	return a.catalog.ImportSource(ctx, src, catalog.ImportReport{From: files[0], Into: database.Redact(cfg.DB), Out: m.Stdout, Progress: m.Stderr})
 }
