@@ -202,19 +202,27 @@ func (a *app) buyerMCP(m *Main) *mcp.Server {
 	w := widgets.New(a.checkout, a.catalog, &widgets.Options{PublicURL: a.cfg.PublicURL, Logger: m.Logger,
 		Domain: a.cfg.WidgetDomain, RedirectDomains: a.redirectDomains()})
 	return server.NewMCP(server.MCPOptions{
-		Name:    "shop",
-		Title:   a.policy.Name,
-		Version: version(),
-		Instructions: fmt.Sprintf("%s sells physical goods. Search its catalog with search_products, "+
-			"show details and variants with get_product, then build the buyer's order with create_checkout_session "+
-			"and update_checkout_session until it is ready_for_payment. Amounts are integers in minor units of %s. "+
-			"Where the host shows widgets, show products with render_products (ids from search_products) and the "+
-			"checkout with render_checkout (the session's id); the buyer pays with the checkout widget's Pay button.",
-			a.policy.Name, a.policy.Currency().Code()),
-		Tools:     slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), w.Tools()),
-		Resources: w.Resources(),
-		Logger:    m.Logger,
-		Observe:   a.metrics.ToolObserver("shop"),
+		Name:         "shop",
+		Title:        a.policy.Name,
+		Version:      version(),
+		Instructions: w.Instructions(a.policy.Name, a.policy.Currency().Code()),
+		Tools:        slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), w.Tools()),
+		Resources:    w.Resources(),
+		Logger:       m.Logger,
+		Observe:      a.metrics.ToolObserver("shop"),
+	})
+}
+
+// acpMCP is the MCP server of the ACP binding (/acp/mcp).
+func (a *app) acpMCP(m *Main) *mcp.Server {
+	return server.NewMCP(server.MCPOptions{
+		Name:         "shop-acp",
+		Title:        a.policy.Name + " (Agentic Commerce Protocol)",
+		Version:      version(),
+		Instructions: a.acp.Instructions(a.policy.Name),
+		Tools:        a.acp.Tools(),
+		Logger:       m.Logger,
+		Observe:      a.metrics.ToolObserver("shop-acp"),
 	})
 }
 
@@ -235,15 +243,13 @@ func (a *app) ucpDialect(m *Main) *ucp.UCP {
 // ucpMCP is the MCP server of the UCP dialect's tools, at /ucp/mcp.
 func (a *app) ucpMCP(m *Main, u *ucp.UCP) *mcp.Server {
 	return server.NewMCP(server.MCPOptions{
-		Name:    "shop-ucp",
-		Title:   a.policy.Name + " (UCP)",
-		Version: version(),
-		Instructions: fmt.Sprintf("%s speaks the Universal Commerce Protocol %s: its business profile is at /.well-known/ucp. "+
-			"Every call carries meta[\"ucp-agent\"].profile. Amounts are integers in minor units of %s.",
-			a.policy.Name, ucp.Version, a.policy.Currency().Code()),
-		Tools:   u.Tools(),
-		Logger:  m.Logger,
-		Observe: a.metrics.ToolObserver("shop-ucp"),
+		Name:         "shop-ucp",
+		Title:        a.policy.Name + " (UCP)",
+		Version:      version(),
+		Instructions: u.Instructions(a.policy.Name, a.policy.Currency().Code()),
+		Tools:        u.Tools(),
+		Logger:       m.Logger,
+		Observe:      a.metrics.ToolObserver("shop-ucp"),
 	})
 }
 
@@ -268,16 +274,14 @@ func (a *app) redirectDomains() []string {
 // every caller is (`shop admin`), otherwise each caller's token says.
 func (a *app) adminMCP(m *Main, actor *shop.Actor) *mcp.Server {
 	return server.NewMCP(server.MCPOptions{
-		Name:    "shop-admin",
-		Title:   a.policy.Name + " (staff)",
-		Version: version(),
-		Instructions: fmt.Sprintf("The order administration of %s: find orders (list_orders, get_order), fulfil them, add notes, "+
-			"refund, cancel and adjust stock (two steps: the first call previews and returns a confirm token), and read the sales "+
-			"report and the audit log. Amounts are integers in minor units of %s.", a.policy.Name, a.policy.Currency().Code()),
-		Tools:   a.admin.Tools(),
-		Logger:  m.Logger,
-		Actor:   actor,
-		Observe: a.metrics.ToolObserver("shop-admin"),
+		Name:         "shop-admin",
+		Title:        a.policy.Name + " (staff)",
+		Version:      version(),
+		Instructions: a.admin.Instructions(a.policy.Name, a.policy.Currency().Code()),
+		Tools:        a.admin.Tools(),
+		Logger:       m.Logger,
+		Actor:        actor,
+		Observe:      a.metrics.ToolObserver("shop-admin"),
 	})
 }
 
