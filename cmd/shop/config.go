@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"shop/notify"
 	"shop/payments"
 	"shop/server"
+	"shop/widgets"
 )
 
 // Config is everything the shop reads from flags and the environment; no
@@ -90,14 +89,6 @@ const (
 	DefaultDB   = "shop.db"
 )
 
-// The shapes of STRIPE_SPT_PARAM (a form key, such as
-// payment_method_data[shared_payment_granted_token]) and STRIPE_SPT_VERSION
-// (a dated Stripe API version, such as 2026-04-22.preview).
-var (
-	sptParamPattern   = regexp.MustCompile(`^[a-z_]{1,64}(\[[a-z_]{1,64}\]){0,4}$`)
-	sptVersionPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}(\.[a-z]{1,32})?$`)
-)
-
 // parseFlags reads a subcommand's flags and the environment into a Config.
 // withAddr adds --addr; positional receives the arguments left after flags.
 func (m *Main) parseFlags(name string, args []string, withAddr bool, positional *[]string) (*Config, error) {
@@ -166,7 +157,7 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 // variables' text goes out of scope with this call.
 func (m *Main) readEnv(cfg *Config, serving bool) error {
 	cfg.PublicURL = strings.TrimRight(m.Getenv("SHOP_PUBLIC_URL"), "/")
-	domain, err := widgetDomain(m.Getenv("SHOP_WIDGET_DOMAIN"))
+	domain, err := widgets.ParseDomain(m.Getenv("SHOP_WIDGET_DOMAIN"))
 	if err != nil {
 		return err
 	}
@@ -174,13 +165,9 @@ func (m *Main) readEnv(cfg *Config, serving bool) error {
 	cfg.StripeSecretKey = m.Getenv("STRIPE_SECRET_KEY")
 	cfg.StripeWebhookSecret = m.Getenv("STRIPE_WEBHOOK_SECRET")
 	cfg.StripeAPIBase = m.Getenv("STRIPE_API_BASE")
-	cfg.StripeSPTParam = m.Getenv("STRIPE_SPT_PARAM")
-	if cfg.StripeSPTParam != "" && !sptParamPattern.MatchString(cfg.StripeSPTParam) {
-		return fmt.Errorf("STRIPE_SPT_PARAM %q: send a Stripe form parameter such as %s", cfg.StripeSPTParam, payments.DefaultSPTParam)
-	}
-	cfg.StripeSPTVersion = m.Getenv("STRIPE_SPT_VERSION")
-	if cfg.StripeSPTVersion != "" && !sptVersionPattern.MatchString(cfg.StripeSPTVersion) {
-		return fmt.Errorf("STRIPE_SPT_VERSION %q: send a Stripe API version such as %s", cfg.StripeSPTVersion, payments.DefaultSPTVersion)
+	cfg.StripeSPTParam, cfg.StripeSPTVersion = m.Getenv("STRIPE_SPT_PARAM"), m.Getenv("STRIPE_SPT_VERSION")
+	if err := payments.CheckSPT(cfg.StripeSPTParam, cfg.StripeSPTVersion); err != nil {
+		return err
 	}
 	cfg.ReceiptKey = m.Getenv("SHOP_RECEIPT_KEY")
 	if raw := m.Getenv("SHOP_SMTP_URL"); raw != "" {
@@ -204,32 +191,6 @@ func (m *Main) readEnv(cfg *Config, serving bool) error {
 		}
 	}
 	return nil
-}
-
-// hostName is a DNS host name, as some hosts give a widget's domain
-// ("abc123.claudemcpcontent.com").
-var hostName = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
-
-// widgetDomain checks SHOP_WIDGET_DOMAIN: an https origin (ChatGPT's form,
-// https://shop.example.com, a trailing / dropped) or a bare host name as
-// it is written: the form is the host's.
-func widgetDomain(s string) (string, error) {
-	if s == "" {
-		return "", nil
-	}
-	bad := fmt.Errorf("SHOP_WIDGET_DOMAIN %q: send the https origin your app's widgets get, unique to the app, such as https://shop.example.com", s)
-	if len(s) > 260 {
-		return "", bad
-	}
-	if hostName.MatchString(s) {
-		return s, nil
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme != "https" || u.Host == "" || u.Host != strings.ToLower(u.Host) || (u.Path != "" && u.Path != "/") ||
-		u.RawQuery != "" || u.Fragment != "" || u.User != nil || !hostName.MatchString(u.Hostname()) {
-		return "", bad
-	}
-	return "https://" + u.Host, nil
 }
 
 // checkRateLimits refuses rate-limit flags that would refuse every request
