@@ -68,3 +68,28 @@ func TestSources(t *testing.T) {
 		t.Errorf("the second scrape did not read the sources again:\n%s", again)
 	}
 }
+
+// TestListenAddr: /metrics follows the shop's port on loopback unless told
+// where, or told off; an address it cannot follow names the flag to set.
+func TestListenAddr(t *testing.T) {
+	for _, tc := range []struct{ flag, shop, want, err string }{
+		{"", "127.0.0.1:8000", "127.0.0.1:8001", ""},
+		{"", ":8000", "127.0.0.1:8001", ""},
+		{"", "127.0.0.1:0", "127.0.0.1:0", ""},
+		{"off", "127.0.0.1:8000", "", ""},
+		{"0.0.0.0:9464", "127.0.0.1:8000", "0.0.0.0:9464", ""},
+		{"", "127.0.0.1:65535", "", "set --metrics-addr"},
+		{"9464", "127.0.0.1:8000", "", "--metrics-addr \"9464\""},
+	} {
+		got, err := metrics.ListenAddr(tc.flag, tc.shop)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ListenAddr(%q, %q): %v, want an error saying %q", tc.flag, tc.shop, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("ListenAddr(%q, %q) = %q, %v; want %q", tc.flag, tc.shop, got, err, tc.want)
+		}
+	}
+}

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"strconv"
 	"time"
 
 	shopmetrics "shop/metrics"
@@ -63,28 +60,4 @@ func (a *app) countCharge(r payments.Request, res *payments.Result, err error) {
 		}
 	}
 	a.metrics.Charged(outcome, r.Amount, r.Currency)
-}
-
-// metricsAddr is where /metrics listens: --metrics-addr, else 127.0.0.1
-// and the port after --addr's (any free port when --addr's is 0); "" for
-// nowhere (--metrics-addr off).
-func metricsAddr(flag, shopAddr string) (string, error) {
-	switch flag {
-	case "off":
-		return "", nil
-	case "":
-		_, p, err := net.SplitHostPort(shopAddr)
-		port, perr := strconv.Atoi(p)
-		if err != nil || perr != nil || port >= 65535 {
-			return "", fmt.Errorf("--addr %q has no port the metrics could follow: set --metrics-addr", shopAddr)
-		}
-		if port > 0 {
-			port++
-		}
-		return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), nil
-	}
-	if _, _, err := net.SplitHostPort(flag); err != nil {
-		return "", fmt.Errorf("--metrics-addr %q: send host:port, such as 127.0.0.1:9464, or off", flag)
-	}
-	return flag, nil
 }

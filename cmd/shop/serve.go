@@ -14,6 +14,7 @@ import (
 	"shop/catalog"
 	"shop/checkout"
 	"shop/database"
+	shopmetrics "shop/metrics"
 	"shop/server"
 )
 
@@ -43,7 +44,11 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.close()
-	metricsURL, err := m.listenMetrics(ctx, cfg, a)
+	metricsAddr, err := shopmetrics.ListenAddr(cfg.MetricsAddr, cfg.Addr)
+	if err != nil {
+		return err
+	}
+	metricsURL, err := a.metrics.Listen(ctx, metricsAddr, m.Logger)
 	if err != nil {
 		return err
 	}
@@ -75,26 +80,6 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		m.Started(ln.Addr().String())
 	}
 	return srv.Serve(ctx, ln)
-}
-
-// listenMetrics starts serving the operator's metrics on --metrics-addr
-// (loopback by default, never the shop's own port) and returns their URL,
-// or "off".
-func (m *Main) listenMetrics(ctx context.Context, cfg *Config, a *app) (string, error) {
-	addr, err := metricsAddr(cfg.MetricsAddr, cfg.Addr)
-	if err != nil || addr == "" {
-		return "off", err
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", fmt.Errorf("metrics: listen on %s: %w (choose another with --metrics-addr, or --metrics-addr off)", addr, err)
-	}
-	go func() {
-		if err := a.metrics.Serve(ctx, ln); err != nil {
-			m.Logger.Error("metrics", "err", err)
-		}
-	}()
-	return "http://" + ln.Addr().String() + "/metrics", nil
 }
 
 // warnUnset warns at start of what serve runs without.
