@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -48,23 +47,10 @@ type app struct {
 	metrics *shopmetrics.Metrics
 }
 
-// loadPolicy reads the merchant policy: the file named by --config, or the
-// built-in demo merchant.
-func loadPolicy(cfg *Config) (*checkout.Policy, error) {
-	if cfg.PolicyFile == "" {
-		return checkout.LoadPolicyFile(shop.Demo, "policy.yaml")
-	}
-	abs, err := filepath.Abs(cfg.PolicyFile)
-	if err != nil {
-		return nil, fmt.Errorf("--config: %w", err)
-	}
-	return checkout.LoadPolicyFile(os.DirFS(filepath.Dir(abs)), filepath.Base(abs))
-}
-
 // open loads the policy, opens and migrates the database and, when seed is
 // set, imports the demo catalog into an empty one.
 func (m *Main) open(ctx context.Context, cfg *Config, seed bool) (*app, error) {
-	policy, err := loadPolicy(cfg)
+	policy, err := checkout.OpenPolicy(cfg.PolicyFile)
 	if err != nil {
 		return nil, err
 	}
@@ -197,33 +183,26 @@ func (a *app) close() {
 	_ = database.Close(a.db)
 }
 
+// mcpServer is one of the shop's MCP servers, as o says, with the
+// binary's version and logger and its tool calls counted under its name.
+func (a *app) mcpServer(m *Main, o server.MCPOptions) *mcp.Server {
+	o.Version, o.Logger, o.Observe = version(), m.Logger, a.metrics.ToolObserver(o.Name)
+	return server.NewMCP(o)
+}
+
 // buyerMCP is the MCP server of the buyers' tools.
 func (a *app) buyerMCP(m *Main) *mcp.Server {
 	w := widgets.New(a.checkout, a.catalog, &widgets.Options{PublicURL: a.cfg.PublicURL, Logger: m.Logger,
 		Domain: a.cfg.WidgetDomain, RedirectDomains: a.redirectDomains()})
-	return server.NewMCP(server.MCPOptions{
-		Name:         "shop",
-		Title:        a.policy.Name,
-		Version:      version(),
+	return a.mcpServer(m, server.MCPOptions{Name: "shop", Title: a.policy.Name, Resources: w.Resources(),
 		Instructions: w.Instructions(a.policy.Name, a.policy.Currency().Code()),
-		Tools:        slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), w.Tools()),
-		Resources:    w.Resources(),
-		Logger:       m.Logger,
-		Observe:      a.metrics.ToolObserver("shop"),
-	})
+		Tools:        slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), w.Tools())})
 }
 
 // acpMCP is the MCP server of the ACP binding (/acp/mcp).
 func (a *app) acpMCP(m *Main) *mcp.Server {
-	return server.NewMCP(server.MCPOptions{
-		Name:         "shop-acp",
-		Title:        a.policy.Name + " (Agentic Commerce Protocol)",
-		Version:      version(),
-		Instructions: a.acp.Instructions(a.policy.Name),
-		Tools:        a.acp.Tools(),
-		Logger:       m.Logger,
-		Observe:      a.metrics.ToolObserver("shop-acp"),
-	})
+	return a.mcpServer(m, server.MCPOptions{Name: "shop-acp", Title: a.policy.Name + " (Agentic Commerce Protocol)",
+		Instructions: a.acp.Instructions(a.policy.Name), Tools: a.acp.Tools()})
 }
 
 // ucpDialect is the Universal Commerce Protocol's dialect of the shop.
@@ -242,15 +221,8 @@ func (a *app) ucpDialect(m *Main) *ucp.UCP {
 
 // ucpMCP is the MCP server of the UCP dialect's tools, at /ucp/mcp.
 func (a *app) ucpMCP(m *Main, u *ucp.UCP) *mcp.Server {
-	return server.NewMCP(server.MCPOptions{
-		Name:         "shop-ucp",
-		Title:        a.policy.Name + " (UCP)",
-		Version:      version(),
-		Instructions: u.Instructions(a.policy.Name, a.policy.Currency().Code()),
-		Tools:        u.Tools(),
-		Logger:       m.Logger,
-		Observe:      a.metrics.ToolObserver("shop-ucp"),
-	})
+	return a.mcpServer(m, server.MCPOptions{Name: "shop-ucp", Title: a.policy.Name + " (UCP)",
+		Instructions: u.Instructions(a.policy.Name, a.policy.Currency().Code()), Tools: u.Tools()})
 }
 
 // redirectDomains are the origins, beside the shop's own, of the pages the
@@ -273,16 +245,8 @@ func (a *app) redirectDomains() []string {
 // adminMCP is the MCP server of the staff's tools; actor, when set, is who
 // every caller is (`shop admin`), otherwise each caller's token says.
 func (a *app) adminMCP(m *Main, actor *shop.Actor) *mcp.Server {
-	return server.NewMCP(server.MCPOptions{
-		Name:         "shop-admin",
-		Title:        a.policy.Name + " (staff)",
-		Version:      version(),
-		Instructions: a.admin.Instructions(a.policy.Name, a.policy.Currency().Code()),
-		Tools:        a.admin.Tools(),
-		Logger:       m.Logger,
-		Actor:        actor,
-		Observe:      a.metrics.ToolObserver("shop-admin"),
-	})
+	return a.mcpServer(m, server.MCPOptions{Name: "shop-admin", Title: a.policy.Name + " (staff)", Actor: actor,
+		Instructions: a.admin.Instructions(a.policy.Name, a.policy.Currency().Code()), Tools: a.admin.Tools()})
 }
 
 // version is the module version the binary was built from, or "dev".

@@ -209,7 +209,7 @@ func (m *Main) importCatalog(ctx context.Context, args []string) error {
 	if len(files) != 1 {
 		return m.usageError("catalog import", "name one catalog file (the shop's JSON, or a Shopify or WooCommerce product CSV export)")
 	}
-	policy, err := loadPolicy(cfg)
+	policy, err := checkout.OpenPolicy(cfg.PolicyFile)
 	if err != nil {
 		return err
 	}
