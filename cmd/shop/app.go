@@ -49,7 +49,7 @@ type app struct {
 
 // open loads the policy, opens and migrates the database and, when seed is
 // set, imports the demo catalog into an empty one.
-func (m *Main) open(ctx context.Context, cfg *Config, seed bool) (*app, error) {
+func (m *Main) open(ctx context.Context, cfg *Config, seed bool) (_ *app, err error) {
 	policy, err := checkout.OpenPolicy(cfg.PolicyFile)
 	if err != nil {
 		return nil, err
@@ -59,31 +59,19 @@ func (m *Main) open(ctx context.Context, cfg *Config, seed bool) (*app, error) {
 		return nil, err
 	}
 	a := &app{cfg: cfg, policy: policy, db: db}
-	if a.schema, err = database.Migrate(ctx, db); err != nil {
-		a.close()
-		return nil, err
-	}
-	if err := a.wire(ctx, m); err != nil {
-		a.close()
-		return nil, err
-	}
-	// Products imported before migration 00009 get their image hosts (the widgets' CSP) now.
-	if n, err := a.catalog.ResolveImageOrigins(ctx); err != nil {
-		a.close()
-		return nil, err
-	} else if n > 0 {
-		m.Logger.Info("computed the image hosts of products imported before they were kept", "products", n)
-	}
-	if seed {
-		start := time.Now()
-		seeded, err := a.catalog.SeedIfEmpty(ctx, shop.Demo, "catalog.json")
+	defer func() {
 		if err != nil {
 			a.close()
-			return nil, err
 		}
-		if seeded {
-			m.Logger.Info("seeded the empty catalog with the demo products", "duration", time.Since(start).Round(time.Millisecond))
-		}
+	}()
+	if a.schema, err = database.Migrate(ctx, db); err != nil {
+		return nil, err
+	}
+	if err = a.wire(ctx, m); err != nil {
+		return nil, err
+	}
+	if err = a.catalog.Prepare(ctx, seed, m.Logger); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

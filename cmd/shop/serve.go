@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"net"
 	"time"
 
@@ -52,13 +51,8 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	// The demo merchant's images and pages, served under /static/.
-	static, err := fs.Sub(shop.Demo, "static")
-	if err != nil {
-		return err
-	}
 	m.warnUnset(cfg)
-	srv, err := a.httpServer(m, static)
+	srv, err := a.httpServer(m)
 	if err != nil {
 		return err
 	}
@@ -96,13 +90,13 @@ func (m *Main) warnUnset(cfg *Config) {
 }
 
 // httpServer is the shop's HTTP server: every endpoint wired to its part.
-func (a *app) httpServer(m *Main, static fs.FS) (*server.Server, error) {
+func (a *app) httpServer(m *Main) (*server.Server, error) {
 	dialect := a.ucpDialect(m)
 	return server.New(server.Options{
 		MCP:            a.buyerMCP(m),
 		UCPMCP:         a.ucpMCP(m, dialect),
 		UCPProfile:     dialect,
-		Static:         static,
+		Static:         shop.DemoStatic, // the demo merchant's images and pages, under /static/
 		Ready:          func(ctx context.Context) error { _, err := database.Ready(ctx, a.db); return err },
 		PublicURL:      a.cfg.PublicURL,
 		TrustedOrigins: a.cfg.TrustedOrigins,
