@@ -54,19 +54,16 @@ func (m *Main) open(ctx context.Context, cfg *Config, seed bool) (_ *app, err er
 	if err != nil {
 		return nil, err
 	}
-	db, err := database.Open(ctx, cfg.DB, &database.Options{Logger: m.Logger})
+	db, schema, err := database.OpenMigrated(ctx, cfg.DB, &database.Options{Logger: m.Logger})
 	if err != nil {
 		return nil, err
 	}
-	a := &app{cfg: cfg, policy: policy, db: db}
+	a := &app{cfg: cfg, policy: policy, db: db, schema: schema}
 	defer func() {
 		if err != nil {
 			a.close()
 		}
 	}()
-	if a.schema, err = database.Migrate(ctx, db); err != nil {
-		return nil, err
-	}
 	if err = a.wire(ctx, m); err != nil {
 		return nil, err
 	}
@@ -157,14 +154,6 @@ func (m *Main) fault(point string) func(string) {
 			os.Exit(3)
 		}
 	}
-}
-
-// payments describes the active payment provider for the start-up line.
-func (a *app) payments() string {
-	if a.charger.Name() == "sandbox" {
-		return "sandbox (simulated payments, test mode)"
-	}
-	return fmt.Sprintf("%s (%s mode)", a.charger.Name(), a.charger.Mode())
 }
 
 func (a *app) close() {

@@ -64,7 +64,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		"ucp", cfg.PublicURL+"/ucp/mcp",
 		"database", database.Redact(cfg.DB),
 		"schema_version", a.schema,
-		"payments", a.payments(),
+		"payments", fmt.Sprint(a.charger), // the provider's String: its name and mode
 		"emails", a.emailsState(),
 		"metrics", metricsURL)
 	workers, stopWorkers := context.WithCancel(ctx)
@@ -181,15 +181,11 @@ func (m *Main) migrate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := database.Open(ctx, cfg.DB, &database.Options{Logger: m.Logger})
+	db, v, err := database.OpenMigrated(ctx, cfg.DB, &database.Options{Logger: m.Logger})
 	if err != nil {
 		return err
 	}
 	defer database.Close(db)
-	v, err := database.Migrate(ctx, db)
-	if err != nil {
-		return err
-	}
 	fmt.Fprintf(m.Stdout, "%s: schema version %d\n", database.Redact(cfg.DB), v)
 	return nil
 }
