@@ -80,17 +80,15 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
-	if cfg.StripeSecretKey == "" {
+	if cfg.Stripe.SecretKey == "" {
 		if a.policy.PaymentMode == checkout.PaymentLive {
 			return errors.New("payment_mode is live but STRIPE_SECRET_KEY is unset; set a live key, or use payment_mode: test")
 		}
 		a.charger = payments.NewSandbox(a.db, nil)
 	} else {
-		a.charger, err = payments.NewStripe(payments.StripeOptions{
-			SecretKey: cfg.StripeSecretKey, Mode: payments.Mode(a.policy.PaymentMode), Logger: m.Logger, APIBase: cfg.StripeAPIBase,
-			SPTParam: cfg.StripeSPTParam, SPTVersion: cfg.StripeSPTVersion,
-		})
-		if err != nil {
+		o := cfg.Stripe
+		o.Mode, o.Logger = payments.Mode(a.policy.PaymentMode), m.Logger
+		if a.charger, err = payments.NewStripe(o); err != nil {
 			return err
 		}
 	}

@@ -57,17 +57,13 @@ type Config struct {
 	// one machine only.
 	UCPAllowLoopback bool
 
-	StripeSecretKey     string
+	// Stripe is what the environment says of the Stripe provider:
+	// STRIPE_SECRET_KEY (unset: the sandbox), STRIPE_API_BASE
+	// (stripe-mock's or an emulator's in tests), STRIPE_SPT_PARAM and
+	// STRIPE_SPT_VERSION (Stripe's preview API moves, and a merchant follows
+	// it without a new build). The wiring adds the policy's mode.
+	Stripe              payments.StripeOptions
 	StripeWebhookSecret string
-	// StripeAPIBase is Stripe's address (STRIPE_API_BASE; default
-	// https://api.stripe.com): stripe-mock's or an emulator's in tests.
-	StripeAPIBase string
-	// StripeSPTParam and StripeSPTVersion are the form parameter that
-	// carries a shared payment token and the Stripe-Version sent with it
-	// (STRIPE_SPT_PARAM, STRIPE_SPT_VERSION; defaults
-	// payments.DefaultSPTParam and payments.DefaultSPTVersion): Stripe's
-	// preview API moves, and a merchant follows it without a new build.
-	StripeSPTParam, StripeSPTVersion string
 	// AdminTokens are SHOP_ADMIN_TOKENS parsed into their hashes (serve
 	// only); the variable's text itself is kept nowhere.
 	AdminTokens []server.AdminToken
@@ -114,8 +110,7 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	var rest []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			fmt.Fprintf(m.Stderr, "shop %s: %v\n\n%s", name, err, usage)
-			return nil, errUsage
+			return nil, m.usageError(name, err.Error())
 		}
 		if fs.NArg() == 0 {
 			break
@@ -126,8 +121,7 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	if positional != nil {
 		*positional = rest
 	} else if len(rest) > 0 {
-		fmt.Fprintf(m.Stderr, "shop %s: unexpected argument %q\n\n%s", name, rest[0], usage)
-		return nil, errUsage
+		return nil, m.usageError(name, fmt.Sprintf("unexpected argument %q", rest[0]))
 	}
 	if *origins != "" {
 		cfg.TrustedOrigins = strings.Split(*origins, ",")
@@ -162,11 +156,10 @@ func (m *Main) readEnv(cfg *Config, serving bool) error {
 		return err
 	}
 	cfg.WidgetDomain = domain
-	cfg.StripeSecretKey = m.Getenv("STRIPE_SECRET_KEY")
+	cfg.Stripe = payments.StripeOptions{SecretKey: m.Getenv("STRIPE_SECRET_KEY"), APIBase: m.Getenv("STRIPE_API_BASE"),
+		SPTParam: m.Getenv("STRIPE_SPT_PARAM"), SPTVersion: m.Getenv("STRIPE_SPT_VERSION")}
 	cfg.StripeWebhookSecret = m.Getenv("STRIPE_WEBHOOK_SECRET")
-	cfg.StripeAPIBase = m.Getenv("STRIPE_API_BASE")
-	cfg.StripeSPTParam, cfg.StripeSPTVersion = m.Getenv("STRIPE_SPT_PARAM"), m.Getenv("STRIPE_SPT_VERSION")
-	if err := payments.CheckSPT(cfg.StripeSPTParam, cfg.StripeSPTVersion); err != nil {
+	if err := payments.CheckSPT(cfg.Stripe.SPTParam, cfg.Stripe.SPTVersion); err != nil {
 		return err
 	}
 	cfg.ReceiptKey = m.Getenv("SHOP_RECEIPT_KEY")
