@@ -93,3 +93,23 @@ func TestListenAddr(t *testing.T) {
 		}
 	}
 }
+
+// TestEarliest: the earliest time that is set, whatever the order; zero
+// when none is.
+func TestEarliest(t *testing.T) {
+	a := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	b := a.Add(time.Hour)
+	for _, tc := range []struct {
+		ts   []time.Time
+		want time.Time
+	}{
+		{nil, time.Time{}},
+		{[]time.Time{{}, {}}, time.Time{}},
+		{[]time.Time{b, {}, a}, a},
+		{[]time.Time{{}, b}, b},
+	} {
+		if got := metrics.Earliest(tc.ts...); !got.Equal(tc.want) {
+			t.Errorf("Earliest(%v) = %v, want %v", tc.ts, got, tc.want)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"time"
 
 	shopmetrics "shop/metrics"
 	"shop/notify"
@@ -30,13 +29,8 @@ func (a *app) newMetrics() *shopmetrics.Metrics {
 				return shopmetrics.Backlog{}, err
 			}
 			refunds, oldestRefund, err := a.orders.PendingRefunds(ctx)
-			b := shopmetrics.Backlog{Attempts: u.Attempts, Refunds: refunds, Surplus: u.Surplus}
-			for _, t := range []time.Time{u.OldestAttempt, u.OldestSurplus, oldestRefund} {
-				if !t.IsZero() && (b.Oldest.IsZero() || t.Before(b.Oldest)) {
-					b.Oldest = t
-				}
-			}
-			return b, err
+			return shopmetrics.Backlog{Attempts: u.Attempts, Refunds: refunds, Surplus: u.Surplus,
+				Oldest: shopmetrics.Earliest(u.OldestAttempt, u.OldestSurplus, oldestRefund)}, err
 		},
 		Emails: func(ctx context.Context) (shopmetrics.Emails, error) {
 			s, err := notify.Stand(ctx, a.db)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
@@ -123,15 +122,10 @@ func (a *app) httpServer(m *Main) (*server.Server, error) {
 }
 
 // runWorkers starts the work every replica does in the background until
-// ctx is done.
+// ctx is done: the checkout's sweeps and reconciler, and the delivery of the
+// buyer's emails (each email once, whichever replica's worker sends it).
 func (a *app) runWorkers(ctx context.Context) {
-	// Sessions past their expiry release their stock; every replica sweeps,
-	// and each session expires once.
-	go a.checkout.Sweep(ctx, checkout.DefaultSweep)
-	// Payments left open by a crash or a lost answer are settled at start
-	// and every minute after.
-	go a.checkout.RunReconciler(ctx, time.Minute)
-	// The buyer's emails: every replica's worker delivers, each email once.
+	go a.checkout.Run(ctx)
 	if a.mailer != nil {
 		go a.mailer.Run(ctx)
 	}
