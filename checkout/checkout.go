@@ -236,6 +236,19 @@ func (c *Checkout) links() []Link {
 	}
 }
 
+// HTTPS are the pages of l served over https (an absolute https URL), in
+// the order of l's fields: the hosts beside the shop's own that the widgets
+// may send the buyer to.
+func (l Links) HTTPS() []string {
+	var out []string
+	for _, u := range []string{l.TermsOfUse, l.PrivacyPolicy, l.ReturnPolicy, l.Support} {
+		if strings.HasPrefix(u, "https://") {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
 // paymentProvider is the payment_provider block of every session: Stripe
 // taking cards of the policy's brands.
 func (c *Checkout) paymentProvider() PaymentProvider {

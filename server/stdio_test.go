@@ -27,7 +27,7 @@ func TestLocalURL(t *testing.T) {
 // TestServePprofLoopbackOnly: profiles are never served beyond loopback.
 func TestServePprofLoopbackOnly(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:6060", ":6060", "example.com:6060", "6060"} {
-		err := ServePprof(context.Background(), addr, nil)
+		err := servePprof(context.Background(), addr, nil)
 		if err == nil || !strings.Contains(err.Error(), "SHOP_PPROF") || !strings.Contains(err.Error(), "127.0.0.1:6060") {
 			t.Errorf("%s: %v, want a refusal naming SHOP_PPROF and a loopback example", addr, err)
 		}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -182,11 +181,7 @@ func (a *app) acpMCP(m *Main) *mcp.Server {
 
 // ucpDialect is the Universal Commerce Protocol's dialect of the shop.
 func (a *app) ucpDialect(m *Main) *ucp.UCP {
-	var tokens, brands []string
-	for _, c := range payments.TestCards {
-		tokens = append(tokens, c.Method)
-		brands = append(brands, c.Brand)
-	}
+	tokens, brands := payments.TestMethods()
 	return ucp.New(ucp.Options{
 		Checkout: a.checkout, Catalog: a.catalog, Orders: a.orders, Idempotency: a.idem, PublicURL: a.cfg.PublicURL,
 		Sandbox: a.charger.Name() == "sandbox", TestTokens: tokens, CardBrands: brands,
@@ -208,13 +203,7 @@ func (a *app) redirectDomains() []string {
 	if _, ok := a.charger.(checkout.Linker); ok {
 		out = append(out, payments.CheckoutOrigin)
 	}
-	l := a.policy.Links
-	for _, u := range []string{l.TermsOfUse, l.PrivacyPolicy, l.ReturnPolicy, l.Support} {
-		if strings.HasPrefix(u, "https://") {
-			out = append(out, u)
-		}
-	}
-	return out
+	return append(out, a.policy.Links.HTTPS()...)
 }
 
 // adminMCP is the MCP server of the staff's tools; actor, when set, is who

@@ -23,11 +23,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	}
 	server.TuneGC(m.Getenv, m.Logger)
 	if cfg.Pprof != "" {
-		go func() {
-			if err := server.ServePprof(ctx, cfg.Pprof, m.Logger); err != nil {
-				m.Logger.Error("pprof", "err", err)
-			}
-		}()
+		go server.ServePprof(ctx, cfg.Pprof, m.Logger)
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
