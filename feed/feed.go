@@ -15,7 +15,8 @@
 // RFC's full replacement) or as one JSON object {"products": [...]} (the
 // body of the agent's PATCH /feeds/{id}/products). Handler serves the JSON
 // Lines over HTTP from a cache that is checked against the database on
-// every request (see Handler).
+// every request (see Handler). `shop feed export` writes it to a file or
+// stdout (ExportArgs, Export).
 package feed
 
 import (
