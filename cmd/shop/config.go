@@ -17,7 +17,9 @@ import (
 )
 
 // Config is everything the shop reads from flags and the environment; no
-// other package reads either.
+// other package reads either, but what Main hands them (the MCP clients'
+// arguments to purchase.Command and bench.Command; Getenv to those and to
+// server.TuneGC).
 type Config struct {
 	Addr       string
 	DB         string
