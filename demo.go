@@ -13,6 +13,10 @@ var demo embed.FS
 // pages the shop serves under /static/).
 var Demo fs.FS = mustSub(demo, "testdata/demo")
 
+// DemoStatic is Demo's static/: the demo merchant's images and pages, which
+// the shop serves under /static/.
+var DemoStatic fs.FS = mustSub(demo, "testdata/demo/static")
+
 func mustSub(fsys fs.FS, dir string) fs.FS {
 	sub, err := fs.Sub(fsys, dir)
 	if err != nil {

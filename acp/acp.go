@@ -90,6 +90,14 @@ func (a *ACP) Tools() []shop.Tool {
 	return out
 }
 
+// Instructions introduce the binding's MCP server to the agent, for the
+// shop named shopName.
+func (a *ACP) Instructions(shopName string) string {
+	return "The Agentic Commerce Protocol's MCP binding (API version 2026-04-17) for " + shopName +
+		": create_checkout_session, get_checkout_session, update_checkout_session, complete_checkout_session and " +
+		"cancel_checkout_session, each taking {meta: {api_version, idempotency_key?}, id, payload}."
+}
+
 // scope is the idempotency scope of a keyed call: the dialect, the agent,
 // the tool and the session (the REST binding's endpoint path).
 func scope(agent, tool, id string) string { return "acp|" + agent + "|" + tool + "|" + id }

@@ -7,8 +7,8 @@
 //
 // How a phase runs is in load.go and phase.go, the scenarios in
 // search.go and scenarios.go, the floor in floor.go, the server's CPU and memory readings
-// in proc.go, the report in report.go and the catalog generator in
-// catalog.go.
+// in proc.go, the report in report.go, the catalog generator in
+// catalog.go and the command line (Command) in command.go.
 package bench
 
 import (

@@ -100,6 +100,7 @@ import (
 
 	"shop/catalog"
 	"shop/orders"
+	"shop/payments"
 )
 
 // Defaults of a Checkout.
@@ -133,6 +134,7 @@ type Checkout struct {
 	linkKey []byte
 	refunds func(context.Context) (int, error)
 	swept   func(context.Context) (int64, error)
+	charged func(payments.Request, *payments.Result, error)
 	moved   func(from, to string, n int64)
 }
 
@@ -176,6 +178,9 @@ type Options struct {
 	// they are committed: n sessions went from one status ("new" for a
 	// session just created) to another (the operator's metrics).
 	SessionMoved func(from, to string, n int64)
+	// Charged, when set, is told of every charge asked of the Charger and
+	// its answer, a result or an error (the operator's metrics).
+	Charged func(r payments.Request, res *payments.Result, err error)
 }
 
 // New returns the checkout of the shop whose policy and catalog are given.
@@ -199,7 +204,7 @@ func New(db *gorm.DB, policy *Policy, cat *catalog.Catalog, opts *Options) *Chec
 		}
 		c.orders, c.charger, c.fault = opts.Orders, opts.Charger, opts.Fault
 		c.linker, c.linkKey, c.refunds, c.moved = opts.Linker, opts.LinkKey, opts.OrderRefunds, opts.SessionMoved
-		c.swept = opts.AlsoSweep
+		c.swept, c.charged = opts.AlsoSweep, opts.Charged
 		if opts.ReconcileGrace > 0 {
 			c.grace = opts.ReconcileGrace
 		}
@@ -229,6 +234,19 @@ func (c *Checkout) links() []Link {
 		{Type: "support", URL: abs(l.Support)},
 		{Type: "support_url", URL: abs(l.Support)},
 	}
+}
+
+// HTTPS are the pages of l served over https (an absolute https URL), in
+// the order of l's fields: the hosts beside the shop's own that the widgets
+// may send the buyer to.
+func (l Links) HTTPS() []string {
+	var out []string
+	for _, u := range []string{l.TermsOfUse, l.PrivacyPolicy, l.ReturnPolicy, l.Support} {
+		if strings.HasPrefix(u, "https://") {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // paymentProvider is the payment_provider block of every session: Stripe

@@ -147,7 +147,11 @@ func (c *Checkout) Complete(ctx context.Context, req CompleteRequest) (*Session,
 		return answer, err
 	}
 	c.faultAt("before_charge")
-	res, err := c.charger.Charge(ctx, att.request())
+	charge := att.request()
+	res, err := c.charger.Charge(ctx, charge)
+	if c.charged != nil {
+		c.charged(charge, res, err)
+	}
 	c.faultAt("after_charge")
 	return c.settle(ctx, att, claimed, res, err)
 }

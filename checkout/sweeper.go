@@ -53,6 +53,16 @@ func (c *Checkout) Sweep(ctx context.Context, every time.Duration) {
 	})
 }
 
+// Run does the checkout's background work, as every replica of a shop
+// does, until ctx is done: sessions past their expiry release their stock
+// (Sweep, every DefaultSweep; each session expires once, whichever replica
+// sweeps it), and payments left open by a crash or a lost answer are
+// settled at start and every minute after (RunReconciler).
+func (c *Checkout) Run(ctx context.Context) {
+	go c.Sweep(ctx, DefaultSweep)
+	c.RunReconciler(ctx, time.Minute)
+}
+
 // RunReconciler runs Reconcile now and then every interval until ctx is done.
 func (c *Checkout) RunReconciler(ctx context.Context, every time.Duration) {
 	c.repeat(ctx, every, "payments settled or refunded by the reconciler", func(ctx context.Context) (int64, error) {

@@ -230,6 +230,22 @@ func Migrate(ctx context.Context, db *gorm.DB) (int64, error) {
 	return v, nil
 }
 
+// OpenMigrated opens the database dsn names (Open) and applies every
+// pending migration (Migrate), as the shop's commands start; it returns the
+// schema version, and leaves nothing open when it fails.
+func OpenMigrated(ctx context.Context, dsn string, opts *Options) (*gorm.DB, int64, error) {
+	db, err := Open(ctx, dsn, opts)
+	if err != nil {
+		return nil, 0, err
+	}
+	v, err := Migrate(ctx, db)
+	if err != nil {
+		_ = Close(db)
+		return nil, 0, err
+	}
+	return db, v, nil
+}
+
 // Ready reports whether the database answers and every migration is applied.
 // It returns the schema version, or an error saying what is missing.
 func Ready(ctx context.Context, db *gorm.DB) (int64, error) {

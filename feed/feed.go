@@ -15,7 +15,8 @@
 // RFC's full replacement) or as one JSON object {"products": [...]} (the
 // body of the agent's PATCH /feeds/{id}/products). Handler serves the JSON
 // Lines over HTTP from a cache that is checked against the database on
-// every request (see Handler).
+// every request (see Handler). `shop feed export` writes it to a file or
+// stdout (ExportArgs, Export).
 package feed
 
 import (
@@ -53,6 +54,22 @@ type Options struct {
 	PublicURL string
 	// Logger receives the errors Handler cannot answer with; default none.
 	Logger *slog.Logger
+}
+
+// Pages are the merchant's pages, as the policy names them; Links makes
+// them the seller's links of Options.
+type Pages struct {
+	TermsOfUse, PrivacyPolicy, ReturnPolicy, Support string
+}
+
+// Links are the pages as the feed's seller links, with their ACP types.
+func (p Pages) Links() []Link {
+	return []Link{
+		{Type: "terms_of_service", Title: "Terms of use", URL: p.TermsOfUse},
+		{Type: "privacy_policy", Title: "Privacy policy", URL: p.PrivacyPolicy},
+		{Type: "refund_policy", Title: "Return policy", URL: p.ReturnPolicy},
+		{Type: "support", Title: "Support", URL: p.Support},
+	}
 }
 
 // Feed is the product feed of a catalog.

@@ -42,6 +42,18 @@ type Backlog struct {
 	Oldest                     time.Time
 }
 
+// Earliest is the earliest of ts that are set, zero when none is: a
+// Backlog's Oldest from its kinds' oldest.
+func Earliest(ts ...time.Time) time.Time {
+	var first time.Time
+	for _, t := range ts {
+		if !t.IsZero() && (first.IsZero() || t.Before(first)) {
+			first = t
+		}
+	}
+	return first
+}
+
 // Emails is how the outbox stands: emails not sent yet, emails given up
 // on, and when the oldest one not sent was written (zero: none).
 type Emails struct {

@@ -68,3 +68,48 @@ func TestSources(t *testing.T) {
 		t.Errorf("the second scrape did not read the sources again:\n%s", again)
 	}
 }
+
+// TestListenAddr: /metrics follows the shop's port on loopback unless told
+// where, or told off; an address it cannot follow names the flag to set.
+func TestListenAddr(t *testing.T) {
+	for _, tc := range []struct{ flag, shop, want, err string }{
+		{"", "127.0.0.1:8000", "127.0.0.1:8001", ""},
+		{"", ":8000", "127.0.0.1:8001", ""},
+		{"", "127.0.0.1:0", "127.0.0.1:0", ""},
+		{"off", "127.0.0.1:8000", "", ""},
+		{"0.0.0.0:9464", "127.0.0.1:8000", "0.0.0.0:9464", ""},
+		{"", "127.0.0.1:65535", "", "set --metrics-addr"},
+		{"9464", "127.0.0.1:8000", "", "--metrics-addr \"9464\""},
+	} {
+		got, err := metrics.ListenAddr(tc.flag, tc.shop)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ListenAddr(%q, %q): %v, want an error saying %q", tc.flag, tc.shop, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("ListenAddr(%q, %q) = %q, %v; want %q", tc.flag, tc.shop, got, err, tc.want)
+		}
+	}
+}
+
+// TestEarliest: the earliest time that is set, whatever the order; zero
+// when none is.
+func TestEarliest(t *testing.T) {
+	a := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	b := a.Add(time.Hour)
+	for _, tc := range []struct {
+		ts   []time.Time
+		want time.Time
+	}{
+		{nil, time.Time{}},
+		{[]time.Time{{}, {}}, time.Time{}},
+		{[]time.Time{b, {}, a}, a},
+		{[]time.Time{{}, b}, b},
+	} {
+		if got := metrics.Earliest(tc.ts...); !got.Equal(tc.want) {
+			t.Errorf("Earliest(%v) = %v, want %v", tc.ts, got, tc.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package orders
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -42,6 +43,14 @@ func NewAdmin(o *Orders, cat *catalog.Catalog, refunder Refunder) *Admin {
 // `shop admin` only: never the buyers' endpoint.
 func (a *Admin) Tools() []shop.Tool {
 	return append(a.readTools(), a.writeTools()...)
+}
+
+// Instructions introduce the staff's MCP server to the model: what its
+// tools do for the shop named shopName, whose amounts are in currency.
+func (a *Admin) Instructions(shopName, currency string) string {
+	return fmt.Sprintf("The order administration of %s: find orders (list_orders, get_order), fulfil them, add notes, "+
+		"refund, cancel and adjust stock (two steps: the first call previews and returns a confirm token), and read the sales "+
+		"report and the audit log. Amounts are integers in minor units of %s.", shopName, currency)
 }
 
 // transact runs fn in a transaction of the shop's database, through

@@ -45,6 +45,9 @@ func (s *Sandbox) Name() string { return "sandbox" }
 // Mode returns ModeTest: the sandbox never moves money.
 func (s *Sandbox) Mode() Mode { return ModeTest }
 
+// String describes the provider for the operator's start-up line.
+func (s *Sandbox) String() string { return "sandbox (simulated payments, test mode)" }
+
 // sandboxCard is the test card a token pays with in the sandbox: one of
 // [TestCards], with the outcome Stripe gives it. Shared payment tokens
 // (spt_…) succeed with no card the sandbox could know.

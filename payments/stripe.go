@@ -162,6 +162,10 @@ func (s *Stripe) Name() string { return "stripe" }
 // Mode returns the mode the key and the shop agree on.
 func (s *Stripe) Mode() Mode { return s.mode }
 
+// String describes the provider for the operator's start-up line:
+// "stripe (test mode)" or "stripe (live mode)".
+func (s *Stripe) String() string { return fmt.Sprintf("%s (%s mode)", s.Name(), s.mode) }
+
 // Charge creates and confirms a PaymentIntent. A pm_… token goes as
 // payment_method, an spt_… token as SPTParam with Stripe-Version SPTVersion;
 // any other token is a *shop.Error for $.payment_data.token.

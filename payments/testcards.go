@@ -79,3 +79,13 @@ func FindTestCard(method string) (TestCard, bool) {
 	}
 	return TestCard{}, false
 }
+
+// TestMethods are the Method and the Brand of each of TestCards, in its
+// order (a brand once per card that has it).
+func TestMethods() (methods, brands []string) {
+	for _, c := range TestCards {
+		methods = append(methods, c.Method)
+		brands = append(brands, c.Brand)
+	}
+	return methods, brands
+}

@@ -2,6 +2,7 @@ package payments_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -46,4 +47,37 @@ func TestSandboxAnswersAsStripe(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestTestMethods: a method and a brand per test card, in the table's order.
+func TestTestMethods(t *testing.T) {
+	methods, brands := payments.TestMethods()
+	if len(methods) != len(payments.TestCards) || len(brands) != len(payments.TestCards) {
+		t.Fatalf("%d methods, %d brands for %d cards", len(methods), len(brands), len(payments.TestCards))
+	}
+	for i, c := range payments.TestCards {
+		if methods[i] != c.Method || brands[i] != c.Brand {
+			t.Errorf("%d: %s %s, want %s %s", i, methods[i], brands[i], c.Method, c.Brand)
+		}
+	}
+}
+
+// TestCheckSPT: the shared payment token settings are empty or shaped as
+// Stripe's; a refusal names the variable and what to send.
+func TestCheckSPT(t *testing.T) {
+	for _, tc := range []struct{ param, version, err string }{
+		{"", "", ""},
+		{payments.DefaultSPTParam, payments.DefaultSPTVersion, ""},
+		{"payment_method_data[shared_payment_token]", "2026-09-30", ""},
+		{"payment_method_data[token", "", "STRIPE_SPT_PARAM"},
+		{"", "latest", "STRIPE_SPT_VERSION"},
+	} {
+		err := payments.CheckSPT(tc.param, tc.version)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%q %q: %v", tc.param, tc.version, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "send")):
+			t.Errorf("%q %q: %v, want a refusal naming %s", tc.param, tc.version, err, tc.err)
+		}
+	}
 }

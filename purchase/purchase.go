@@ -4,7 +4,8 @@
 // is an MCP client and nothing more: it knows the shop only by what the shop
 // answers, and imports none of its packages. Its checks are in check.go,
 // its steps in steps.go, paying on the payment page in link.go, its payment
-// tokens and Stripe requests in pay.go.
+// tokens and Stripe requests in pay.go, its command line (Command) in
+// command.go.
 package purchase
 
 import (

@@ -2,7 +2,10 @@
 // from the tools the business packages declare, serves the shop's static
 // files and health checks, and hardens all of it (Host and Origin checks,
 // body size limits, timeouts, per-buyer rate limits, no JSON-RPC batches).
-// It is the one place where errors are translated for callers.
+// It is the one place where errors are translated for callers. Beside the
+// endpoints: the serving process's collector settings (TuneGC), Go's
+// profiles on a loopback listener of their own (ServePprof), and the stdio
+// transport of `shop stdio` and `shop admin` (Stdio).
 package server
 
 import (

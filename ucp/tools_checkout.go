@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 
 	"shop"
@@ -33,6 +34,14 @@ func (u *UCP) Tools() []shop.Tool {
 		}
 	}
 	return tools
+}
+
+// Instructions introduce the dialect's MCP server to the agent, for the
+// shop named shopName, whose amounts are in currency.
+func (u *UCP) Instructions(shopName, currency string) string {
+	return fmt.Sprintf("%s speaks the Universal Commerce Protocol %s: its business profile is at /.well-known/ucp. "+
+		"Every call carries meta[\"ucp-agent\"].profile. Amounts are integers in minor units of %s.",
+		shopName, Version, currency)
 }
 
 func (u *UCP) checkoutTools() []shop.Tool {

@@ -13,6 +13,19 @@ import (
 	"shop/checkout"
 )
 
+// Instructions introduce the buyers' MCP server to the model, whose tools
+// are the catalog's, the checkout's and the widgets': how to go from a
+// search to an order ready for payment in the shop named shopName, whose
+// amounts are in currency, and where the widgets show it.
+func (w *Widgets) Instructions(shopName, currency string) string {
+	return fmt.Sprintf("%s sells physical goods. Search its catalog with search_products, "+
+		"show details and variants with get_product, then build the buyer's order with create_checkout_session "+
+		"and update_checkout_session until it is ready_for_payment. Amounts are integers in minor units of %s. "+
+		"Where the host shows widgets, show products with render_products (ids from search_products) and the "+
+		"checkout with render_checkout (the session's id); the buyer pays with the checkout widget's Pay button.",
+		shopName, currency)
+}
+
 // Tools returns the render tools: render_products and render_checkout. They
 // return the data their widget shows and carry its template in _meta.
 func (w *Widgets) Tools() []shop.Tool {

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,56 +46,28 @@ type app struct {
 	metrics *shopmetrics.Metrics
 }
 
-// loadPolicy reads the merchant policy: the file named by --config, or the
-// built-in demo merchant.
-func loadPolicy(cfg *Config) (*checkout.Policy, error) {
-	if cfg.PolicyFile == "" {
-		return checkout.LoadPolicyFile(shop.Demo, "policy.yaml")
-	}
-	abs, err := filepath.Abs(cfg.PolicyFile)
-	if err != nil {
-		return nil, fmt.Errorf("--config: %w", err)
-	}
-	return checkout.LoadPolicyFile(os.DirFS(filepath.Dir(abs)), filepath.Base(abs))
-}
-
 // open loads the policy, opens and migrates the database and, when seed is
 // set, imports the demo catalog into an empty one.
-func (m *Main) open(ctx context.Context, cfg *Config, seed bool) (*app, error) {
-	policy, err := loadPolicy(cfg)
+func (m *Main) open(ctx context.Context, cfg *Config, seed bool) (_ *app, err error) {
+	policy, err := checkout.OpenPolicy(cfg.PolicyFile)
 	if err != nil {
 		return nil, err
 	}
-	db, err := database.Open(ctx, cfg.DB, &database.Options{Logger: m.Logger})
+	db, schema, err := database.OpenMigrated(ctx, cfg.DB, &database.Options{Logger: m.Logger})
 	if err != nil {
 		return nil, err
 	}
-	a := &app{cfg: cfg, policy: policy, db: db}
-	if a.schema, err = database.Migrate(ctx, db); err != nil {
-		a.close()
-		return nil, err
-	}
-	if err := a.wire(ctx, m); err != nil {
-		a.close()
-		return nil, err
-	}
-	// Products imported before migration 00009 get their image hosts (the widgets' CSP) now.
-	if n, err := a.catalog.ResolveImageOrigins(ctx); err != nil {
-		a.close()
-		return nil, err
-	} else if n > 0 {
-		m.Logger.Info("computed the image hosts of products imported before they were kept", "products", n)
-	}
-	if seed {
-		start := time.Now()
-		seeded, err := a.catalog.SeedIfEmpty(ctx, shop.Demo, "catalog.json")
+	a := &app{cfg: cfg, policy: policy, db: db, schema: schema}
+	defer func() {
 		if err != nil {
 			a.close()
-			return nil, err
 		}
-		if seeded {
-			m.Logger.Info("seeded the empty catalog with the demo products", "duration", time.Since(start).Round(time.Millisecond))
-		}
+	}()
+	if err = a.wire(ctx, m); err != nil {
+		return nil, err
+	}
+	if err = a.catalog.Prepare(ctx, seed, m.Logger); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -109,17 +79,15 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
-	if cfg.StripeSecretKey == "" {
+	if cfg.Stripe.SecretKey == "" {
 		if a.policy.PaymentMode == checkout.PaymentLive {
 			return errors.New("payment_mode is live but STRIPE_SECRET_KEY is unset; set a live key, or use payment_mode: test")
 		}
 		a.charger = payments.NewSandbox(a.db, nil)
 	} else {
-		a.charger, err = payments.NewStripe(payments.StripeOptions{
-			SecretKey: cfg.StripeSecretKey, Mode: payments.Mode(a.policy.PaymentMode), Logger: m.Logger, APIBase: cfg.StripeAPIBase,
-			SPTParam: cfg.StripeSPTParam, SPTVersion: cfg.StripeSPTVersion,
-		})
-		if err != nil {
+		o := cfg.Stripe
+		o.Mode, o.Logger = payments.Mode(a.policy.PaymentMode), m.Logger
+		if a.charger, err = payments.NewStripe(o); err != nil {
 			return err
 		}
 	}
@@ -135,7 +103,7 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 	a.idem = idempotency.New(a.db)
 	a.checkout = checkout.New(a.db, a.policy, a.catalog, &checkout.Options{
 		PublicURL: cfg.PublicURL, TTL: cfg.SessionTTL, Logger: m.Logger,
-		Orders: a.orders, Charger: countedCharger{a.charger, a.metrics}, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
+		Orders: a.orders, Charger: a.charger, Charged: a.countCharge, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
 		Linker: linker, LinkKey: key,
 		OrderRefunds: func(ctx context.Context) (int, error) { return a.admin.ReconcileRefunds(ctx, cfg.ReconcileGrace) },
 		AlsoSweep: func(ctx context.Context) (int64, error) {
@@ -185,46 +153,35 @@ func (m *Main) fault(point string) func(string) {
 	}
 }
 
-// payments describes the active payment provider for the start-up line.
-func (a *app) payments() string {
-	if a.charger.Name() == "sandbox" {
-		return "sandbox (simulated payments, test mode)"
-	}
-	return fmt.Sprintf("%s (%s mode)", a.charger.Name(), a.charger.Mode())
-}
-
 func (a *app) close() {
 	_ = database.Close(a.db)
+}
+
+// mcpServer is one of the shop's MCP servers, as o says, with the
+// binary's version and logger and its tool calls counted under its name.
+func (a *app) mcpServer(m *Main, o server.MCPOptions) *mcp.Server {
+	o.Version, o.Logger, o.Observe = version(), m.Logger, a.metrics.ToolObserver(o.Name)
+	return server.NewMCP(o)
 }
 
 // buyerMCP is the MCP server of the buyers' tools.
 func (a *app) buyerMCP(m *Main) *mcp.Server {
 	w := widgets.New(a.checkout, a.catalog, &widgets.Options{PublicURL: a.cfg.PublicURL, Logger: m.Logger,
 		Domain: a.cfg.WidgetDomain, RedirectDomains: a.redirectDomains()})
-	return server.NewMCP(server.MCPOptions{
-		Name:    "shop",
-		Title:   a.policy.Name,
-		Version: version(),
-		Instructions: fmt.Sprintf("%s sells physical goods. Search its catalog with search_products, "+
-			"show details and variants with get_product, then build the buyer's order with create_checkout_session "+
-			"and update_checkout_session until it is ready_for_payment. Amounts are integers in minor units of %s. "+
-			"Where the host shows widgets, show products with render_products (ids from search_products) and the "+
-			"checkout with render_checkout (the session's id); the buyer pays with the checkout widget's Pay button.",
-			a.policy.Name, a.policy.Currency().Code()),
-		Tools:     slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), w.Tools()),
-		Resources: w.Resources(),
-		Logger:    m.Logger,
-		Observe:   a.metrics.ToolObserver("shop"),
-	})
+	return a.mcpServer(m, server.MCPOptions{Name: "shop", Title: a.policy.Name, Resources: w.Resources(),
+		Instructions: w.Instructions(a.policy.Name, a.policy.Currency().Code()),
+		Tools:        slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), w.Tools())})
+}
+
+// acpMCP is the MCP server of the ACP binding (/acp/mcp).
+func (a *app) acpMCP(m *Main) *mcp.Server {
+	return a.mcpServer(m, server.MCPOptions{Name: "shop-acp", Title: a.policy.Name + " (Agentic Commerce Protocol)",
+		Instructions: a.acp.Instructions(a.policy.Name), Tools: a.acp.Tools()})
 }
 
 // ucpDialect is the Universal Commerce Protocol's dialect of the shop.
 func (a *app) ucpDialect(m *Main) *ucp.UCP {
-	var tokens, brands []string
-	for _, c := range payments.TestCards {
-		tokens = append(tokens, c.Method)
-		brands = append(brands, c.Brand)
-	}
+	tokens, brands := payments.TestMethods()
 	return ucp.New(ucp.Options{
 		Checkout: a.checkout, Catalog: a.catalog, Orders: a.orders, Idempotency: a.idem, PublicURL: a.cfg.PublicURL,
 		Sandbox: a.charger.Name() == "sandbox", TestTokens: tokens, CardBrands: brands,
@@ -234,17 +191,8 @@ func (a *app) ucpDialect(m *Main) *ucp.UCP {
 
 // ucpMCP is the MCP server of the UCP dialect's tools, at /ucp/mcp.
 func (a *app) ucpMCP(m *Main, u *ucp.UCP) *mcp.Server {
-	return server.NewMCP(server.MCPOptions{
-		Name:    "shop-ucp",
-		Title:   a.policy.Name + " (UCP)",
-		Version: version(),
-		Instructions: fmt.Sprintf("%s speaks the Universal Commerce Protocol %s: its business profile is at /.well-known/ucp. "+
-			"Every call carries meta[\"ucp-agent\"].profile. Amounts are integers in minor units of %s.",
-			a.policy.Name, ucp.Version, a.policy.Currency().Code()),
-		Tools:   u.Tools(),
-		Logger:  m.Logger,
-		Observe: a.metrics.ToolObserver("shop-ucp"),
-	})
+	return a.mcpServer(m, server.MCPOptions{Name: "shop-ucp", Title: a.policy.Name + " (UCP)",
+		Instructions: u.Instructions(a.policy.Name, a.policy.Currency().Code()), Tools: u.Tools()})
 }
 
 // redirectDomains are the origins, beside the shop's own, of the pages the
@@ -255,30 +203,14 @@ func (a *app) redirectDomains() []string {
 	if _, ok := a.charger.(checkout.Linker); ok {
 		out = append(out, payments.CheckoutOrigin)
 	}
-	l := a.policy.Links
-	for _, u := range []string{l.TermsOfUse, l.PrivacyPolicy, l.ReturnPolicy, l.Support} {
-		if strings.HasPrefix(u, "https://") {
-			out = append(out, u)
-		}
-	}
-	return out
+	return append(out, a.policy.Links.HTTPS()...)
 }
 
 // adminMCP is the MCP server of the staff's tools; actor, when set, is who
 // every caller is (`shop admin`), otherwise each caller's token says.
 func (a *app) adminMCP(m *Main, actor *shop.Actor) *mcp.Server {
-	return server.NewMCP(server.MCPOptions{
-		Name:    "shop-admin",
-		Title:   a.policy.Name + " (staff)",
-		Version: version(),
-		Instructions: fmt.Sprintf("The order administration of %s: find orders (list_orders, get_order), fulfil them, add notes, "+
-			"refund, cancel and adjust stock (two steps: the first call previews and returns a confirm token), and read the sales "+
-			"report and the audit log. Amounts are integers in minor units of %s.", a.policy.Name, a.policy.Currency().Code()),
-		Tools:   a.admin.Tools(),
-		Logger:  m.Logger,
-		Actor:   actor,
-		Observe: a.metrics.ToolObserver("shop-admin"),
-	})
+	return a.mcpServer(m, server.MCPOptions{Name: "shop-admin", Title: a.policy.Name + " (staff)", Actor: actor,
+		Instructions: a.admin.Instructions(a.policy.Name, a.policy.Currency().Code()), Tools: a.admin.Tools()})
 }
 
 // version is the module version the binary was built from, or "dev".

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
@@ -15,10 +13,13 @@ import (
 	"shop/notify"
 	"shop/payments"
 	"shop/server"
+	"shop/widgets"
 )
 
 // Config is everything the shop reads from flags and the environment; no
-// other package reads either.
+// other package reads either, but what Main hands them (the MCP clients'
+// arguments to purchase.Command and bench.Command; Getenv to those and to
+// server.TuneGC).
 type Config struct {
 	Addr       string
 	DB         string
@@ -58,17 +59,13 @@ type Config struct {
 	// one machine only.
 	UCPAllowLoopback bool
 
-	StripeSecretKey     string
+	// Stripe is what the environment says of the Stripe provider:
+	// STRIPE_SECRET_KEY (unset: the sandbox), STRIPE_API_BASE
+	// (stripe-mock's or an emulator's in tests), STRIPE_SPT_PARAM and
+	// STRIPE_SPT_VERSION (Stripe's preview API moves, and a merchant follows
+	// it without a new build). The wiring adds the policy's mode.
+	Stripe              payments.StripeOptions
 	StripeWebhookSecret string
-	// StripeAPIBase is Stripe's address (STRIPE_API_BASE; default
-	// https://api.stripe.com): stripe-mock's or an emulator's in tests.
-	StripeAPIBase string
-	// StripeSPTParam and StripeSPTVersion are the form parameter that
-	// carries a shared payment token and the Stripe-Version sent with it
-	// (STRIPE_SPT_PARAM, STRIPE_SPT_VERSION; defaults
-	// payments.DefaultSPTParam and payments.DefaultSPTVersion): Stripe's
-	// preview API moves, and a merchant follows it without a new build.
-	StripeSPTParam, StripeSPTVersion string
 	// AdminTokens are SHOP_ADMIN_TOKENS parsed into their hashes (serve
 	// only); the variable's text itself is kept nowhere.
 	AdminTokens []server.AdminToken
@@ -88,14 +85,6 @@ type Config struct {
 const (
 	DefaultAddr = "127.0.0.1:8000"
 	DefaultDB   = "shop.db"
-)
-
-// The shapes of STRIPE_SPT_PARAM (a form key, such as
-// payment_method_data[shared_payment_granted_token]) and STRIPE_SPT_VERSION
-// (a dated Stripe API version, such as 2026-04-22.preview).
-var (
-	sptParamPattern   = regexp.MustCompile(`^[a-z_]{1,64}(\[[a-z_]{1,64}\]){0,4}$`)
-	sptVersionPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}(\.[a-z]{1,32})?$`)
 )
 
 // parseFlags reads a subcommand's flags and the environment into a Config.
@@ -123,8 +112,7 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	var rest []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			fmt.Fprintf(m.Stderr, "shop %s: %v\n\n%s", name, err, usage)
-			return nil, errUsage
+			return nil, m.usageError(name, err.Error())
 		}
 		if fs.NArg() == 0 {
 			break
@@ -135,8 +123,7 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	if positional != nil {
 		*positional = rest
 	} else if len(rest) > 0 {
-		fmt.Fprintf(m.Stderr, "shop %s: unexpected argument %q\n\n%s", name, rest[0], usage)
-		return nil, errUsage
+		return nil, m.usageError(name, fmt.Sprintf("unexpected argument %q", rest[0]))
 	}
 	if *origins != "" {
 		cfg.TrustedOrigins = strings.Split(*origins, ",")
@@ -166,21 +153,16 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 // variables' text goes out of scope with this call.
 func (m *Main) readEnv(cfg *Config, serving bool) error {
 	cfg.PublicURL = strings.TrimRight(m.Getenv("SHOP_PUBLIC_URL"), "/")
-	domain, err := widgetDomain(m.Getenv("SHOP_WIDGET_DOMAIN"))
+	domain, err := widgets.ParseDomain(m.Getenv("SHOP_WIDGET_DOMAIN"))
 	if err != nil {
 		return err
 	}
 	cfg.WidgetDomain = domain
-	cfg.StripeSecretKey = m.Getenv("STRIPE_SECRET_KEY")
+	cfg.Stripe = payments.StripeOptions{SecretKey: m.Getenv("STRIPE_SECRET_KEY"), APIBase: m.Getenv("STRIPE_API_BASE"),
+		SPTParam: m.Getenv("STRIPE_SPT_PARAM"), SPTVersion: m.Getenv("STRIPE_SPT_VERSION")}
 	cfg.StripeWebhookSecret = m.Getenv("STRIPE_WEBHOOK_SECRET")
-	cfg.StripeAPIBase = m.Getenv("STRIPE_API_BASE")
-	cfg.StripeSPTParam = m.Getenv("STRIPE_SPT_PARAM")
-	if cfg.StripeSPTParam != "" && !sptParamPattern.MatchString(cfg.StripeSPTParam) {
-		return fmt.Errorf("STRIPE_SPT_PARAM %q: send a Stripe form parameter such as %s", cfg.StripeSPTParam, payments.DefaultSPTParam)
-	}
-	cfg.StripeSPTVersion = m.Getenv("STRIPE_SPT_VERSION")
-	if cfg.StripeSPTVersion != "" && !sptVersionPattern.MatchString(cfg.StripeSPTVersion) {
-		return fmt.Errorf("STRIPE_SPT_VERSION %q: send a Stripe API version such as %s", cfg.StripeSPTVersion, payments.DefaultSPTVersion)
+	if err := payments.CheckSPT(cfg.Stripe.SPTParam, cfg.Stripe.SPTVersion); err != nil {
+		return err
 	}
 	cfg.ReceiptKey = m.Getenv("SHOP_RECEIPT_KEY")
 	if raw := m.Getenv("SHOP_SMTP_URL"); raw != "" {
@@ -204,32 +186,6 @@ func (m *Main) readEnv(cfg *Config, serving bool) error {
 		}
 	}
 	return nil
-}
-
-// hostName is a DNS host name, as some hosts give a widget's domain
-// ("abc123.claudemcpcontent.com").
-var hostName = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
-
-// widgetDomain checks SHOP_WIDGET_DOMAIN: an https origin (ChatGPT's form,
-// https://shop.example.com, a trailing / dropped) or a bare host name as
-// it is written: the form is the host's.
-func widgetDomain(s string) (string, error) {
-	if s == "" {
-		return "", nil
-	}
-	bad := fmt.Errorf("SHOP_WIDGET_DOMAIN %q: send the https origin your app's widgets get, unique to the app, such as https://shop.example.com", s)
-	if len(s) > 260 {
-		return "", bad
-	}
-	if hostName.MatchString(s) {
-		return s, nil
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme != "https" || u.Host == "" || u.Host != strings.ToLower(u.Host) || (u.Path != "" && u.Path != "/") ||
-		u.RawQuery != "" || u.Fragment != "" || u.User != nil || !hostName.MatchString(u.Hostname()) {
-		return "", bad
-	}
-	return "https://" + u.Host, nil
 }
 
 // checkRateLimits refuses rate-limit flags that would refuse every request

@@ -122,8 +122,8 @@ func TestConfigSharedPaymentTokens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.StripeSPTParam != tc.param || cfg.StripeSPTVersion != tc.version {
-				t.Errorf("config %q %q, want %q %q", cfg.StripeSPTParam, cfg.StripeSPTVersion, tc.param, tc.version)
+			if cfg.Stripe.SPTParam != tc.param || cfg.Stripe.SPTVersion != tc.version {
+				t.Errorf("config %q %q, want %q %q", cfg.Stripe.SPTParam, cfg.Stripe.SPTVersion, tc.param, tc.version)
 			}
 		})
 	}

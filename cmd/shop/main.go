@@ -26,6 +26,11 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"shop/bench"
+	"shop/payments"
+	"shop/purchase"
+	"shop/server"
 )
 
 func main() {
@@ -78,19 +83,17 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	case "migrate":
 		return m.migrate(ctx, args)
 	case "purchase":
-		return m.purchase(ctx, args)
+		return purchase.Command(ctx, args, m.purchaseEnv())
 	case "bench":
-		return m.bench(ctx, args)
+		return bench.Command(ctx, args, m.benchEnv())
 	case "catalog":
 		if len(args) == 0 || args[0] != "import" {
-			fmt.Fprint(m.Stderr, "shop catalog: the subcommand is `import FILE`\n\n"+usage)
-			return errUsage
+			return m.usageError("catalog", "the subcommand is `import FILE`")
 		}
 		return m.importCatalog(ctx, args[1:])
 	case "feed":
 		if len(args) == 0 || args[0] != "export" {
-			fmt.Fprint(m.Stderr, "shop feed: the subcommand is `export [--format jsonl|json] [--out FILE]`\n\n"+usage)
-			return errUsage
+			return m.usageError("feed", "the subcommand is `export [--format jsonl|json] [--out FILE]`")
 		}
 		return m.feedExport(ctx, args[1:])
 	case "help", "-h", "--help":
@@ -100,4 +103,24 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(m.Stderr, "shop: unknown command %q\n\n%s", cmd, usage)
 		return errUsage
 	}
+}
+
+// usageError prints, for a command line the named subcommand cannot take,
+// what is wrong with it and the usage; it returns errUsage.
+func (m *Main) usageError(cmd, problem string) error {
+	fmt.Fprintf(m.Stderr, "shop %s: %s\n\n%s", cmd, problem, usage)
+	return errUsage
+}
+
+// purchaseEnv is what `shop purchase` takes from the program.
+func (m *Main) purchaseEnv() purchase.Env {
+	return purchase.Env{Stdout: m.Stdout, Getenv: m.Getenv, Version: version(), SPTVersion: payments.DefaultSPTVersion,
+		Usage: func(problem string) error { return m.usageError("purchase", problem) }}
+}
+
+// benchEnv is what `shop bench` takes from the program.
+func (m *Main) benchEnv() bench.Env {
+	return bench.Env{Stdout: m.Stdout, Stderr: m.Stderr, Logger: m.Logger, Version: version(), MaxBodyBytes: server.MaxBodyBytes,
+		TuneGC: func() { server.TuneGC(m.Getenv, m.Logger) },
+		Usage:  func(problem string) error { return m.usageError("bench", problem) }}
 }

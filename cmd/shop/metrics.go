@@ -2,12 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"strconv"
-	"time"
 
-	"shop/checkout"
 	shopmetrics "shop/metrics"
 	"shop/notify"
 	"shop/payments"
@@ -34,13 +29,8 @@ func (a *app) newMetrics() *shopmetrics.Metrics {
 				return shopmetrics.Backlog{}, err
 			}
 			refunds, oldestRefund, err := a.orders.PendingRefunds(ctx)
-			b := shopmetrics.Backlog{Attempts: u.Attempts, Refunds: refunds, Surplus: u.Surplus}
-			for _, t := range []time.Time{u.OldestAttempt, u.OldestSurplus, oldestRefund} {
-				if !t.IsZero() && (b.Oldest.IsZero() || t.Before(b.Oldest)) {
-					b.Oldest = t
-				}
-			}
-			return b, err
+			return shopmetrics.Backlog{Attempts: u.Attempts, Refunds: refunds, Surplus: u.Surplus,
+				Oldest: shopmetrics.Earliest(u.OldestAttempt, u.OldestSurplus, oldestRefund)}, err
 		},
 		Emails: func(ctx context.Context) (shopmetrics.Emails, error) {
 			s, err := notify.Stand(ctx, a.db)
@@ -49,15 +39,9 @@ func (a *app) newMetrics() *shopmetrics.Metrics {
 	})
 }
 
-// countedCharger counts every charge asked of the payment provider, with
-// its outcome and amount, in the operator's metrics.
-type countedCharger struct {
-	checkout.Charger
-	metrics *shopmetrics.Metrics
-}
-
-func (c countedCharger) Charge(ctx context.Context, r payments.Request) (*payments.Result, error) {
-	res, err := c.Charger.Charge(ctx, r)
+// countCharge counts a charge asked of the payment provider, with its
+// outcome and amount, in the operator's metrics.
+func (a *app) countCharge(r payments.Request, res *payments.Result, err error) {
 	outcome := shopmetrics.ChargeError
 	if err == nil && res != nil {
 		switch res.Status {
@@ -69,39 +53,5 @@ func (c countedCharger) Charge(ctx context.Context, r payments.Request) (*paymen
 			outcome = shopmetrics.ChargeRequires3DS
 		}
 	}
-	c.metrics.Charged(outcome, r.Amount, r.Currency)
-	return res, err
-}
-
-// Refund passes refunds of surplus payments through to the provider.
-func (c countedCharger) Refund(ctx context.Context, r payments.RefundRequest) (*payments.Refund, error) {
-	refunder, ok := c.Charger.(checkout.Refunder)
-	if !ok {
-		return nil, fmt.Errorf("payment provider %s cannot refund", c.Name())
-	}
-	return refunder.Refund(ctx, r)
-}
-
-// metricsAddr is where /metrics listens: --metrics-addr, else 127.0.0.1
-// and the port after --addr's (any free port when --addr's is 0); "" for
-// nowhere (--metrics-addr off).
-func metricsAddr(flag, shopAddr string) (string, error) {
-	switch flag {
-	case "off":
-		return "", nil
-	case "":
-		_, p, err := net.SplitHostPort(shopAddr)
-		port, perr := strconv.Atoi(p)
-		if err != nil || perr != nil || port >= 65535 {
-			return "", fmt.Errorf("--addr %q has no port the metrics could follow: set --metrics-addr", shopAddr)
-		}
-		if port > 0 {
-			port++
-		}
-		return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), nil
-	}
-	if _, _, err := net.SplitHostPort(flag); err != nil {
-		return "", fmt.Errorf("--metrics-addr %q: send host:port, such as 127.0.0.1:9464, or off", flag)
-	}
-	return flag, nil
+	a.metrics.Charged(outcome, r.Amount, r.Currency)
 }

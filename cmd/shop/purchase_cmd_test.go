@@ -147,7 +147,7 @@ func TestPurchaseCommand(t *testing.T) {
 		// with Stripe's address pointed at the fake.
 		key := "sk_test_" + strings.Repeat("x", 24)
 		m := &Main{Stderr: io.Discard, Getenv: func(k string) string { return map[string]string{"STRIPE_SECRET_KEY": key}[k] }}
-		o, err := m.purchaseOptions([]string{"--url", endpoint})
+		o, err := purchase.ParseArgs([]string{"--url", endpoint}, m.purchaseEnv())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,13 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"io/fs"
-	"maps"
 	"net"
-	"os"
-	"slices"
-	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
@@ -18,6 +12,7 @@ import (
 	"shop/catalog"
 	"shop/checkout"
 	"shop/database"
+	shopmetrics "shop/metrics"
 	"shop/server"
 )
 
@@ -26,13 +21,9 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	tuneGC(m.Getenv, m.Logger)
+	server.TuneGC(m.Getenv, m.Logger)
 	if cfg.Pprof != "" {
-		go func() {
-			if err := servePprof(ctx, cfg.Pprof, m.Logger); err != nil {
-				m.Logger.Error("pprof", "err", err)
-			}
-		}()
+		go server.ServePprof(ctx, cfg.Pprof, m.Logger)
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -40,24 +31,23 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	}
 	defer ln.Close()
 	if cfg.PublicURL == "" {
-		cfg.PublicURL = localURL(ln.Addr())
+		cfg.PublicURL = server.LocalURL(ln.Addr())
 	}
 	a, err := m.open(ctx, cfg, true)
 	if err != nil {
 		return err
 	}
 	defer a.close()
-	metricsURL, err := m.listenMetrics(ctx, cfg, a)
+	metricsAddr, err := shopmetrics.ListenAddr(cfg.MetricsAddr, cfg.Addr)
 	if err != nil {
 		return err
 	}
-	// The demo merchant's images and pages, served under /static/.
-	static, err := fs.Sub(shop.Demo, "static")
+	metricsURL, err := a.metrics.Listen(ctx, metricsAddr, m.Logger)
 	if err != nil {
 		return err
 	}
 	m.warnUnset(cfg)
-	srv, err := a.httpServer(m, static)
+	srv, err := a.httpServer(m)
 	if err != nil {
 		return err
 	}
@@ -69,7 +59,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		"ucp", cfg.PublicURL+"/ucp/mcp",
 		"database", database.Redact(cfg.DB),
 		"schema_version", a.schema,
-		"payments", a.payments(),
+		"payments", fmt.Sprint(a.charger), // the provider's String: its name and mode
 		"emails", a.emailsState(),
 		"metrics", metricsURL)
 	workers, stopWorkers := context.WithCancel(ctx)
@@ -79,26 +69,6 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		m.Started(ln.Addr().String())
 	}
 	return srv.Serve(ctx, ln)
-}
-
-// listenMetrics starts serving the operator's metrics on --metrics-addr
-// (loopback by default, never the shop's own port) and returns their URL,
-// or "off".
-func (m *Main) listenMetrics(ctx context.Context, cfg *Config, a *app) (string, error) {
-	addr, err := metricsAddr(cfg.MetricsAddr, cfg.Addr)
-	if err != nil || addr == "" {
-		return "off", err
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", fmt.Errorf("metrics: listen on %s: %w (choose another with --metrics-addr, or --metrics-addr off)", addr, err)
-	}
-	go func() {
-		if err := a.metrics.Serve(ctx, ln); err != nil {
-			m.Logger.Error("metrics", "err", err)
-		}
-	}()
-	return "http://" + ln.Addr().String() + "/metrics", nil
 }
 
 // warnUnset warns at start of what serve runs without.
@@ -115,13 +85,13 @@ func (m *Main) warnUnset(cfg *Config) {
 }
 
 // httpServer is the shop's HTTP server: every endpoint wired to its part.
-func (a *app) httpServer(m *Main, static fs.FS) (*server.Server, error) {
+func (a *app) httpServer(m *Main) (*server.Server, error) {
 	dialect := a.ucpDialect(m)
 	return server.New(server.Options{
 		MCP:            a.buyerMCP(m),
 		UCPMCP:         a.ucpMCP(m, dialect),
 		UCPProfile:     dialect,
-		Static:         static,
+		Static:         shop.DemoStatic, // the demo merchant's images and pages, under /static/
 		Ready:          func(ctx context.Context) error { _, err := database.Ready(ctx, a.db); return err },
 		PublicURL:      a.cfg.PublicURL,
 		TrustedOrigins: a.cfg.TrustedOrigins,
@@ -148,31 +118,13 @@ func (a *app) httpServer(m *Main, static fs.FS) (*server.Server, error) {
 }
 
 // runWorkers starts the work every replica does in the background until
-// ctx is done.
+// ctx is done: the checkout's sweeps and reconciler, and the delivery of the
+// buyer's emails (each email once, whichever replica's worker sends it).
 func (a *app) runWorkers(ctx context.Context) {
-	// Sessions past their expiry release their stock; every replica sweeps,
-	// and each session expires once.
-	go a.checkout.Sweep(ctx, checkout.DefaultSweep)
-	// Payments left open by a crash or a lost answer are settled at start
-	// and every minute after.
-	go a.checkout.RunReconciler(ctx, time.Minute)
-	// The buyer's emails: every replica's worker delivers, each email once.
+	go a.checkout.Run(ctx)
 	if a.mailer != nil {
 		go a.mailer.Run(ctx)
 	}
-}
-
-// localURL is the URL of a listener when no public URL is configured.
-func localURL(addr net.Addr) string {
-	tcp, ok := addr.(*net.TCPAddr)
-	if !ok || tcp.IP.IsUnspecified() {
-		port := 8000
-		if ok {
-			port = tcp.Port
-		}
-		return fmt.Sprintf("http://127.0.0.1:%d", port)
-	}
-	return "http://" + addr.String()
 }
 
 // stdio serves the buyer tools over stdio.
@@ -197,7 +149,7 @@ func (m *Main) overStdio(ctx context.Context, name string, args []string, build 
 	defer a.close()
 	cfg := a.cfg
 	m.Logger.Info("shop serving over stdio", "command", name, "merchant", a.policy.Name, "database", database.Redact(cfg.DB), "schema_version", a.schema)
-	return build(a).Run(ctx, &mcp.IOTransport{Reader: readCloser{m.Stdin}, Writer: writeCloser{m.Stdout}})
+	return build(a).Run(ctx, server.Stdio(m.Stdin, m.Stdout))
 }
 
 // openLocal opens the shop as the named subcommand's flags say, for a
@@ -219,15 +171,11 @@ func (m *Main) migrate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := database.Open(ctx, cfg.DB, &database.Options{Logger: m.Logger})
+	db, v, err := database.OpenMigrated(ctx, cfg.DB, &database.Options{Logger: m.Logger})
 	if err != nil {
 		return err
 	}
 	defer database.Close(db)
-	v, err := database.Migrate(ctx, db)
-	if err != nil {
-		return err
-	}
 	fmt.Fprintf(m.Stdout, "%s: schema version %d\n", database.Redact(cfg.DB), v)
 	return nil
 }
@@ -239,63 +187,20 @@ func (m *Main) importCatalog(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(files) != 1 {
-		fmt.Fprint(m.Stderr, "shop catalog import: name one catalog file (the shop's JSON, or a Shopify or WooCommerce product CSV export)\n\n"+usage)
-		return errUsage
+		return m.usageError("catalog import", "name one catalog file (the shop's JSON, or a Shopify or WooCommerce product CSV export)")
 	}
-	policy, err := loadPolicy(cfg)
+	policy, err := checkout.OpenPolicy(cfg.PolicyFile)
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(files[0])
+	src, err := catalog.ReadImportFile(files[0], catalog.ReadOptions{Currency: policy.Currency()})
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	src, err := catalog.ReadImport(f, catalog.ReadOptions{Currency: policy.Currency()})
-	if err != nil {
-		return fmt.Errorf("%s: %w", files[0], err)
-	}
-	file := src.File
 	a, err := m.open(ctx, cfg, false)
 	if err != nil {
 		return err
 	}
 	defer a.close()
-	start := time.Now()
-	opts := &catalog.ImportOptions{}
-	if len(file.Products) >= 1000 {
-		opts.Progress = func(done, total int) {
-			fmt.Fprintf(m.Stderr, "imported %d/%d products (%d%%)\n", done, total, done*100/total)
-		}
-	}
-	opts.KeptStock = func(k catalog.KeptStock) {
-		fmt.Fprintf(m.Stdout, "%s: stock kept at %d, not the file's %d: checkout sessions being paid hold %d units\n", k.VariantID, k.Stock, k.FileStock, k.Stock)
-	}
-	if err := a.catalog.Import(ctx, file, opts); err != nil {
-		return fmt.Errorf("%s: %w", files[0], err)
-	}
-	variants := 0
-	for _, p := range file.Products {
-		variants += len(p.Variants)
-	}
-	for _, note := range src.Notes {
-		fmt.Fprintln(m.Stdout, note)
-	}
-	fmt.Fprintf(m.Stdout, "imported %d products (%d variants) from %s (%s) into %s in %s%s\n",
-		len(file.Products), variants, files[0], src.Format, database.Redact(cfg.DB), time.Since(start).Round(time.Millisecond), skipped(src.Skipped))
-	return nil
-}
-
-// skipped says which products an import left out, as the end of its report.
-func skipped(counts map[string]int) string {
-	if len(counts) == 0 {
-		return ""
-	}
-	var parts []string
-	total := 0
-	for _, why := range slices.Sorted(maps.Keys(counts)) {
-		parts = append(parts, fmt.Sprintf("%d %s", counts[why], why))
-		total += counts[why]
-	}
-	return fmt.Sprintf("; skipped %d not for sale (%s)", total, strings.Join(parts, ", "))
+	return a.catalog.ImportSource(ctx, src, catalog.ImportReport{From: files[0], Into: database.Redact(cfg.DB), Out: m.Stdout, Progress: m.Stderr})
 }

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"log/slog"
@@ -22,10 +22,10 @@ const (
 	serveMemoryLimit = 512 << 20
 )
 
-// tuneGC sets the collector for serving: GOGC=400 with a 512 MiB soft memory
+// TuneGC sets the collector for serving: GOGC=400 with a 512 MiB soft memory
 // limit, unless the operator chose either through the GOGC or GOMEMLIMIT
 // environment variables (getenv), which the runtime has then applied.
-func tuneGC(getenv func(string) string, logger *slog.Logger) {
+func TuneGC(getenv func(string) string, logger *slog.Logger) {
 	if gogc, limit := getenv("GOGC"), getenv("GOMEMLIMIT"); gogc != "" || limit != "" {
 		logger.Info("garbage collector as the environment sets it", "GOGC", gogc, "GOMEMLIMIT", limit)
 		return

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -11,10 +11,18 @@ import (
 	"time"
 )
 
-// servePprof serves Go's profiles (net/http/pprof) on addr until ctx is
-// done, for measuring the shop under load (BENCHMARKS.md). addr must be a
-// loopback address: profiles show the process's internals to whoever asks.
-// The handlers are on a mux of their own, never on the shop's.
+// ServePprof serves Go's profiles (net/http/pprof) on addr until ctx is
+// done, for measuring the shop under load (BENCHMARKS.md), and logs why
+// when it cannot. addr must be a loopback address: profiles show the
+// process's internals to whoever asks. The handlers are on a mux of their
+// own, never on the shop's.
+func ServePprof(ctx context.Context, addr string, logger *slog.Logger) {
+	if err := servePprof(ctx, addr, logger); err != nil {
+		logger.Error("pprof", "err", err)
+	}
+}
+
+// servePprof is ServePprof, answering why it cannot serve.
 func servePprof(ctx context.Context, addr string, logger *slog.Logger) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
