@@ -169,6 +169,11 @@ type HoldRequest struct {
 	// available too. (Checkout passes the buyer's sessions that give way
 	// for the limits on what one buyer holds at once.)
 	Release []string
+	// Held says that Holder's live holds are Lines already (the caller
+	// took them so and nothing changed since): when every line is
+	// available and nobody else's holds are dropped, HoldFor only moves
+	// their expiry, and takes them anew should it find them otherwise.
+	Held bool
 }
 
 // HoldResult is what HoldFor did.
@@ -217,6 +222,17 @@ func (c *Catalog) HoldFor(ctx context.Context, tx *gorm.DB, req HoldRequest) (*H
 			return nil, err
 		}
 		res.Released = giveWay(req, onHand, held, byHolder)
+	}
+	if req.Held && len(res.Short) == 0 && len(res.Released) == 0 {
+		// Unmarked, as a hold taken anew is (paying.go).
+		n, err := database.Exec(tx, "UPDATE stock_holds SET expires_at = ?, paying = ? WHERE holder = ? AND expires_at > ?",
+			req.Until.UTC(), false, req.Holder, c.now().UTC())
+		if err != nil {
+			return nil, fmt.Errorf("hold stock: %w", err)
+		}
+		if n == int64(len(req.Lines)) {
+			return res, nil
+		}
 	}
 	if err := c.releaseAll(tx, append([]string{req.Holder}, res.Released...)); err != nil {
 		return nil, err

@@ -77,6 +77,28 @@ func TestHoldGivingWay(t *testing.T) {
 		req:      catalog.HoldRequest{Holder: "new", Lines: lines(mug, 1)},
 		released: nil,
 		after:    held{"new": {mug: 1}},
+	}, {
+		name:   "OK_HeldKept",
+		before: []catalog.HoldRequest{{Holder: "new", Lines: lines(pan, 3, mug, 1)}},
+		req:    catalog.HoldRequest{Holder: "new", Lines: lines(pan, 3, mug, 1), Held: true},
+		after:  held{"new": {pan: 3, mug: 1}},
+	}, {
+		// Held says what the caller believes: holds found otherwise are
+		// taken anew.
+		name:  "OK_HeldButGoneTakenAnew",
+		req:   catalog.HoldRequest{Holder: "new", Lines: lines(pan, 3), Held: true},
+		after: held{"new": {pan: 3}},
+	}, {
+		name:   "OK_HeldButOtherwiseTakenAnew",
+		before: []catalog.HoldRequest{{Holder: "new", Lines: lines(pan, 2, mug, 1)}},
+		req:    catalog.HoldRequest{Holder: "new", Lines: lines(pan, 2), Held: true},
+		after:  held{"new": {pan: 2}},
+	}, {
+		name:   "ErrHeldButShort",
+		before: []catalog.HoldRequest{{Holder: "new", Lines: lines(pan, 2)}, {Holder: "stranger", Lines: lines(pan, 5)}},
+		req:    catalog.HoldRequest{Holder: "new", Lines: lines(pan, 3), Held: true},
+		short:  []catalog.Shortfall{{VariantID: pan, Requested: 3, Available: 2}},
+		after:  held{"stranger": {pan: 5}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *gorm.DB) {

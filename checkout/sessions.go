@@ -389,7 +389,10 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 	row.UpdatedAt = now
 	row.Status = NotReady
 	if len(problems) == 0 {
-		short, err := c.hold(ctx, tx, row, buyer, release, lines, now)
+		// A ready session, live, whose items stay as they were holds them
+		// already (its holds change with its items, in one transaction).
+		held := was.Status == Ready && now.Before(was.ExpiresAt) && slices.Equal(was.Items, st.Items)
+		short, err := c.hold(ctx, tx, row, buyer, release, lines, held, now)
 		if err != nil {
 			return false, err
 		}
