@@ -368,7 +368,7 @@ func priceChanges(before snapshot, row *sessionRow) []Message {
 // (the one the session is priced with).
 func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow, provider, token, key string) (*attemptRow, error) {
 	var n int64
-	if err := tx.WithContext(ctx).Model(&attemptRow{}).Where("session_id = ?", row.ID).Count(&n).Error; err != nil {
+	if err := database.QueryRow(tx, "SELECT COUNT(*) FROM payment_attempts WHERE session_id = ?", row.ID).Scan(&n); err != nil {
 		return nil, fmt.Errorf("count payment attempts: %w", err)
 	}
 	if key == "" {
@@ -391,11 +391,18 @@ func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow,
 		CreatedAt:      now,
 		UpdatedAt:      now,
 	}
-	if err := tx.WithContext(ctx).Create(att).Error; err != nil {
+	_, err := database.Insert(tx, "payment_attempts", attemptColumns, []any{att.ID, att.SessionID, att.Attempt, att.IdempotencyKey,
+		att.Provider, att.Mode, att.Token, att.Amount, att.Currency, att.Status, att.Reference, att.DeclineCode, att.Message,
+		att.OrderID, att.PromoCode, att.CreatedAt, att.UpdatedAt})
+	if err != nil {
 		return nil, fmt.Errorf("write payment attempt: %w", err)
 	}
 	return att, nil
 }
+
+// attemptColumns are the columns newAttempt writes, in attemptRow's order.
+var attemptColumns = []string{"id", "session_id", "attempt", "idempotency_key", "provider", "mode", "token", "amount",
+	"currency", "status", "reference", "decline_code", "message", "order_id", "promo_code", "created_at", "updated_at"}
 
 // processing is a session being paid, with a message that says to ask again.
 func (c *Checkout) processing(s *Session) *Session {

@@ -4,14 +4,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"gorm.io/gorm"
+
+	"shop/database"
 )
 
-// sessionColumns are the columns of checkout_sessions that readRow reads,
-// in sessionRow's order.
-const sessionColumns = "id, status, version, currency, items, buyer, address, option_id, promo_code, metadata, priced, total," +
-	" order_id, expires_at, created_at, updated_at, buyer_key, buyer_email, channel"
+// sessionFields are the columns of checkout_sessions that readRow reads
+// and insertRow writes, in sessionRow's order; sessionColumns lists them
+// for a SELECT.
+var (
+	sessionFields = []string{"id", "status", "version", "currency", "items", "buyer", "address", "option_id", "promo_code",
+		"metadata", "priced", "total", "order_id", "expires_at", "created_at", "updated_at", "buyer_key", "buyer_email", "channel"}
+	sessionColumns = strings.Join(sessionFields, ", ")
+)
 
 // readRow reads the session id in db (a transaction, or the pool) below
 // gorm: a session is read on every call that changes it, and gorm's
@@ -51,6 +58,15 @@ func readRow(db *gorm.DB, id string) (*sessionRow, error) {
 	}
 	r.was = r.Status
 	return &r, rows.Close()
+}
+
+// insertRow writes a new session's row in tx, its JSON columns as save
+// writes them.
+func insertRow(tx *gorm.DB, r *sessionRow) error {
+	_, err := database.Insert(tx, "checkout_sessions", sessionFields, []any{r.ID, r.Status, r.Version, r.Currency,
+		jsonColumn(r.Items), jsonColumn(r.Buyer), jsonColumn(r.Address), r.OptionID, r.PromoCode, jsonColumn(r.Metadata),
+		marshal(r.Priced), r.Total, r.OrderID, r.ExpiresAt, r.CreatedAt, r.UpdatedAt, r.BuyerKey, r.BuyerEmail, r.Channel})
+	return err
 }
 
 // isNotFound reports whether err is readRow's for a missing session.

@@ -63,7 +63,7 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 			if _, err := c.reprice(ctx, tx, &row, st, now); err != nil {
 				return err
 			}
-			if err := tx.Create(&row).Error; err != nil {
+			if err := insertRow(tx, &row); err != nil {
 				return fmt.Errorf("create session: %w", err)
 			}
 			c.noteMove(tx, "", row.Status, 1)
@@ -226,13 +226,13 @@ func (c *Checkout) save(tx *gorm.DB, row *sessionRow) error {
 	row.Version = prev + 1
 	// One fixed statement (prepared once per connection, database.Open),
 	// its JSON columns encoded as gorm's serializer writes them.
-	res := tx.Exec(saveSQL, row.Status, row.Version, jsonColumn(row.Items), jsonColumn(row.Buyer), jsonColumn(row.Address),
+	n, err := database.Exec(tx, saveSQL, row.Status, row.Version, jsonColumn(row.Items), jsonColumn(row.Buyer), jsonColumn(row.Address),
 		row.OptionID, row.PromoCode, jsonColumn(row.Metadata), marshal(row.Priced), row.Total, row.OrderID,
 		row.ExpiresAt, row.UpdatedAt, row.BuyerEmail, row.ID, prev)
-	if res.Error != nil {
-		return fmt.Errorf("save session %s: %w", row.ID, res.Error)
+	if err != nil {
+		return fmt.Errorf("save session %s: %w", row.ID, err)
 	}
-	if res.RowsAffected == 0 {
+	if n == 0 {
 		row.Version = prev
 		return errConflict
 	}

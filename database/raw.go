@@ -3,6 +3,7 @@ package database
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,13 +32,45 @@ func QueryRow(db *gorm.DB, text string, args ...any) *sql.Row {
 	return db.Statement.ConnPool.QueryRowContext(context0(db), rebind(db, text), args...)
 }
 
-// Exec runs text as Query does and returns the rows it changed.
+// Exec runs text as Query does and returns the rows it changed. Its errors
+// are translated as gorm's (gorm.ErrDuplicatedKey for a unique key, and so
+// on), as the statements gorm runs are (Open sets TranslateError).
 func Exec(db *gorm.DB, text string, args ...any) (int64, error) {
 	res, err := db.Statement.ConnPool.ExecContext(context0(db), rebind(db, text), args...)
 	if err != nil {
+		if t, ok := db.Dialector.(gorm.ErrorTranslator); ok {
+			err = t.Translate(err)
+		}
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// Insert writes rows into table, in one statement: each row holds a value
+// for each of columns, in their order. It returns the rows written.
+func Insert(db *gorm.DB, table string, columns []string, rows ...[]any) (int64, error) {
+	return InsertSuffix(db, table, columns, "", rows...)
+}
+
+// InsertSuffix is Insert with suffix after the values, such as
+// " ON CONFLICT DO NOTHING".
+func InsertSuffix(db *gorm.DB, table string, columns []string, suffix string, rows ...[]any) (int64, error) {
+	var sql strings.Builder
+	sql.WriteString("INSERT INTO " + table + " (" + strings.Join(columns, ", ") + ") VALUES ")
+	one := "(" + In(len(columns)) + ")"
+	args := make([]any, 0, len(rows)*len(columns))
+	for i, r := range rows {
+		if len(r) != len(columns) {
+			return 0, fmt.Errorf("insert into %s: row %d has %d values for %d columns", table, i, len(r), len(columns))
+		}
+		if i > 0 {
+			sql.WriteString(", ")
+		}
+		sql.WriteString(one)
+		args = append(args, r...)
+	}
+	sql.WriteString(suffix)
+	return Exec(db, sql.String(), args...)
 }
 
 // In is the placeholders of a list of n values, "?, ?, ?" for 3, to write

@@ -146,19 +146,11 @@ func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*contrac
 		if row.Number, err = nextNumber(tx); err != nil {
 			return err
 		}
-		if err := tx.Create(row).Error; err != nil {
+		if err := insertOrder(tx, row, lines); err != nil {
 			if errors.Is(err, gorm.ErrDuplicatedKey) {
 				return fmt.Errorf("create order for session %s: %w", in.SessionID, ErrExists)
 			}
-			return fmt.Errorf("create order: %w", err)
-		}
-		for i := range lines {
-			lines[i].OrderID = row.ID
-		}
-		if len(lines) > 0 {
-			if err := tx.Create(&lines).Error; err != nil {
-				return fmt.Errorf("create order %s lines: %w", row.ID, err)
-			}
+			return err
 		}
 		// The receipt is made from the rows as written, by the same
 		// function that reads them back (a read-back was two statements
@@ -184,6 +176,42 @@ func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*contrac
 		return nil, err
 	}
 	return ord, nil
+}
+
+// orderColumns and lineColumns are the columns insertOrder writes, in
+// orderRow's and lineRow's order.
+var (
+	orderColumns = []string{"id", "number", "checkout_session_id", "status", "email", "buyer", "address", "fulfillment_option",
+		"totals", "links", "currency", "total", "payment_provider", "payment_mode", "payment_reference", "payment_status",
+		"refunded", "short_units", "channel", "created_at", "updated_at"}
+	lineColumns = []string{"order_id", "position", "line_id", "variant_id", "name", "images", "quantity", "unit_amount",
+		"base_amount", "discount", "subtotal", "tax", "total", "fulfilled", "restocked", "short_quantity"}
+)
+
+// insertOrder writes an order's row and its lines' (given the order's id
+// here) in tx, a statement each, below gorm (database.Insert): an order is
+// written with every purchase.
+func insertOrder(tx *gorm.DB, r *orderRow, lines []lineRow) error {
+	_, err := database.Insert(tx, "orders", orderColumns, []any{r.ID, r.Number, r.CheckoutSessionID, r.Status, r.Email,
+		r.Buyer, r.Address, r.FulfillmentOption, r.Totals, r.Links, r.Currency, r.Total, r.PaymentProvider, r.PaymentMode,
+		r.PaymentReference, r.PaymentStatus, r.Refunded, r.ShortUnits, r.Channel, r.CreatedAt, r.UpdatedAt})
+	if err != nil {
+		return fmt.Errorf("create order: %w", err)
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	values := make([][]any, len(lines))
+	for i := range lines {
+		l := &lines[i]
+		l.OrderID = r.ID
+		values[i] = []any{l.OrderID, l.Position, l.LineID, l.VariantID, l.Name, l.Images, l.Quantity, l.UnitAmount,
+			l.BaseAmount, l.Discount, l.Subtotal, l.Tax, l.Total, l.Fulfilled, l.Restocked, l.ShortQuantity}
+	}
+	if _, err := database.Insert(tx, "order_lines", lineColumns, values...); err != nil {
+		return fmt.Errorf("create order %s lines: %w", r.ID, err)
+	}
+	return nil
 }
 
 // rows checks what checkout hands over and turns it into rows.

@@ -86,6 +86,11 @@ type chargeRow struct {
 
 func (chargeRow) TableName() string { return "sandbox_charges" }
 
+// chargeColumns are the columns Charge writes, in chargeRow's order: every
+// sandbox payment writes one, below gorm (database.Insert).
+var chargeColumns = []string{"idempotency_key", "request_hash", "reference", "status", "decline_code", "message", "amount",
+	"currency", "refunded", "card_brand", "card_last4", "created_at"}
+
 func (c *chargeRow) result() *Result {
 	return &Result{Status: c.Status, Reference: c.Reference, DeclineCode: c.DeclineCode, Message: c.Message, Simulated: true,
 		CardBrand: c.CardBrand, CardLast4: c.CardLast4}
@@ -131,11 +136,13 @@ func (s *Sandbox) Charge(ctx context.Context, r Request) (*Result, error) {
 		// Insert or read: the key is the primary key, so of racing callers
 		// one inserts and the others (waiting on its lock) insert nothing
 		// and read its row.
-		ins := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
-		if ins.Error != nil {
-			return fmt.Errorf("sandbox charge %s: %w", r.IdempotencyKey, ins.Error)
+		n, err := database.InsertSuffix(tx, "sandbox_charges", chargeColumns, " ON CONFLICT DO NOTHING", []any{row.IdempotencyKey,
+			row.RequestHash, row.Reference, row.Status, row.DeclineCode, row.Message, row.Amount, row.Currency, row.Refunded,
+			row.CardBrand, row.CardLast4, row.CreatedAt})
+		if err != nil {
+			return fmt.Errorf("sandbox charge %s: %w", r.IdempotencyKey, err)
 		}
-		if ins.RowsAffected == 1 {
+		if n == 1 {
 			stored = row // this call's charge: no need to read it back
 			return nil
 		}
