@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -106,25 +107,30 @@ func (c *Catalog) heldExcept(db *gorm.DB, holders []string, ids []string) (map[s
 		holders = []string{""}
 	}
 	args := database.Strings(database.Strings(make([]any, 0, len(ids)+len(holders)+1), ids), holders)
-	rows, err := database.Query(db, "SELECT variant_id, SUM(quantity) FROM stock_holds WHERE variant_id IN ("+database.In(len(ids))+
-		") AND holder NOT IN ("+database.In(len(holders))+") AND expires_at > ? GROUP BY variant_id", append(args, c.now().UTC())...)
+	out, err := counts(database.Query(db, "SELECT variant_id, SUM(quantity) FROM stock_holds WHERE variant_id IN ("+database.In(len(ids))+
+		") AND holder NOT IN ("+database.In(len(holders))+") AND expires_at > ? GROUP BY variant_id", append(args, c.now().UTC())...))
 	if err != nil {
 		return nil, fmt.Errorf("sum stock holds: %w", err)
 	}
+	return out, nil
+}
+
+// counts reads rows of (id, number) into a map, and closes them.
+func counts(rows *sql.Rows, err error) (map[string]int64, error) {
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
-	out := make(map[string]int64, len(ids))
+	out := map[string]int64{}
 	for rows.Next() {
 		var id string
 		var n int64
 		if err := rows.Scan(&id, &n); err != nil {
-			return nil, fmt.Errorf("sum stock holds: %w", err)
+			return nil, err
 		}
 		out[id] = n
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sum stock holds: %w", err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // HoldLine asks to hold Quantity units of a variant.
@@ -474,22 +480,9 @@ func (c *Catalog) AdjustStock(ctx context.Context, tx *gorm.DB, variantID string
 // never wait on each other in a cycle.
 func lockStock(tx *gorm.DB, ids []string) (map[string]int64, error) {
 	ids = slices.Sorted(slices.Values(ids))
-	rows, err := database.Query(tx, "SELECT id, stock FROM variants WHERE id IN ("+database.In(len(ids))+") ORDER BY id"+database.ForUpdate(tx),
-		database.Strings(make([]any, 0, len(ids)), ids)...)
+	onHand, err := counts(database.Query(tx, "SELECT id, stock FROM variants WHERE id IN ("+database.In(len(ids))+") ORDER BY id"+database.ForUpdate(tx),
+		database.Strings(make([]any, 0, len(ids)), ids)...))
 	if err != nil {
-		return nil, fmt.Errorf("lock variants: %w", err)
-	}
-	defer rows.Close()
-	onHand := make(map[string]int64, len(ids))
-	for rows.Next() {
-		var id string
-		var n int64
-		if err := rows.Scan(&id, &n); err != nil {
-			return nil, fmt.Errorf("lock variants: %w", err)
-		}
-		onHand[id] = n
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("lock variants: %w", err)
 	}
 	return onHand, nil

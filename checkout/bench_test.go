@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"testing"
 
+	"gorm.io/gorm"
+
 	"shop/checkout"
+	"shop/database"
 	"shop/database/dbtest"
 )
 
@@ -15,11 +18,7 @@ import (
 // timer, so that the live holds stay few whatever b.N is.
 func BenchmarkComplete(b *testing.B) {
 	ctx := context.Background()
-	db := dbtest.Open(b, "sqlite")
-	p := payingShop(b, db, nil)
-	if err := db.Exec("UPDATE variants SET stock = 1000000").Error; err != nil {
-		b.Fatal(err)
-	}
+	_, p := stockedShop(b, "sqlite")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -42,11 +41,7 @@ func BenchmarkCompleteLines(b *testing.B) {
 		for _, n := range []int{1, 10, 50} {
 			b.Run(fmt.Sprintf("%s/lines=%d", d, n), func(b *testing.B) {
 				ctx := context.Background()
-				db := dbtest.Open(b, d)
-				p := payingShop(b, db, nil)
-				if err := db.Exec("UPDATE variants SET stock = 1000000").Error; err != nil {
-					b.Fatal(err)
-				}
+				db, p := stockedShop(b, d)
 				var ids []string
 				if err := db.Raw("SELECT id FROM variants ORDER BY id LIMIT ?", n).Scan(&ids).Error; err != nil || len(ids) != n {
 					b.Fatalf("%d variants: %v", len(ids), err)
@@ -80,11 +75,7 @@ func BenchmarkCompleteLines(b *testing.B) {
 // with the sandbox, a new buyer each time (BENCHMARKS.md).
 func BenchmarkPurchaseFlow(b *testing.B) {
 	ctx := context.Background()
-	db := dbtest.Open(b, "sqlite")
-	p := payingShop(b, db, nil)
-	if err := db.Exec("UPDATE variants SET stock = 1000000").Error; err != nil {
-		b.Fatal(err)
-	}
+	db, p := stockedShop(b, "sqlite")
 	var ids []string
 	if err := db.Raw("SELECT id FROM variants ORDER BY id LIMIT 3").Scan(&ids).Error; err != nil || len(ids) != 3 {
 		b.Fatalf("%d variants: %v", len(ids), err)
@@ -106,4 +97,16 @@ func BenchmarkPurchaseFlow(b *testing.B) {
 			b.Fatalf("complete: %v %+v", err, s)
 		}
 	}
+}
+
+// stockedShop is the paying demo shop on a new database of engine d, with
+// stock enough for any benchmark.
+func stockedShop(b *testing.B, d database.Dialect) (*gorm.DB, *paying) {
+	b.Helper()
+	db := dbtest.Open(b, d)
+	p := payingShop(b, db, nil)
+	if err := db.Exec("UPDATE variants SET stock = 1000000").Error; err != nil {
+		b.Fatal(err)
+	}
+	return db, p
 }
