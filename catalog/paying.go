@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"shop/database"
 )
 
 // The holds of a checkout session being paid are marked paying
@@ -25,8 +27,7 @@ type PaymentHolds struct {
 // HoldForPayment marks holder's holds as being paid and moves their expiry
 // to until, in tx, the transaction that claims the session for payment.
 func (c *Catalog) HoldForPayment(ctx context.Context, tx *gorm.DB, holder string, until time.Time) error {
-	err := tx.WithContext(ctx).Model(&holdRow{}).Where("holder = ?", holder).
-		Updates(map[string]any{"expires_at": until.UTC(), "paying": true}).Error
+	_, err := database.Exec(tx.WithContext(ctx), "UPDATE stock_holds SET expires_at = ?, paying = ? WHERE holder = ?", until.UTC(), true, holder)
 	if err != nil {
 		return fmt.Errorf("hold stock for payment: %w", err)
 	}

@@ -280,8 +280,7 @@ func (c *Catalog) Release(ctx context.Context, db *gorm.DB, holder string) error
 
 // ExtendHolds moves the expiry of holder's holds, in tx.
 func (c *Catalog) ExtendHolds(ctx context.Context, tx *gorm.DB, holder string, until time.Time) error {
-	err := tx.WithContext(ctx).Model(&holdRow{}).Where("holder = ?", holder).Update("expires_at", until.UTC()).Error
-	if err != nil {
+	if _, err := database.Exec(tx.WithContext(ctx), "UPDATE stock_holds SET expires_at = ? WHERE holder = ?", until.UTC(), holder); err != nil {
 		return fmt.Errorf("extend stock holds: %w", err)
 	}
 	return nil

@@ -79,16 +79,17 @@ func move[S ~string](ctx context.Context, db *gorm.DB, model any, id string, fro
 // payment: the provider's reference and the card's brand and last four
 // digits.
 func (c *Checkout) settleAttempt(ctx context.Context, tx *gorm.DB, attemptID string, to attemptStatus, res *payments.Result) (bool, error) {
-	set := map[string]any{"status": to, "token": "", "updated_at": database.Now(tx)}
+	// Every attempt settles through here: fixed statements, below gorm.
+	q, args := "UPDATE payment_attempts SET status = ?, token = ?, updated_at = ?", []any{to, "", database.Now(tx)}
 	if res != nil {
-		set["reference"], set["decline_code"], set["message"] = res.Reference, res.DeclineCode, res.Message
-		set["card_brand"], set["card_last4"] = res.CardBrand, res.CardLast4
+		q += ", reference = ?, decline_code = ?, message = ?, card_brand = ?, card_last4 = ?"
+		args = append(args, res.Reference, res.DeclineCode, res.Message, res.CardBrand, res.CardLast4)
 	}
-	ok, err := move(ctx, tx, &attemptRow{}, attemptID, []attemptStatus{attemptPending}, set)
+	n, err := database.Exec(tx.WithContext(ctx), q+" WHERE id = ? AND status = ?", append(args, attemptID, attemptPending)...)
 	if err != nil {
 		return false, fmt.Errorf("settle payment attempt %s: %w", attemptID, err)
 	}
-	return ok, nil
+	return n == 1, nil
 }
 
 // orphanAttempt moves a failed attempt to orphaned, recording the charge
