@@ -201,13 +201,12 @@ func handler(t shop.Tool, opts MCPOptions, logger *slog.Logger) mcp.ToolHandler 
 			return errorResult(ctx, logger, t.Name, err, attrs), nil
 		}
 		logger.InfoContext(ctx, "tool call", attrs...)
-		structured, merr := json.Marshal(res.Structured)
-		if merr != nil {
-			return errorResult(ctx, logger, t.Name, fmt.Errorf("marshal result: %w", merr), attrs), nil
-		}
+		// The value itself, which go-sdk encodes with the rest of the
+		// answer: encoded here first, it was compacted once more on the
+		// way (a few KB of a session or a page of products, each call).
 		return &mcp.CallToolResult{
 			Content:           []mcp.Content{&mcp.TextContent{Text: res.Text}},
-			StructuredContent: json.RawMessage(structured),
+			StructuredContent: res.Structured,
 		}, nil
 	}
 }
@@ -217,9 +216,7 @@ func outcome(res *mcp.CallToolResult) string {
 	if res == nil || !res.IsError {
 		return OutcomeOK
 	}
-	var te toolError
-	if raw, ok := res.StructuredContent.(json.RawMessage); ok && json.Unmarshal(raw, &te) == nil &&
-		te.Error.Code != "" && te.Error.Code != shop.Unavailable {
+	if te, ok := res.StructuredContent.(toolError); ok && te.Error.Code != "" && te.Error.Code != shop.Unavailable {
 		return OutcomeRefused
 	}
 	return OutcomeError
@@ -243,11 +240,10 @@ func errorResult(ctx context.Context, logger *slog.Logger, tool string, err erro
 	if te.Error.Param != "" {
 		text = te.Error.Param + ": " + text
 	}
-	structured, _ := json.Marshal(te)
 	return &mcp.CallToolResult{
 		IsError:           true,
 		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
-		StructuredContent: json.RawMessage(structured),
+		StructuredContent: te,
 	}
 }
 
