@@ -1,19 +1,8 @@
 // Command shop runs a merchant's shop as an MCP server: buyers' hosts
-// (ChatGPT, Claude, …) search the catalog and check out through its tools.
-//
-// Usage:
-//
-//	shop [serve] [--addr 127.0.0.1:8000] [--db shop.db|postgres://…] [--config policy.yaml]
-//	shop stdio    [--db …] [--config …]     buyer tools over stdio
-//	shop admin    [--db …] [--config …]     staff tools over stdio (owner role)
-//	shop migrate  [--db …]                  apply migrations, print the schema version
-//	shop catalog import FILE [--db …] [--config …]   the shop's JSON, or a Shopify or WooCommerce product CSV export
-//	shop feed export [--format jsonl|json] [--out FILE] [--db …] [--config …]
-//	shop purchase [--url http://127.0.0.1:8000/mcp] [--items N] [--promo CODE] [--decline] [--json] [--timeout 60s] [--address JSON] [--live]
-//	                                        a whole test-mode purchase against a running shop
-//
-// Secrets come from the environment (STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET,
-// SHOP_ADMIN_TOKENS, SHOP_RECEIPT_KEY, SHOP_SMTP_URL); SHOP_PUBLIC_URL is the shop's base URL.
+// (ChatGPT, Claude, …) search the catalog and check out through its tools,
+// and staff run orders through the admin tools. `shop help` prints every
+// subcommand and flag (usage.txt); secrets come from the environment
+// (README.md, "Commands and configuration").
 package main
 
 import (
