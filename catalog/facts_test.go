@@ -173,6 +173,9 @@ func (o *oracle) check(ctx context.Context, when string) {
 		{Text: "made for", InStockOnly: true},
 		{Text: "cot", MaxPrice: &hi, InStockOnly: true},
 		{Text: "bag", Category: "Travel", MinPrice: &lo},
+		// A word in a category: one range of product_terms_category.
+		{Text: "made", Category: "Home"},
+		{Text: "made", Category: "Kitchen", InStockOnly: true},
 		// A common word and a narrow filter: counted from the filter's side.
 		{Text: "made", MaxPrice: &cheap},
 		{Text: "made", MaxPrice: &cheap, InStockOnly: true},

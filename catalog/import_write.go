@@ -200,7 +200,7 @@ func batchRows(batch []ProductRecord, known map[string]productRow, next *int64, 
 			})
 		}
 		for term, w := range indexTerms(p.Title, p.Category, p.Description, options) {
-			terms = append(terms, termRow{Term: term, ProductID: p.ID, ProductSeq: row.Seq, Weight: w})
+			terms = append(terms, termRow{Term: term, ProductID: p.ID, ProductSeq: row.Seq, Weight: w, CategoryKey: row.CategoryKey})
 		}
 	}
 	return products, variants, terms

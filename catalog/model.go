@@ -37,12 +37,15 @@ func (variantRow) TableName() string { return "variants" }
 // termRow is a row of the search index: a term of a product and its weight.
 // ProductSeq is the product's seq, which searches rank and page by: read from
 // the index (term, product_seq, weight) alone, without the products table.
-// ProductID serves deletes when a product is imported again.
+// ProductID serves deletes when a product is imported again. CategoryKey
+// is the product's (products.category_key), so that a word in a category is
+// one range of the index product_terms_category.
 type termRow struct {
-	Term       string `gorm:"primaryKey"`
-	ProductID  string `gorm:"primaryKey"`
-	ProductSeq int64
-	Weight     int
+	Term        string `gorm:"primaryKey"`
+	ProductID   string `gorm:"primaryKey"`
+	ProductSeq  int64
+	Weight      int
+	CategoryKey string
 }
 
 func (termRow) TableName() string { return "product_terms" }

@@ -67,9 +67,11 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	fingerprint := q.fingerprint(terms)
+	// The fingerprint is taken only for a cursor, read or written.
+	var fingerprint uint64
 	var after *cursor
 	if q.Cursor != "" {
+		fingerprint = q.fingerprint(terms)
 		after, err = decodeCursor(q.Cursor, fingerprint)
 		if err != nil {
 			return nil, err
@@ -106,6 +108,9 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 			return nil, err
 		}
 	case page.NextCursor != "":
+		if after == nil {
+			fingerprint = q.fingerprint(terms)
+		}
 		page.NextCursor = encodeCursor(cursor{V: cursorVersion, Score: last.Score, Seq: last.Seq, Query: fingerprint})
 	}
 	return page, nil

@@ -11,6 +11,19 @@ package catalog
 // termFactsCountSQL writes the count of the products that hold term and
 // that the facts of q admit (factFilterSQL), a scalar expression.
 func (c *Catalog) termFactsCountSQL(s *sqlText, q Query, term string) {
+	if q.Category != "" {
+		// The word's rows in the category are one index range, the
+		// products joined only for the other filters.
+		rest := q.withoutCategory()
+		s.add("(SELECT COUNT(*) FROM product_terms t" + c.indexedBy("product_terms_category"))
+		if rest.filtered() {
+			s.add(" JOIN products p" + c.indexedBy("products_facts") + " ON p.seq = t.product_seq")
+		}
+		s.add(" WHERE t.term = ? AND t.category_key = ?", term, categoryKey(q.Category))
+		rest.factFilterSQL(s)
+		s.add(")")
+		return
+	}
 	byMatch := func(s *sqlText) {
 		s.add("(SELECT COUNT(*) FROM product_terms t JOIN products p"+c.indexedBy("products_facts")+" ON p.seq = t.product_seq WHERE t.term = ?", term)
 		q.factFilterSQL(s)
@@ -78,8 +91,8 @@ func (q Query) factRange() (index, cond string, args []any, complement bool) {
 // wrote, with the count of term's matches it refers to, when it does
 // (MATERIALIZED: counted once, however often it is read, on both engines).
 func (q Query) matchCountCTE(stmt *sqlText, term string) *sqlText {
-	if index, _, _, _ := q.factRange(); index == "" {
-		return stmt
+	if index, _, _, _ := q.factRange(); index == "" || q.Category != "" {
+		return stmt // no count of the word's matches asked (termFactsCountSQL)
 	}
 	s := &sqlText{}
 	s.add("WITH word_matches AS MATERIALIZED (SELECT COUNT(*) AS n FROM product_terms WHERE term = ?) ", term)

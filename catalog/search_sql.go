@@ -28,6 +28,12 @@ func (q Query) variantFiltered() bool {
 	return q.MinPrice != nil || q.MaxPrice != nil || q.InStockOnly
 }
 
+// withoutCategory is q without its category (its other filters).
+func (q Query) withoutCategory() Query {
+	q.Category = ""
+	return q
+}
+
 // filtered reports whether q has filters.
 func (q Query) filtered() bool { return q.Category != "" || q.variantFiltered() }
 
@@ -196,9 +202,26 @@ func (c *Catalog) browseSQL(q Query, after *cursor, now time.Time) *sqlText {
 // its index rows in rank order (product_terms_rank: weight, then seq), the
 // filters joined per row until the page is full, and the total counted
 // apart.
+//
+// With a category the word's rows in it are one range of
+// product_terms_category, in rank order too: the products are joined only
+// for the other filters.
 func (c *Catalog) termPageSQL(q Query, m termMatch, after *cursor, now time.Time) *sqlText {
 	score := fmt.Sprintf("t.weight * %d", m.factor)
+	index := "product_terms_rank"
+	if q.Category != "" {
+		index = "product_terms_category"
+	}
 	join := func(s *sqlText) {
+		if q.Category != "" {
+			rest := q.withoutCategory()
+			if rest.filtered() {
+				s.add(" JOIN products p" + c.indexedBy("products_facts") + " ON p.seq = t.product_seq")
+			}
+			s.add(" WHERE t.term = ? AND t.category_key = ?", m.term, categoryKey(q.Category))
+			rest.filterSQL(s, now)
+			return
+		}
 		if q.filtered() {
 			s.add(" JOIN products p" + c.indexedBy("products_facts") + " ON p.seq = t.product_seq")
 		}
@@ -206,7 +229,7 @@ func (c *Catalog) termPageSQL(q Query, m termMatch, after *cursor, now time.Time
 		q.filterSQL(s, now)
 	}
 	stmt := c.pageSQL(q, now, func(s *sqlText) {
-		s.add("SELECT t.product_seq AS seq, " + score + " AS score FROM product_terms t" + c.indexedBy("product_terms_rank"))
+		s.add("SELECT t.product_seq AS seq, " + score + " AS score FROM product_terms t" + c.indexedBy(index))
 		join(s)
 		if after != nil {
 			s.add(" AND ("+score+" < ? OR ("+score+" = ? AND t.product_seq > ?))", after.Score, after.Score, after.Seq)

@@ -3,6 +3,7 @@ package catalog
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/runes"
 	"golang.org/x/text/transform"
@@ -38,9 +39,12 @@ var stopWords = map[string]bool{
 // Keeping terms to a–z0–9 makes their order the same under every database
 // collation, which the prefix ranges of a search rely on.
 func tokenize(text string) []string {
-	folded, _, err := transform.String(foldAccents(), text)
-	if err != nil {
-		folded = text
+	folded := text
+	if !ascii(text) { // ASCII has no accents to fold
+		var err error
+		if folded, _, err = transform.String(foldAccents(), text); err != nil {
+			folded = text
+		}
 	}
 	folded = strings.ToLower(folded)
 	seen := map[string]bool{}
@@ -61,6 +65,16 @@ func tokenize(text string) []string {
 		}
 	}
 	return terms
+}
+
+// ascii reports whether s is all ASCII.
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func foldAccents() transform.Transformer {

@@ -82,26 +82,30 @@ func (c *Catalog) searchTool(ctx context.Context, args SearchArgs) (*Page, strin
 }
 
 func searchText(query string, page *Page) string {
+	// Written without fmt, as %q and %d would: it is built on every search.
 	var sb strings.Builder
 	what := "products"
 	if query != "" {
-		what = fmt.Sprintf("products for %q", query)
+		what = "products for " + strconv.Quote(query)
 	}
 	if len(page.Products) == 0 {
-		fmt.Fprintf(&sb, "No %s.", what)
-		return sb.String()
+		return "No " + what + "."
 	}
-	fmt.Fprintf(&sb, "%d %s", page.Total, what)
+	sb.Grow(64 + 96*len(page.Products))
+	sb.WriteString(strconv.FormatInt(page.Total, 10))
+	sb.WriteString(" " + what)
 	if int64(len(page.Products)) < page.Total {
-		fmt.Fprintf(&sb, ", showing %d", len(page.Products))
+		sb.WriteString(", showing " + strconv.Itoa(len(page.Products)))
 	}
 	sb.WriteString(":")
 	for _, p := range page.Products {
-		stock := ""
-		if !p.InStock {
-			stock = ", out of stock"
+		for _, part := range [...]string{"\n- ", p.Title, " (", p.Category, ", from ", p.Price.Display} {
+			sb.WriteString(part)
 		}
-		fmt.Fprintf(&sb, "\n- %s (%s, from %s%s) id %s", p.Title, p.Category, p.Price.Display, stock, p.ID)
+		if !p.InStock {
+			sb.WriteString(", out of stock")
+		}
+		sb.WriteString(") id " + p.ID)
 	}
 	if page.NextCursor != "" {
 		sb.WriteString("\nMore: pass next_cursor as cursor.")

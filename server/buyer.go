@@ -36,12 +36,34 @@ func hostSubject(meta map[string]any) string {
 			continue
 		}
 		s, _ := v.(string)
-		if s == "" || len(s) > maxSubjectLen || !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
-			return ""
-		}
-		return s
+		return acceptedSubject(s)
 	}
 	return ""
+}
+
+// rawSubject is hostSubject of a _meta decoded a level deep only, as
+// identify reads it: a value that is not a JSON string names nobody.
+func rawSubject(meta map[string]json.RawMessage) string {
+	for _, k := range subjectKeys {
+		v, ok := meta[k]
+		if !ok {
+			continue
+		}
+		var s string
+		if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &s) != nil {
+			return ""
+		}
+		return acceptedSubject(s)
+	}
+	return ""
+}
+
+// acceptedSubject is s when the shop accepts it as a host's user id, else "".
+func acceptedSubject(s string) string {
+	if s == "" || len(s) > maxSubjectLen || !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
+		return ""
+	}
+	return s
 }
 
 // isMCP reports whether r is for one of the MCP endpoints (/mcp,
@@ -133,18 +155,22 @@ func identify(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		// _meta is decoded a level deep: its values are kept as raw
+		// JSON, and only the host's user id is read of them (hosts and
+		// newer protocol versions send nested objects there, which a
+		// map[string]any would build for nothing).
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 			Params struct {
-				Meta map[string]any `json:"_meta"`
+				Meta map[string]json.RawMessage `json:"_meta"`
 			} `json:"params"`
 		}
 		// A body that is not a JSON-RPC request names nobody; the MCP
 		// server answers it as it should.
 		_ = json.Unmarshal(body, &msg)
 		ctx := context.WithValue(r.Context(), rpcKey{}, rpcRequest{ID: msg.ID, Method: msg.Method})
-		if s := hostSubject(msg.Params.Meta); s != "" {
+		if s := rawSubject(msg.Params.Meta); s != "" {
 			b := shop.BuyerFrom(ctx)
 			b.Subject = s
 			ctx = shop.WithBuyer(ctx, b)
