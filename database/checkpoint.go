@@ -62,6 +62,7 @@ func (cp *checkpointer) run() {
 	defer close(cp.done)
 	tick := time.NewTicker(checkpointEvery)
 	defer tick.Stop()
+	var logged time.Time // the last failure logged: at most one line a minute
 	for {
 		select {
 		case <-cp.stop:
@@ -72,10 +73,11 @@ func (cp *checkpointer) run() {
 		_, err := cp.conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
 		cancel()
 		var lite sqlite3.Error
-		if err != nil && !(errors.As(err, &lite) && lite.Code == sqlite3.ErrBusy) && cp.logger != nil {
+		if err != nil && !(errors.As(err, &lite) && lite.Code == sqlite3.ErrBusy) && cp.logger != nil && time.Since(logged) > time.Minute {
 			// Another checkpoint running is SQLITE_BUSY: the next tick
 			// tries again. Anything else is worth a line, not a stop.
-			cp.logger.Warn("sqlite checkpoint", "err", err)
+			cp.logger.Warn("sqlite checkpoint failed; the next commits past 64 MiB of log checkpoint it themselves", "err", err)
+			logged = time.Now()
 		}
 	}
 }
