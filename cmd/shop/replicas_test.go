@@ -323,7 +323,7 @@ func TestReplicaReconcilersSettleOnce(t *testing.T) {
 	waitPastGrace(t, db, cs.ID)
 	reps := replicas(t, bin, dsn, 2, "--reconcile-grace", reconcileGrace.String())
 	// Both reconcilers are settling the attempt now.
-	waitForLockWaiters(t, db, map[string]int64{"UPDATE counters": 1, `UPDATE "payment_attempts"`: 1})
+	waitForLockWaiters(t, db, map[string]int64{"UPDATE counters": 1, "UPDATE payment_attempts": 1})
 	release()
 
 	got := waitCompleted(t, reps[0], cs.ID)
