@@ -6,6 +6,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"log/slog"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,15 +21,21 @@ import (
 // syncs both files before it returns, while its transaction still has the
 // write turn (tx.go). Measured on the purchase (BenchmarkPurchaseFlow,
 // BENCHMARKS.md) that was 30 % of a flow's time. Here each SQLite pool has
-// a checkpointer with a connection of its own that checkpoints the log
-// every checkpointEvery without blocking anyone (PASSIVE: it copies what no
+// a checkpointer with a connection of its own that checkpoints the log,
+// once it has grown, every checkpointEvery without blocking anyone (PASSIVE: it copies what no
 // reader still needs, while writers go on), and the pool's connections
 // checkpoint by themselves only past fallbackCheckpointPages, should the
 // checkpointer fall that far behind. Durability is SQLite's in WAL mode
 // either way: a commit is in the log when it returns.
 
-// checkpointEvery is how often the checkpointer copies the log back.
-const checkpointEvery = 200 * time.Millisecond
+// checkpointEvery is how often the checkpointer looks at the log, and
+// copies it back once the log file has reached checkpointFrom bytes (a
+// database written to a little, as in the tests, is left to SQLite's
+// checkpoint when it closes: a checkpoint syncs both files).
+const (
+	checkpointEvery = 200 * time.Millisecond
+	checkpointFrom  = 4 << 20 // SQLite's own threshold: 1,000 pages of 4 KiB
+)
 
 // fallbackCheckpointPages is the wal_autocheckpoint of the pool's
 // connections (4 KiB pages: 64 MiB of log).
@@ -39,21 +47,27 @@ const walSizeLimit = 64 << 20
 
 // checkpointer copies a SQLite database's log back into its file.
 type checkpointer struct {
-	conn   *sql.DB
+	conn *sql.DB
+	// wal is the log file's path, "" when the DSN names no file (then
+	// every tick checkpoints).
+	wal    string
 	logger *slog.Logger
 	stop   chan struct{}
 	done   chan struct{}
 	once   sync.Once
 }
 
-// startCheckpoints starts the checkpointer of the SQLite database behind c,
-// on a connection of its own.
-func startCheckpoints(c driver.Connector, logger *slog.Logger) *checkpointer {
+// startCheckpoints starts the checkpointer of the SQLite database at path
+// (a file path, or a file: URI) behind c, on a connection of its own.
+func startCheckpoints(c driver.Connector, path string, logger *slog.Logger) *checkpointer {
 	conn := sql.OpenDB(c)
 	conn.SetMaxOpenConns(1)
 	conn.SetMaxIdleConns(1)
 	conn.SetConnMaxIdleTime(0)
 	cp := &checkpointer{conn: conn, logger: logger, stop: make(chan struct{}), done: make(chan struct{})}
+	if !strings.HasPrefix(path, "file:") && path != ":memory:" {
+		cp.wal = path + "-wal"
+	}
 	go cp.run()
 	return cp
 }
@@ -68,6 +82,9 @@ func (cp *checkpointer) run() {
 		case <-cp.stop:
 			return
 		case <-tick.C:
+		}
+		if fi, err := os.Stat(cp.wal); cp.wal != "" && (err != nil || fi.Size() < checkpointFrom) {
+			continue // no log yet, or a small one
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_, err := cp.conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")

@@ -13,8 +13,9 @@ import (
 
 // TestCheckpointsInBackground: what commits append to SQLite's log reaches
 // the database file without a commit checkpointing it (the pool's
-// connections would only past 64 MiB of log): the checkpointer copies it
-// back within moments, and stops when the database closes.
+// connections would only past 64 MiB of log): once the log passes 4 MiB the
+// checkpointer copies it back within moments, and it stops when the
+// database closes.
 func TestCheckpointsInBackground(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shop.db")
 	ctx := context.Background()
@@ -28,15 +29,15 @@ func TestCheckpointsInBackground(t *testing.T) {
 	}
 	before := fileSize(t, path)
 	body := strings.Repeat("x", 64<<10)
-	for i := range 32 { // 2 MiB in 32 commits, far below the connections' own threshold
+	for i := range 96 { // 6 MiB in 96 commits: past the checkpointer's 4 MiB, far below the connections' 64
 		if err := db.Exec("INSERT INTO blobs (id, body) VALUES (?, ?)", i, body).Error; err != nil {
 			t.Fatal(err)
 		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for fileSize(t, path) < before+2<<20 {
+	for fileSize(t, path) < before+6<<20 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the database file is %d bytes 10 s after 2 MiB were committed (it was %d): nothing checkpointed the log",
+			t.Fatalf("the database file is %d bytes 10 s after 6 MiB were committed (it was %d): nothing checkpointed the log",
 				fileSize(t, path), before)
 		}
 		time.Sleep(50 * time.Millisecond)

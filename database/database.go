@@ -84,7 +84,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 		connector := sqliteConnector{dsn: sqliteDSN(dsn), driver: &sqlite3.SQLiteDriver{}}
 		pool = sql.OpenDB(connector)
 		writers.Store(pool, make(chan struct{}, 1)) // Transact's turns (tx.go)
-		checkpointers.Store(pool, startCheckpoints(connector, opts.Logger))
+		checkpointers.Store(pool, startCheckpoints(connector, dsn, opts.Logger))
 		dialector = sqlite.New(sqlite.Config{Conn: pool})
 	}
 	db, err := gorm.Open(dialector, cfg)
