@@ -22,11 +22,12 @@ import (
 // write turn (tx.go). Measured on the purchase (BenchmarkPurchaseFlow,
 // BENCHMARKS.md) that was 30 % of a flow's time. Here each SQLite pool has
 // a checkpointer with a connection of its own that checkpoints the log,
-// once it has grown, every checkpointEvery without blocking anyone (PASSIVE: it copies what no
-// reader still needs, while writers go on), and the pool's connections
-// checkpoint by themselves only past fallbackCheckpointPages, should the
-// checkpointer fall that far behind. Durability is SQLite's in WAL mode
-// either way: a commit is in the log when it returns.
+// once it has grown, every checkpointEvery without blocking anyone
+// (PASSIVE: it copies what no reader still needs, while writers go on),
+// and the pool's connections checkpoint by themselves only past
+// fallbackCheckpointPages, should the checkpointer fall that far behind.
+// Durability is SQLite's in WAL mode either way: a commit is in the log
+// when it returns.
 
 // checkpointEvery is how often the checkpointer looks at the log, and
 // copies it back once the log file has reached checkpointFrom bytes (a
@@ -83,8 +84,10 @@ func (cp *checkpointer) run() {
 			return
 		case <-tick.C:
 		}
-		if fi, err := os.Stat(cp.wal); cp.wal != "" && (err != nil || fi.Size() < checkpointFrom) {
-			continue // no log yet, or a small one
+		if cp.wal != "" {
+			if fi, err := os.Stat(cp.wal); err != nil || fi.Size() < checkpointFrom {
+				continue // no log yet, or a small one
+			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_, err := cp.conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
