@@ -254,17 +254,11 @@ func (c *Catalog) HoldFor(ctx context.Context, tx *gorm.DB, req HoldRequest) (*H
 
 // insertHolds writes holder's holds of lines, until then, in one statement.
 func insertHolds(tx *gorm.DB, holder string, lines []HoldLine, until time.Time) error {
-	var sql strings.Builder
-	sql.WriteString("INSERT INTO stock_holds (holder, variant_id, quantity, expires_at) VALUES ")
-	args := make([]any, 0, 4*len(lines))
+	rows := make([][]any, len(lines))
 	for i, l := range lines {
-		if i > 0 {
-			sql.WriteString(", ")
-		}
-		sql.WriteString("(?, ?, ?, ?)")
-		args = append(args, holder, l.VariantID, l.Quantity, until)
+		rows[i] = []any{holder, l.VariantID, l.Quantity, until}
 	}
-	if _, err := database.Exec(tx, sql.String(), args...); err != nil {
+	if _, err := database.Insert(tx, "stock_holds", []string{"holder", "variant_id", "quantity", "expires_at"}, rows...); err != nil {
 		return fmt.Errorf("hold stock: %w", err)
 	}
 	return nil
