@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"database/sql"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -64,25 +63,12 @@ func (s *statements) query(ctx context.Context, text string, args []any) (*sql.R
 	return stmt.QueryContext(ctx, args...)
 }
 
-// rebind numbers the placeholders for PostgreSQL. The search's SQL holds
-// no ? other than its placeholders.
+// rebind numbers the placeholders for PostgreSQL (database.Numbered).
 func (s *statements) rebind(text string) string {
-	if !s.pg || !strings.Contains(text, "?") {
+	if !s.pg {
 		return text
 	}
-	var sb strings.Builder
-	n := 0
-	for {
-		i := strings.IndexByte(text, '?')
-		if i < 0 {
-			sb.WriteString(text)
-			return sb.String()
-		}
-		n++
-		sb.WriteString(text[:i])
-		sb.WriteString("$" + strconv.Itoa(n))
-		text = text[i+1:]
-	}
+	return database.Numbered(text)
 }
 
 // sqlText is a statement being written and its arguments, in order.

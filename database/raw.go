@@ -116,10 +116,19 @@ var (
 
 const maxRebound = 4096
 
-// rebind numbers text's placeholders $1, $2, … on PostgreSQL. The texts
-// hold no ? other than placeholders.
+// rebind numbers text's placeholders for PostgreSQL (Numbered); SQLite
+// takes them as they are.
 func rebind(db *gorm.DB, text string) string {
-	if DialectOfDB(db) != Postgres || !strings.Contains(text, "?") {
+	if DialectOfDB(db) != Postgres {
+		return text
+	}
+	return Numbered(text)
+}
+
+// Numbered is text with its placeholders numbered $1, $2, … as PostgreSQL
+// takes them. The texts hold no ? other than placeholders.
+func Numbered(text string) string {
+	if !strings.Contains(text, "?") {
 		return text
 	}
 	if pg, ok := rebound.Load(text); ok {
