@@ -3,6 +3,9 @@ package checkout
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"gorm.io/gorm"
 
@@ -62,12 +65,29 @@ const (
 // table with id takes set (its new status among it) only when its status is
 // one of from. It reports whether the row moved: false when it was not in
 // one of from (someone else moved it first, or it has no such row).
-func move[S ~string](ctx context.Context, db *gorm.DB, model any, id string, from []S, set map[string]any) (bool, error) {
-	res := db.WithContext(ctx).Model(model).Where("id = ? AND status IN ?", id, from).Updates(set)
-	if res.Error != nil {
-		return false, res.Error
+// It is one fixed statement below gorm (database.Exec), its columns in
+// order, so that each transition's text is the same every time.
+func move[S ~string](ctx context.Context, db *gorm.DB, model interface{ TableName() string }, id string, from []S, set map[string]any) (bool, error) {
+	var sql strings.Builder
+	sql.WriteString("UPDATE " + model.TableName() + " SET ")
+	args := make([]any, 0, len(set)+1+len(from))
+	for i, col := range slices.Sorted(maps.Keys(set)) {
+		if i > 0 {
+			sql.WriteString(", ")
+		}
+		sql.WriteString(col + " = ?")
+		args = append(args, set[col])
 	}
-	return res.RowsAffected == 1, nil
+	sql.WriteString(" WHERE id = ? AND status IN (" + database.In(len(from)) + ")")
+	args = append(args, id)
+	for _, f := range from {
+		args = append(args, f)
+	}
+	n, err := database.Exec(db.WithContext(ctx), sql.String(), args...)
+	if err != nil {
+		return false, err
+	}
+	return n == 1, nil
 }
 
 // settleAttempt moves a pending attempt to its outcome (succeeded,
@@ -79,17 +99,16 @@ func move[S ~string](ctx context.Context, db *gorm.DB, model any, id string, fro
 // payment: the provider's reference and the card's brand and last four
 // digits.
 func (c *Checkout) settleAttempt(ctx context.Context, tx *gorm.DB, attemptID string, to attemptStatus, res *payments.Result) (bool, error) {
-	// Every attempt settles through here: fixed statements, below gorm.
-	q, args := "UPDATE payment_attempts SET status = ?, token = ?, updated_at = ?", []any{to, "", database.Now(tx)}
+	set := map[string]any{"status": to, "token": "", "updated_at": database.Now(tx)}
 	if res != nil {
-		q += ", reference = ?, decline_code = ?, message = ?, card_brand = ?, card_last4 = ?"
-		args = append(args, res.Reference, res.DeclineCode, res.Message, res.CardBrand, res.CardLast4)
+		set["reference"], set["decline_code"], set["message"] = res.Reference, res.DeclineCode, res.Message
+		set["card_brand"], set["card_last4"] = res.CardBrand, res.CardLast4
 	}
-	n, err := database.Exec(tx.WithContext(ctx), q+" WHERE id = ? AND status = ?", append(args, attemptID, attemptPending)...)
+	ok, err := move(ctx, tx, &attemptRow{}, attemptID, []attemptStatus{attemptPending}, set)
 	if err != nil {
 		return false, fmt.Errorf("settle payment attempt %s: %w", attemptID, err)
 	}
-	return n == 1, nil
+	return ok, nil
 }
 
 // orphanAttempt moves a failed attempt to orphaned, recording the charge
