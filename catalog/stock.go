@@ -56,9 +56,12 @@ func (c *Catalog) Items(ctx context.Context, db *gorm.DB, holder string, ids []s
 // everyone but holders.
 func (c *Catalog) ItemsFor(ctx context.Context, db *gorm.DB, holders []string, ids []string) (map[string]Item, error) {
 	db = c.conn(ctx, db)
-	rows, err := database.Query(db, "SELECT v.id, v.product_id, v.title, v.image, v.price, v.stock, p.title, p.images"+
-		" FROM variants v JOIN products p ON p.id = v.product_id WHERE v.id IN ("+database.In(len(ids))+") AND v.removed = ?",
-		append(database.Strings(make([]any, 0, len(ids)+1), ids), false)...)
+	// The holds come with their variants, summed by a subquery per row: one
+	// statement instead of a second one grouping the holds.
+	args := heldArgs(make([]any, 0, len(ids)+len(holders)+3), holders, c.now())
+	args = append(database.Strings(args, ids), false)
+	rows, err := database.Query(db, "SELECT v.id, v.product_id, v.title, v.image, v.price, v.stock, p.title, p.images, "+heldSumSQL(len(holders))+
+		" FROM variants v JOIN products p ON p.id = v.product_id WHERE v.id IN ("+database.In(len(ids))+") AND v.removed = ?", args...)
 	if err != nil {
 		return nil, fmt.Errorf("look up variants: %w", err)
 	}
@@ -67,7 +70,8 @@ func (c *Catalog) ItemsFor(ctx context.Context, db *gorm.DB, holders []string, i
 	for rows.Next() {
 		var it Item
 		var title, image, productTitle, productImages string
-		if err := rows.Scan(&it.VariantID, &it.ProductID, &title, &image, &it.Price, &it.OnHand, &productTitle, &productImages); err != nil {
+		var held int64
+		if err := rows.Scan(&it.VariantID, &it.ProductID, &title, &image, &it.Price, &it.OnHand, &productTitle, &productImages, &held); err != nil {
 			return nil, fmt.Errorf("look up variants: %w", err)
 		}
 		it.Name = productTitle
@@ -78,21 +82,35 @@ func (c *Catalog) ItemsFor(ctx context.Context, db *gorm.DB, holders []string, i
 		if image != "" {
 			it.Images = append([]string{c.imageURL(image)}, it.Images...)
 		}
+		it.Available = max(0, it.OnHand-held)
 		items[it.VariantID] = it
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("look up variants: %w", err)
 	}
-	rows.Close()
-	held, err := c.heldExcept(db, holders, ids)
-	if err != nil {
-		return nil, err
-	}
-	for id, it := range items {
-		it.Available = max(0, it.OnHand-held[id])
-		items[id] = it
-	}
 	return items, nil
+}
+
+// heldSumSQL is a column of the live holds on variant v of everyone but
+// the given number of holders (at least one placeholder: see
+// exceptHolders); its arguments are heldArgs'.
+func heldSumSQL(holders int) string {
+	return "COALESCE((SELECT SUM(h.quantity) FROM stock_holds h WHERE h.variant_id = v.id AND h.holder NOT IN (" +
+		database.In(max(holders, 1)) + ") AND h.expires_at > ?), 0)"
+}
+
+// exceptHolders is the list of holders a hold sum leaves out: never
+// empty, as NOT IN () is not SQL.
+func exceptHolders(holders []string) []string {
+	if len(holders) == 0 {
+		return []string{""}
+	}
+	return holders
+}
+
+// heldArgs appends heldSumSQL's arguments to args: the holders, then now.
+func heldArgs(args []any, holders []string, now time.Time) []any {
+	return append(database.Strings(args, exceptHolders(holders)), now.UTC())
 }
 
 // held sums the live holds on the given variants of everyone but holder.
@@ -103,9 +121,7 @@ func (c *Catalog) held(db *gorm.DB, holder string, ids []string) (map[string]int
 // heldExcept sums the live holds on the given variants of everyone but
 // the given holders.
 func (c *Catalog) heldExcept(db *gorm.DB, holders []string, ids []string) (map[string]int64, error) {
-	if len(holders) == 0 {
-		holders = []string{""}
-	}
+	holders = exceptHolders(holders)
 	args := database.Strings(database.Strings(make([]any, 0, len(ids)+len(holders)+1), ids), holders)
 	out, err := counts(database.Query(db, "SELECT variant_id, SUM(quantity) FROM stock_holds WHERE variant_id IN ("+database.In(len(ids))+
 		") AND holder NOT IN ("+database.In(len(holders))+") AND expires_at > ? GROUP BY variant_id", append(args, c.now().UTC())...))
@@ -206,15 +222,10 @@ func (c *Catalog) HoldFor(ctx context.Context, tx *gorm.DB, req HoldRequest) (*H
 	for i, l := range req.Lines {
 		ids[i] = l.VariantID
 	}
-	slices.Sort(ids)
-	onHand, err := lockStock(tx, ids)
+	giving := append(slices.Clone(req.Release), req.Yield...)
+	onHand, held, err := c.lockStockHeld(tx, ids, append([]string{req.Holder}, giving...))
 	if err != nil {
 		return nil, fmt.Errorf("hold stock: %w", err)
-	}
-	giving := append(slices.Clone(req.Release), req.Yield...)
-	held, err := c.heldExcept(tx, append([]string{req.Holder}, giving...), ids)
-	if err != nil {
-		return nil, err
 	}
 	res := &HoldResult{}
 	for _, l := range req.Lines {
@@ -465,6 +476,45 @@ func (c *Catalog) AdjustStock(ctx context.Context, tx *gorm.DB, variantID string
 			adj.After, adj.Paying.Units, adj.Paying.Sessions, adj.Before, min(adj.Before, adj.Paying.Units))
 	}
 	return adj, nil
+}
+
+// lockStockHeld is lockStock and, beside each variant's stock, the live
+// holds on it of everyone but the given holders (heldExcept). On SQLite it
+// is one statement: the transaction has held the write lock since it began,
+// so nothing changes between the two. On PostgreSQL the sum must be read
+// after the rows are locked, in a statement of its own: a statement reads
+// the holds as they were when it started, and FOR UPDATE may have waited
+// since for a transaction that added some (TestHoldsLastUnits oversells
+// otherwise).
+func (c *Catalog) lockStockHeld(tx *gorm.DB, ids, except []string) (onHand, held map[string]int64, err error) {
+	ids = slices.Sorted(slices.Values(ids))
+	if database.DialectOfDB(tx) == database.Postgres {
+		if onHand, err = lockStock(tx, ids); err != nil {
+			return nil, nil, err
+		}
+		held, err = c.heldExcept(tx, except, ids)
+		return onHand, held, err
+	}
+	args := database.Strings(heldArgs(make([]any, 0, len(ids)+len(except)+1), except, c.now()), ids)
+	rows, err := database.Query(tx, "SELECT v.id, v.stock, "+heldSumSQL(len(except))+" FROM variants v WHERE v.id IN ("+
+		database.In(len(ids))+") ORDER BY v.id", args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("lock variants: %w", err)
+	}
+	defer rows.Close()
+	onHand, held = make(map[string]int64, len(ids)), make(map[string]int64, len(ids))
+	for rows.Next() {
+		var id string
+		var stock, n int64
+		if err := rows.Scan(&id, &stock, &n); err != nil {
+			return nil, nil, fmt.Errorf("lock variants: %w", err)
+		}
+		onHand[id], held[id] = stock, n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("lock variants: %w", err)
+	}
+	return onHand, held, nil
 }
 
 // lockStock reads the stock on hand of the variants with the given ids,
