@@ -52,16 +52,19 @@ type sessionRow struct {
 	// (shop.ChannelFrom of Create's ctx); its order keeps it.
 	Channel string
 
-	// was is the status the row was read with (AfterFind), for
-	// Options.SessionMoved.
-	was Status
+	// was is the indexed columns as the database holds them at Version
+	// (known: read, inserted or saved), for save to leave out those that
+	// did not change and Options.SessionMoved to tell where the row came
+	// from.
+	was   indexed
+	known bool
 }
 
 func (sessionRow) TableName() string { return "checkout_sessions" }
 
-// AfterFind keeps the status the row was read with.
+// AfterFind keeps the indexed columns the row was read with.
 func (r *sessionRow) AfterFind(*gorm.DB) error {
-	r.was = r.Status
+	r.stored()
 	return nil
 }
 
