@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -78,6 +79,22 @@ func (c *Checkout) noteMove(tx *gorm.DB, from, to Status, n int64) {
 		from = "new"
 	}
 	database.AfterCommit(tx, func() { c.moved(string(from), string(to), n) })
+}
+
+// statusIn is the condition that a session's status is one of ss, with the
+// statuses written out as literals: a partial index of checkout_sessions
+// (migration 00021) serves a query only when the query names the index's
+// statuses as the index does, in the same order; neither SQLite nor a
+// generic PostgreSQL plan matches a bound parameter against them.
+func statusIn(ss ...Status) string {
+	if len(ss) == 1 {
+		return "status = '" + string(ss[0]) + "'"
+	}
+	quoted := make([]string, len(ss))
+	for i, s := range ss {
+		quoted[i] = "'" + string(s) + "'"
+	}
+	return "status IN (" + strings.Join(quoted, ", ") + ")"
 }
 
 // state is what the buyer asked for, decoded from a row.
