@@ -221,7 +221,7 @@ func lockVariants(tx *gorm.DB, products, variants []string) (map[string]int64, e
 		Units     int64
 	}
 	err = tx.Model(&holdRow{}).Select("variant_id, SUM(quantity) AS units").
-		Where("variant_id IN ? AND paying = ?", variants, true).Group("variant_id").Scan(&sums).Error
+		Where(payingOf, variants).Group("variant_id").Scan(&sums).Error
 	if err != nil {
 		return nil, fmt.Errorf("sum stock held for payment: %w", err)
 	}

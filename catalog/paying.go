@@ -34,6 +34,12 @@ func (c *Catalog) HoldForPayment(ctx context.Context, tx *gorm.DB, holder string
 	return nil
 }
 
+// payingOf is the condition of the holds being paid on a list of variants
+// (its argument), written as the condition of the partial index
+// stock_holds_paying (migration 00021): a bound value would miss it, and
+// SQLite takes the index, over stock_holds_variant, for paying = TRUE.
+const payingOf = "variant_id IN ? AND paying = TRUE"
+
 // PayingHolds sums the holds being paid on the given variants, by variant
 // id; a variant without any is not in the map. Holds being paid count
 // whatever their expiry: they last until the payment settles. db is the
@@ -45,7 +51,7 @@ func (c *Catalog) PayingHolds(ctx context.Context, db *gorm.DB, ids []string) (m
 	}
 	err := c.conn(ctx, db).Model(&holdRow{}).
 		Select("variant_id, SUM(quantity) AS units, COUNT(DISTINCT holder) AS sessions").
-		Where("variant_id IN ? AND paying = ?", ids, true).Group("variant_id").Scan(&sums).Error
+		Where(payingOf, ids).Group("variant_id").Scan(&sums).Error
 	if err != nil {
 		return nil, fmt.Errorf("sum stock held for payment: %w", err)
 	}

@@ -105,13 +105,13 @@ func (c *Checkout) buyerSessions(ctx context.Context, tx *gorm.DB, row *sessionR
 			return nil, fmt.Errorf("lock buyer: %w", err)
 		}
 		var err error
-		ids, err = sessionIDs(tx, "buyer_key = ? AND status IN (?, ?) AND id <> ? ORDER BY id", b.key, Ready, InProgress, row.ID)
+		ids, err = sessionIDs(tx, buyerHolding+" ORDER BY id", b.key, row.ID)
 		if err != nil {
 			return nil, fmt.Errorf("buyer's sessions: %w", err)
 		}
 	}
 	if email != "" {
-		cond, args := "buyer_email = ? AND status = ? AND id <> ?", []any{email, Ready, row.ID}
+		cond, args := emailReady, []any{email, row.ID}
 		if b.key != "" {
 			cond, args = cond+" AND buyer_key <> ?", append(args, b.key) // read above
 		}
@@ -413,6 +413,14 @@ func (c *Checkout) gaveWay(ctx context.Context, tx *gorm.DB, b *buyerSessions, l
 	}
 	return nil
 }
+
+// The conditions that read a buyer's other sessions (arguments: the buyer's
+// key or email, the session being priced), which the partial indexes
+// checkout_sessions_buyer and checkout_sessions_buyer_email serve.
+var (
+	buyerHolding = "buyer_key = ? AND " + statusIn(Ready, InProgress) + " AND id <> ?"
+	emailReady   = "buyer_email = ? AND " + statusIn(Ready) + " AND id <> ?"
+)
 
 // sessionIDs reads the ids of the sessions matching where (with args), in tx.
 func sessionIDs(tx *gorm.DB, where string, args ...any) ([]string, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -56,7 +57,7 @@ func readRow(db *gorm.DB, id string) (*sessionRow, error) {
 			return nil, fmt.Errorf("session %s: column %s: %w", id, c.name, err)
 		}
 	}
-	r.was = r.Status
+	r.stored()
 	return &r, rows.Close()
 }
 
@@ -66,8 +67,95 @@ func insertRow(tx *gorm.DB, r *sessionRow) error {
 	_, err := database.Insert(tx, "checkout_sessions", sessionFields, []any{r.ID, r.Status, r.Version, r.Currency,
 		jsonColumn(r.Items), jsonColumn(r.Buyer), jsonColumn(r.Address), r.OptionID, r.PromoCode, jsonColumn(r.Metadata),
 		marshal(r.Priced), r.Total, r.OrderID, r.ExpiresAt, r.CreatedAt, r.UpdatedAt, r.BuyerKey, r.BuyerEmail, r.Channel})
-	return err
+	if err != nil {
+		return err
+	}
+	r.stored()
+	return nil
 }
 
 // isNotFound reports whether err is readRow's for a missing session.
 func isNotFound(err error) bool { return errors.Is(err, gorm.ErrRecordNotFound) }
+
+// indexed are the columns of a session that its indexes hold besides its
+// id and buyer key, which never change.
+type indexed struct {
+	status               Status
+	expiresAt, updatedAt time.Time
+	buyerEmail           string
+}
+
+// indexed is the row's indexed columns as they are in memory.
+func (r *sessionRow) indexed() indexed {
+	return indexed{status: r.Status, expiresAt: r.ExpiresAt, updatedAt: r.UpdatedAt, buyerEmail: r.BuyerEmail}
+}
+
+// stored records the row's indexed columns as the database holds them at
+// r.Version: after a read, an insert or a save.
+func (r *sessionRow) stored() {
+	r.was, r.known = r.indexed(), true
+}
+
+// The indexed columns save may leave out, as bits of saveSQL's index.
+const (
+	setStatus = 1 << iota
+	setExpiresAt
+	setUpdatedAt
+	setBuyerEmail
+)
+
+// saveSQL holds save's statements, by the indexed columns they set:
+// SQLite rewrites the entries of every index that holds a column of the
+// SET list, changed or not, so a save sets only the indexed columns that
+// changed. There are 16 texts, each prepared once per connection.
+var saveSQL [16]string
+
+func init() {
+	for set := range saveSQL {
+		cols := "version = ?, items = ?, buyer = ?, address = ?, option_id = ?, promo_code = ?, metadata = ?, priced = ?, total = ?, order_id = ?"
+		for _, c := range []struct {
+			bit  int
+			name string
+		}{{setStatus, "status"}, {setExpiresAt, "expires_at"}, {setUpdatedAt, "updated_at"}, {setBuyerEmail, "buyer_email"}} {
+			if set&c.bit != 0 {
+				cols += ", " + c.name + " = ?"
+			}
+		}
+		saveSQL[set] = "UPDATE checkout_sessions SET " + cols + " WHERE id = ? AND version = ?"
+	}
+}
+
+// save writes row over the version it was read at: every column a change
+// may write, but of the indexed ones only those that differ from what the
+// row was read with (all of them for a row not read from the database).
+func (c *Checkout) save(tx *gorm.DB, row *sessionRow) error {
+	prev := row.Version
+	row.Version = prev + 1
+	args := make([]any, 0, 16)
+	args = append(args, row.Version, jsonColumn(row.Items), jsonColumn(row.Buyer), jsonColumn(row.Address),
+		row.OptionID, row.PromoCode, jsonColumn(row.Metadata), marshal(row.Priced), row.Total, row.OrderID)
+	set, was := 0, row.was
+	if !row.known || row.Status != was.status {
+		set, args = set|setStatus, append(args, row.Status)
+	}
+	if !row.known || !row.ExpiresAt.Equal(was.expiresAt) {
+		set, args = set|setExpiresAt, append(args, row.ExpiresAt)
+	}
+	if !row.known || !row.UpdatedAt.Equal(was.updatedAt) {
+		set, args = set|setUpdatedAt, append(args, row.UpdatedAt)
+	}
+	if !row.known || row.BuyerEmail != was.buyerEmail {
+		set, args = set|setBuyerEmail, append(args, row.BuyerEmail)
+	}
+	n, err := database.Exec(tx, saveSQL[set], append(args, row.ID, prev)...)
+	if err != nil {
+		return fmt.Errorf("save session %s: %w", row.ID, err)
+	}
+	if n == 0 {
+		row.Version = prev
+		return errConflict
+	}
+	c.noteMove(tx, was.status, row.Status, 1)
+	row.stored()
+	return nil
+}

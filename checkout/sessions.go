@@ -220,31 +220,6 @@ func (c *Checkout) writable(row *sessionRow) error {
 	return nil
 }
 
-// save writes row over the version it was read at.
-func (c *Checkout) save(tx *gorm.DB, row *sessionRow) error {
-	prev := row.Version
-	row.Version = prev + 1
-	// One fixed statement (prepared once per connection, database.Open),
-	// its JSON columns encoded as gorm's serializer writes them.
-	n, err := database.Exec(tx, saveSQL, row.Status, row.Version, jsonColumn(row.Items), jsonColumn(row.Buyer), jsonColumn(row.Address),
-		row.OptionID, row.PromoCode, jsonColumn(row.Metadata), marshal(row.Priced), row.Total, row.OrderID,
-		row.ExpiresAt, row.UpdatedAt, row.BuyerEmail, row.ID, prev)
-	if err != nil {
-		return fmt.Errorf("save session %s: %w", row.ID, err)
-	}
-	if n == 0 {
-		row.Version = prev
-		return errConflict
-	}
-	c.noteMove(tx, row.was, row.Status, 1)
-	row.was = row.Status
-	return nil
-}
-
-// saveSQL is save's statement: the columns a session's changes write.
-const saveSQL = `UPDATE checkout_sessions SET status = ?, version = ?, items = ?, buyer = ?, address = ?, option_id = ?, promo_code = ?,
- metadata = ?, priced = ?, total = ?, order_id = ?, expires_at = ?, updated_at = ?, buyer_email = ? WHERE id = ? AND version = ?`
-
 // jsonColumn is a NOT NULL JSON column's value as sessionRow's gorm
 // serializer writes it: the JSON, or "" for an absent value (null).
 func jsonColumn(v any) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -52,16 +53,19 @@ type sessionRow struct {
 	// (shop.ChannelFrom of Create's ctx); its order keeps it.
 	Channel string
 
-	// was is the status the row was read with (AfterFind), for
-	// Options.SessionMoved.
-	was Status
+	// was is the indexed columns as the database holds them at Version
+	// (known: read, inserted or saved), for save to leave out those that
+	// did not change and Options.SessionMoved to tell where the row came
+	// from.
+	was   indexed
+	known bool
 }
 
 func (sessionRow) TableName() string { return "checkout_sessions" }
 
-// AfterFind keeps the status the row was read with.
+// AfterFind keeps the indexed columns the row was read with.
 func (r *sessionRow) AfterFind(*gorm.DB) error {
-	r.was = r.Status
+	r.stored()
 	return nil
 }
 
@@ -75,6 +79,22 @@ func (c *Checkout) noteMove(tx *gorm.DB, from, to Status, n int64) {
 		from = "new"
 	}
 	database.AfterCommit(tx, func() { c.moved(string(from), string(to), n) })
+}
+
+// statusIn is the condition that a session's status is one of ss, with the
+// statuses written out as literals: a partial index of checkout_sessions
+// (migration 00021) serves a query only when the query names the index's
+// statuses as the index does, in the same order; neither SQLite nor a
+// generic PostgreSQL plan matches a bound parameter against them.
+func statusIn(ss ...Status) string {
+	if len(ss) == 1 {
+		return "status = '" + string(ss[0]) + "'"
+	}
+	quoted := make([]string, len(ss))
+	for i, s := range ss {
+		quoted[i] = "'" + string(s) + "'"
+	}
+	return "status IN (" + strings.Join(quoted, ", ") + ")"
 }
 
 // state is what the buyer asked for, decoded from a row.
