@@ -159,7 +159,36 @@ func writeBatch(tx *gorm.DB, batch []ProductRecord, next *int64, now time.Time, 
 	if err := refreshFacts(tx, append(ids, left...)); err != nil {
 		return err
 	}
-	return tx.CreateInBatches(terms, 5000).Error
+	if err := withFacts(tx, ids, terms); err != nil {
+		return err
+	}
+	// 4,000 rows of 7 columns stay below SQLite's 32,766 variables.
+	return tx.CreateInBatches(terms, 4000).Error
+}
+
+// withFacts fills in the facts that the search index rows terms carry,
+// read from their products (ids), whose facts were just rewritten.
+func withFacts(tx *gorm.DB, ids []string, terms []termRow) error {
+	var facts []struct {
+		ID                        string
+		MinPrice, MinStockedPrice *int64
+	}
+	if err := tx.Model(&productRow{}).Select("id", "min_price", "min_stocked_price").Where("id IN ?", ids).Scan(&facts).Error; err != nil {
+		return fmt.Errorf("read product facts: %w", err)
+	}
+	byID := make(map[string]int, len(facts))
+	for i, f := range facts {
+		byID[f.ID] = i
+	}
+	for i := range terms {
+		j, ok := byID[terms[i].ProductID]
+		if !ok {
+			return fmt.Errorf("read product facts: no product %q", terms[i].ProductID)
+		}
+		f := facts[j]
+		terms[i].MinPrice, terms[i].MinStockedPrice = f.MinPrice, f.MinStockedPrice
+	}
+	return nil
 }
 
 // batchRows are the rows of a batch of products: products keep the seq
