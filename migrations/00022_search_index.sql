@@ -5,6 +5,12 @@
 -- min_stocked_price), instead of a probe of products_facts for every match
 -- of the word. The catalog rewrites them with the products' facts
 -- (catalog/facts.go), in the same transaction.
+--
+-- term_postings holds each term's rows of product_terms in one text,
+-- "seq:weight,…" in seq order, so that several words without filters are
+-- intersected by a merge of their postings (catalog/postings.go) instead of
+-- an index seek per product of the rarest word. The import rewrites the
+-- postings of the terms whose rows it changes, in its transaction.
 
 -- +goose Up
 ALTER TABLE product_terms ADD COLUMN min_price BIGINT;
@@ -14,8 +20,16 @@ FROM products p WHERE p.id = product_terms.product_id;
 CREATE INDEX product_terms_priced ON product_terms (term, min_price);
 CREATE INDEX product_terms_stocked ON product_terms (term, min_stocked_price);
 ANALYZE product_terms;
+CREATE TABLE term_postings (
+    term     TEXT NOT NULL PRIMARY KEY,
+    postings TEXT NOT NULL
+);
+INSERT INTO term_postings (term, postings)
+SELECT term, string_agg(CAST(product_seq AS TEXT) || ':' || CAST(weight AS TEXT), ',' ORDER BY product_seq)
+FROM product_terms GROUP BY term;
 
 -- +goose Down
+DROP TABLE term_postings;
 DROP INDEX product_terms_stocked;
 DROP INDEX product_terms_priced;
 ALTER TABLE product_terms DROP COLUMN min_stocked_price;
