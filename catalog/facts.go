@@ -45,11 +45,15 @@ WHERE id IN ?`
 
 // termFactsSQL copies the facts that the search index carries from the
 // products whose ids follow to their rows in product_terms, where they
-// differ (a sale that leaves a cheaper variant in stock changes none).
-const termFactsSQL = `UPDATE product_terms SET min_price = p.min_price, min_stocked_price = p.min_stocked_price
-FROM products p
-WHERE p.id = product_terms.product_id AND product_terms.product_id IN ?
-    AND (product_terms.min_price IS DISTINCT FROM p.min_price OR product_terms.min_stocked_price IS DISTINCT FROM p.min_stocked_price)`
+// differ (a sale that leaves a cheaper variant in stock changes none): one
+// statement per fact, so that a change of stock alone, the usual one,
+// rewrites the index on min_stocked_price and leaves the one on min_price.
+var termFactsSQL = [...]string{
+	`UPDATE product_terms SET min_stocked_price = p.min_stocked_price FROM products p
+WHERE p.id = product_terms.product_id AND product_terms.product_id IN ? AND product_terms.min_stocked_price IS DISTINCT FROM p.min_stocked_price`,
+	`UPDATE product_terms SET min_price = p.min_price FROM products p
+WHERE p.id = product_terms.product_id AND product_terms.product_id IN ? AND product_terms.min_price IS DISTINCT FROM p.min_price`,
+}
 
 // refreshFacts rewrites the facts of the products with the given ids, and
 // those their search index rows carry, in tx, after locking the products'
@@ -68,8 +72,10 @@ func refreshFacts(tx *gorm.DB, productIDs []string) error {
 	if err := tx.Exec(factsSQL, ids).Error; err != nil {
 		return fmt.Errorf("product facts: %w", err)
 	}
-	if err := tx.Exec(termFactsSQL, ids).Error; err != nil {
-		return fmt.Errorf("product facts in the search index: %w", err)
+	for _, stmt := range termFactsSQL {
+		if err := tx.Exec(stmt, ids).Error; err != nil {
+			return fmt.Errorf("product facts in the search index: %w", err)
+		}
 	}
 	return nil
 }
