@@ -18,8 +18,9 @@ import (
 // variant's last unit (Take), a restock, an adjustment to or from zero.
 //
 // The search index carries the lowest price and the lowest price in stock
-// of its product on every row (migration 00022), so that a word's total
-// under those filters is an index range count: refreshFacts rewrites them
+// of its product on every row and in its index product_terms_seq
+// (migration 00022), so that a word's total under those filters is counted
+// in the word's range of that index: refreshFacts rewrites them
 // too, on the rows of the products whose facts it changed.
 //
 // Holds are not among the facts: they expire with no write to mark it. A
@@ -45,15 +46,11 @@ WHERE id IN ?`
 
 // termFactsSQL copies the facts that the search index carries from the
 // products whose ids follow to their rows in product_terms, where they
-// differ (a sale that leaves a cheaper variant in stock changes none): one
-// statement per fact, so that a change of stock alone, the usual one,
-// rewrites the index on min_stocked_price and leaves the one on min_price.
-var termFactsSQL = [...]string{
-	`UPDATE product_terms SET min_stocked_price = p.min_stocked_price FROM products p
-WHERE p.id = product_terms.product_id AND product_terms.product_id IN ? AND product_terms.min_stocked_price IS DISTINCT FROM p.min_stocked_price`,
-	`UPDATE product_terms SET min_price = p.min_price FROM products p
-WHERE p.id = product_terms.product_id AND product_terms.product_id IN ? AND product_terms.min_price IS DISTINCT FROM p.min_price`,
-}
+// differ (a sale that leaves a cheaper variant in stock changes none).
+const termFactsSQL = `UPDATE product_terms SET min_price = p.min_price, min_stocked_price = p.min_stocked_price
+FROM products p
+WHERE p.id = product_terms.product_id AND product_terms.product_id IN ?
+    AND (product_terms.min_price IS DISTINCT FROM p.min_price OR product_terms.min_stocked_price IS DISTINCT FROM p.min_stocked_price)`
 
 // refreshFacts rewrites the facts of the products with the given ids, and
 // those their search index rows carry, in tx, after locking the products'
@@ -72,10 +69,8 @@ func refreshFacts(tx *gorm.DB, productIDs []string) error {
 	if err := tx.Exec(factsSQL, ids).Error; err != nil {
 		return fmt.Errorf("product facts: %w", err)
 	}
-	for _, stmt := range termFactsSQL {
-		if err := tx.Exec(stmt, ids).Error; err != nil {
-			return fmt.Errorf("product facts in the search index: %w", err)
-		}
+	if err := tx.Exec(termFactsSQL, ids).Error; err != nil {
+		return fmt.Errorf("product facts in the search index: %w", err)
 	}
 	return nil
 }

@@ -41,8 +41,8 @@ func (variantRow) TableName() string { return "variants" }
 // is the product's (products.category_key), so that a word in a category is
 // one range of the index product_terms_category. MinPrice and
 // MinStockedPrice are the product's facts of those names (facts.go), so
-// that a word under a price cap or in stock is one range of the index
-// product_terms_priced or product_terms_stocked.
+// that a word under a price cap or in stock is counted in its range of the
+// index product_terms_seq, which carries them.
 type termRow struct {
 	Term            string `gorm:"primaryKey"`
 	ProductID       string `gorm:"primaryKey"`

@@ -5,8 +5,8 @@ package catalog
 // into products_facts per match (29,489 for "made" in 100,000 products);
 // read from the filter's side, a seek into the word's index per product the
 // filter's index range holds. A price cap, in stock, or both are facts the
-// word's index rows carry (migration 00022): their count is one range of
-// product_terms_priced or product_terms_stocked. For the other filters
+// word's index rows carry (migration 00022): they are counted in the word's
+// range of product_terms_seq, which holds them, reading no other row. For the other filters
 // termFactsCountSQL lets the statement choose, by two index counts,
 // whichever side is smaller.
 
@@ -72,21 +72,20 @@ func (c *Catalog) termFactsCountSQL(s *sqlText, q Query, term string) {
 	s.add(" END")
 }
 
-// termFactRange is the range of a word's index rows (after t.term = ?)
-// that the facts of q admit, when the facts the rows carry answer q alone:
-// a price cap, in stock, or both, with no lower bound and no category. In
-// stock is a price of zero or more (prices are never negative), a range
-// where IS NOT NULL would not be one on SQLite.
+// termFactRange is the index of a word's rows and the condition on them
+// (after t.term = ?) that the facts of q admit, when the facts the rows
+// carry answer q alone: a price cap, in stock, or both, with no lower bound
+// and no category.
 func (q Query) termFactRange() (index, cond string, args []any) {
 	switch {
 	case q.Category != "" || q.MinPrice != nil:
 		return "", "", nil
 	case q.InStockOnly && q.MaxPrice != nil:
-		return "product_terms_stocked", "t.min_stocked_price <= ?", []any{*q.MaxPrice}
+		return "product_terms_seq", "t.min_stocked_price <= ?", []any{*q.MaxPrice}
 	case q.InStockOnly:
-		return "product_terms_stocked", "t.min_stocked_price >= 0", nil
+		return "product_terms_seq", "t.min_stocked_price IS NOT NULL", nil
 	case q.MaxPrice != nil:
-		return "product_terms_priced", "t.min_price <= ?", []any{*q.MaxPrice}
+		return "product_terms_seq", "t.min_price <= ?", []any{*q.MaxPrice}
 	}
 	return "", "", nil
 }
