@@ -17,6 +17,12 @@ import (
 // them (refreshFacts) before it commits: the import, the sale that takes a
 // variant's last unit (Take), a restock, an adjustment to or from zero.
 //
+// The search index carries the lowest price and the lowest price in stock
+// of its product on every row and in its index product_terms_seq
+// (migration 00022), so that a word's total under those filters is counted
+// in the word's range of that index: refreshFacts rewrites them
+// too, on the rows of the products whose facts it changed.
+//
 // Holds are not among the facts: they expire with no write to mark it. A
 // search that asks for stock reads the products with live holds apart
 // (search_sql.go), variant by variant.
@@ -38,8 +44,17 @@ const factsSQL = `UPDATE products SET
     max_stocked_price = (SELECT MAX(v.price) FROM variants v WHERE v.product_id = products.id AND v.removed = FALSE AND v.stock > 0)
 WHERE id IN ?`
 
-// refreshFacts rewrites the facts of the products with the given ids, in
-// tx, after locking their rows in id order.
+// termFactsSQL copies the facts that the search index carries from the
+// products whose ids follow to their rows in product_terms, where they
+// differ (a sale that leaves a cheaper variant in stock changes none).
+const termFactsSQL = `UPDATE product_terms SET min_price = p.min_price, min_stocked_price = p.min_stocked_price
+FROM products p
+WHERE p.id = product_terms.product_id AND product_terms.product_id IN ?
+    AND (product_terms.min_price IS DISTINCT FROM p.min_price OR product_terms.min_stocked_price IS DISTINCT FROM p.min_stocked_price)`
+
+// refreshFacts rewrites the facts of the products with the given ids, and
+// those their search index rows carry, in tx, after locking the products'
+// rows in id order.
 func refreshFacts(tx *gorm.DB, productIDs []string) error {
 	if len(productIDs) == 0 {
 		return nil
@@ -53,6 +68,9 @@ func refreshFacts(tx *gorm.DB, productIDs []string) error {
 	}
 	if err := tx.Exec(factsSQL, ids).Error; err != nil {
 		return fmt.Errorf("product facts: %w", err)
+	}
+	if err := tx.Exec(termFactsSQL, ids).Error; err != nil {
+		return fmt.Errorf("product facts in the search index: %w", err)
 	}
 	return nil
 }

@@ -32,7 +32,7 @@ func TestSearchFiltersExact(t *testing.T) {
 		if err := c.Import(ctx, file, nil); err != nil {
 			t.Fatal(err)
 		}
-		o := &oracle{t: t, c: c, file: file}
+		o := &oracle{t: t, c: c, db: db, file: file}
 		o.check(ctx, "after the import")
 
 		// Hold every unit of the first products' variants: they leave the
@@ -124,6 +124,7 @@ func transact(t *testing.T, db *gorm.DB, fn func(tx *gorm.DB) error) {
 type oracle struct {
 	t    *testing.T
 	c    *catalog.Catalog
+	db   *gorm.DB
 	file *catalog.File
 }
 
@@ -155,6 +156,16 @@ func (o *oracle) check(ctx context.Context, when string) {
 		}
 		products[p.ID] = prod
 	}
+	// The search index's rows carry their products' facts.
+	var stale int64
+	err := o.db.Raw(`SELECT COUNT(*) FROM product_terms t JOIN products p ON p.id = t.product_id
+		WHERE t.min_price IS DISTINCT FROM p.min_price OR t.min_stocked_price IS DISTINCT FROM p.min_stocked_price`).Scan(&stale).Error
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	if stale != 0 {
+		o.t.Errorf("%s: %d rows of product_terms carry facts their products no longer have", when, stale)
+	}
 	lo, hi, mid, cheap := int64(2000), int64(9000), int64(5000), int64(1500)
 	shapes := []catalog.Query{
 		{InStockOnly: true},
@@ -181,6 +192,11 @@ func (o *oracle) check(ctx context.Context, when string) {
 		{Text: "made", MaxPrice: &cheap, InStockOnly: true},
 		{Text: "made", Category: "Home", MaxPrice: &hi},
 		{Text: "made", Category: "Home", MaxPrice: &hi, InStockOnly: true},
+		// A word under a price cap, in stock, or both: counted in the
+		// word's index rows, which carry the facts.
+		{Text: "cotton", MaxPrice: &mid, InStockOnly: true},
+		{Text: "made", MaxPrice: &hi},
+		{Text: "made", InStockOnly: true},
 	}
 	for _, q := range shapes {
 		// The unfiltered search gives the order; the oracle filters it.

@@ -64,9 +64,10 @@ func (c *Catalog) Import(ctx context.Context, f *File, opts *ImportOptions) erro
 		if err := tx.Model(&productRow{}).Select("COALESCE(MAX(seq), 0)").Scan(&next).Error; err != nil {
 			return fmt.Errorf("import: read sequence: %w", err)
 		}
+		touched := map[string]bool{}
 		for start := 0; start < len(f.Products); start += importBatch {
 			batch := f.Products[start:min(start+importBatch, len(f.Products))]
-			if err := writeBatch(tx, batch, &next, now, keep); err != nil {
+			if err := writeBatch(tx, batch, &next, now, keep, touched); err != nil {
 				return fmt.Errorf("import: products[%d…%d]: %w", start, start+len(batch)-1, err)
 			}
 			if err := writeImageOrigins(tx, batch); err != nil {
@@ -77,7 +78,13 @@ func (c *Catalog) Import(ctx context.Context, f *File, opts *ImportOptions) erro
 				opts.Progress(done, len(f.Products))
 			}
 		}
-		return bumpVersion(tx, now)
+		if err := bumpVersion(tx, now); err != nil {
+			return err
+		}
+		if err := rebuildPostings(tx, touched); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		return nil
 	})
 	if err == nil && opts.KeptStock != nil {
 		for _, k := range kept {
@@ -104,7 +111,9 @@ func (c *Catalog) Import(ctx context.Context, f *File, opts *ImportOptions) erro
 	return nil
 }
 
-func writeBatch(tx *gorm.DB, batch []ProductRecord, next *int64, now time.Time, kept func(KeptStock)) error {
+// writeBatch writes a batch of products, their variants and their search
+// index rows; touched gains the terms whose rows it deleted or wrote.
+func writeBatch(tx *gorm.DB, batch []ProductRecord, next *int64, now time.Time, kept func(KeptStock), touched map[string]bool) error {
 	ids := make([]string, len(batch))
 	var fileVariants []string
 	for i, p := range batch {
@@ -121,8 +130,12 @@ func writeBatch(tx *gorm.DB, batch []ProductRecord, next *int64, now time.Time, 
 	for _, p := range existing {
 		known[p.ID] = p
 	}
-	if err := tx.Where("product_id IN ?", ids).Delete(&termRow{}).Error; err != nil {
+	var gone []string
+	if err := tx.Raw("DELETE FROM product_terms WHERE product_id IN ? RETURNING term", ids).Scan(&gone).Error; err != nil {
 		return err
+	}
+	for _, t := range gone {
+		touched[t] = true
 	}
 	paying, err := lockVariants(tx, ids, fileVariants)
 	if err != nil {
@@ -159,7 +172,39 @@ func writeBatch(tx *gorm.DB, batch []ProductRecord, next *int64, now time.Time, 
 	if err := refreshFacts(tx, append(ids, left...)); err != nil {
 		return err
 	}
-	return tx.CreateInBatches(terms, 5000).Error
+	if err := withFacts(tx, ids, terms); err != nil {
+		return err
+	}
+	for _, t := range terms {
+		touched[t.Term] = true
+	}
+	// 4,000 rows of 7 columns stay below SQLite's 32,766 variables.
+	return tx.CreateInBatches(terms, 4000).Error
+}
+
+// withFacts fills in the facts that the search index rows terms carry,
+// read from their products (ids), whose facts were just rewritten.
+func withFacts(tx *gorm.DB, ids []string, terms []termRow) error {
+	var facts []struct {
+		ID                        string
+		MinPrice, MinStockedPrice *int64
+	}
+	if err := tx.Model(&productRow{}).Select("id", "min_price", "min_stocked_price").Where("id IN ?", ids).Scan(&facts).Error; err != nil {
+		return fmt.Errorf("read product facts: %w", err)
+	}
+	byID := make(map[string]int, len(facts))
+	for i, f := range facts {
+		byID[f.ID] = i
+	}
+	for i := range terms {
+		j, ok := byID[terms[i].ProductID]
+		if !ok {
+			return fmt.Errorf("read product facts: no product %q", terms[i].ProductID)
+		}
+		f := facts[j]
+		terms[i].MinPrice, terms[i].MinStockedPrice = f.MinPrice, f.MinStockedPrice
+	}
+	return nil
 }
 
 // batchRows are the rows of a batch of products: products keep the seq

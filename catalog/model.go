@@ -39,13 +39,18 @@ func (variantRow) TableName() string { return "variants" }
 // the index (term, product_seq, weight) alone, without the products table.
 // ProductID serves deletes when a product is imported again. CategoryKey
 // is the product's (products.category_key), so that a word in a category is
-// one range of the index product_terms_category.
+// one range of the index product_terms_category. MinPrice and
+// MinStockedPrice are the product's facts of those names (facts.go), so
+// that a word under a price cap or in stock is counted in its range of the
+// index product_terms_seq, which carries them.
 type termRow struct {
-	Term        string `gorm:"primaryKey"`
-	ProductID   string `gorm:"primaryKey"`
-	ProductSeq  int64
-	Weight      int
-	CategoryKey string
+	Term            string `gorm:"primaryKey"`
+	ProductID       string `gorm:"primaryKey"`
+	ProductSeq      int64
+	Weight          int
+	CategoryKey     string
+	MinPrice        *int64
+	MinStockedPrice *int64
 }
 
 func (termRow) TableName() string { return "product_terms" }

@@ -82,16 +82,26 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 	if len(terms) == 0 {
 		stmt = c.browseSQL(q, after, now)
 	} else {
-		matches, found, err := c.resolve(ctx, terms)
+		matches, found, err := c.resolve(ctx, terms, q.filtered())
 		if err != nil {
 			return nil, err
 		}
 		if !found {
 			return c.empty(ctx, q)
 		}
-		if len(matches) == 1 && !matches[0].ranged {
+		switch {
+		case len(matches) == 1 && !matches[0].ranged:
 			stmt = c.termPageSQL(q, matches[0], after, now)
-		} else {
+		case !q.filtered() && !slices.ContainsFunc(matches, func(m termMatch) bool { return m.ranged }):
+			all, found, err := c.intersectPostings(ctx, matches)
+			if err != nil {
+				return nil, err
+			}
+			if !found {
+				return c.empty(ctx, q)
+			}
+			stmt = c.postingsPageSQL(q, rankPostings(all, after, q.Limit), len(all), now)
+		default:
 			stmt = c.rankPageSQL(q, matches, after, now)
 		}
 	}
@@ -190,12 +200,14 @@ type termMatch struct {
 // more matches every indexed term it begins; when that range holds a single
 // indexed term (found with two index seeks, MIN and MAX), the term is matched
 // by equality, which needs no grouping per product. found is false when a
-// range is empty: then nothing matches the query. With several terms each
-// match also learns how many products it holds, up to matchCountCap, so
-// that an intersection starts from the rarest.
-func (c *Catalog) resolve(ctx context.Context, terms []string) (matches []termMatch, found bool, err error) {
+// range is empty: then nothing matches the query. With several terms and
+// counted (a filtered query, whose intersection runs in SQL: intersectSQL)
+// each match also learns how many products it holds, up to matchCountCap,
+// so that the intersection starts from the rarest; without filters the
+// postings' lengths tell (intersectPostings).
+func (c *Catalog) resolve(ctx context.Context, terms []string, counted bool) (matches []termMatch, found bool, err error) {
 	matches = make([]termMatch, len(terms))
-	counted := len(terms) > 1
+	counted = counted && len(terms) > 1
 	var cols []string
 	var args []any
 	for i, t := range terms {

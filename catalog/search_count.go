@@ -4,9 +4,11 @@ package catalog
 // and pass the filters. Read from the word's side, that is an index seek
 // into products_facts per match (29,489 for "made" in 100,000 products);
 // read from the filter's side, a seek into the word's index per product the
-// filter's index range holds. termFactsCountSQL lets the statement choose,
-// by two index counts, whichever side is smaller, and counts a filter that
-// admits nearly everything (in stock) by its complement.
+// filter's index range holds. A price cap, in stock, or both are facts the
+// word's index rows carry (migration 00022): they are counted in the word's
+// range of product_terms_seq, which holds them, reading no other row. For the other filters
+// termFactsCountSQL lets the statement choose, by two index counts,
+// whichever side is smaller.
 
 // termFactsCountSQL writes the count of the products that hold term and
 // that the facts of q admit (factFilterSQL), a scalar expression.
@@ -22,6 +24,10 @@ func (c *Catalog) termFactsCountSQL(s *sqlText, q Query, term string) {
 		s.add(" WHERE t.term = ? AND t.category_key = ?", term, categoryKey(q.Category))
 		rest.factFilterSQL(s)
 		s.add(")")
+		return
+	}
+	if index, cond, args := q.termFactRange(); index != "" {
+		s.add("(SELECT COUNT(*) FROM product_terms t"+c.indexedBy(index)+" WHERE t.term = ? AND "+cond+")", append([]any{term}, args...)...)
 		return
 	}
 	byMatch := func(s *sqlText) {
@@ -66,6 +72,24 @@ func (c *Catalog) termFactsCountSQL(s *sqlText, q Query, term string) {
 	s.add(" END")
 }
 
+// termFactRange is the index of a word's rows and the condition on them
+// (after t.term = ?) that the facts of q admit, when the facts the rows
+// carry answer q alone: a price cap, in stock, or both, with no lower bound
+// and no category.
+func (q Query) termFactRange() (index, cond string, args []any) {
+	switch {
+	case q.Category != "" || q.MinPrice != nil:
+		return "", "", nil
+	case q.InStockOnly && q.MaxPrice != nil:
+		return "product_terms_seq", "t.min_stocked_price <= ?", []any{*q.MaxPrice}
+	case q.InStockOnly:
+		return "product_terms_seq", "t.min_stocked_price IS NOT NULL", nil
+	case q.MaxPrice != nil:
+		return "product_terms_seq", "t.min_price <= ?", []any{*q.MaxPrice}
+	}
+	return "", "", nil
+}
+
 // factRange is an index range of products that q's facts filter reads
 // whole, when it has one: its index, its condition on p and their
 // arguments. complement says that the range holds the products the filter
@@ -93,6 +117,9 @@ func (q Query) factRange() (index, cond string, args []any, complement bool) {
 func (q Query) matchCountCTE(stmt *sqlText, term string) *sqlText {
 	if index, _, _, _ := q.factRange(); index == "" || q.Category != "" {
 		return stmt // no count of the word's matches asked (termFactsCountSQL)
+	}
+	if index, _, _ := q.termFactRange(); index != "" {
+		return stmt // counted in the word's index alone
 	}
 	s := &sqlText{}
 	s.add("WITH word_matches AS MATERIALIZED (SELECT COUNT(*) AS n FROM product_terms WHERE term = ?) ", term)

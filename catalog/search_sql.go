@@ -6,8 +6,9 @@ import (
 )
 
 // The SQL of a search. Every search is one statement (after resolve's for
-// prefixes): the page of matches in rank order, joined to the products it
-// shows, with the query's exact total beside each row. The filters read the
+// prefixes, and the read of the postings of several words without filters:
+// postings.go): the page of matches in rank order, joined to the products
+// it shows, with the query's exact total beside each row. The filters read the
 // products' facts (facts.go) from the index products_facts alone, so that a
 // filter costs an index read per match rather than a visit to its variants;
 // only the few products with live holds are checked variant by variant.
