@@ -54,46 +54,152 @@ func rebuildPostings(tx *gorm.DB, terms map[string]bool) error {
 // scored is a product matching a query, by seq, with its score.
 type scored struct{ seq, score int64 }
 
-// intersectPostings returns the products that hold every match's term,
-// each with the sum of its weights times the match's factor; found is false
-// when some term has no postings (no product holds it).
-func (c *Catalog) intersectPostings(ctx context.Context, matches []termMatch) (out []scored, found bool, err error) {
-	args := make([]any, len(matches))
-	for i, m := range matches {
-		args[i] = m.term
+// maxPostingsRows bounds the postings a search reads: a word that begins
+// more indexed terms than that ("c") is left to the index in SQL.
+const maxPostingsRows = 64
+
+// intersectPostings returns the products that hold every match's term
+// (for a ranged match, one of the terms it begins), each with the sum over
+// the matches of its best weight times the factor: 2 for the query's word
+// itself, 1 for a longer term it begins. found is false when some match
+// has no postings (no product holds it); usable is false when the matches
+// hold more than maxPostingsRows terms, and the caller should search in SQL.
+func (c *Catalog) intersectPostings(ctx context.Context, matches []termMatch) (out []scored, found, usable bool, err error) {
+	lists, err := c.readPostings(ctx, matches)
+	if err != nil || lists == nil {
+		return nil, false, false, err
 	}
-	rows, err := c.stmts.query(ctx, "SELECT term, postings FROM term_postings WHERE term IN ("+strings.Repeat("?, ", len(matches)-1)+"?)", args)
+	// The shortest postings first: the candidates, which the others narrow.
+	order := make([]int, len(matches))
+	for i := range order {
+		order[i] = i
+		if lists[i].size() == 0 {
+			return nil, false, true, nil
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(lists[a].size(), lists[b].size()) })
+	for k, i := range order {
+		if l := lists[i]; l.ranged {
+			out = narrowScored(out, l.union, k == 0)
+		} else {
+			out = narrow(out, l.exact, int64(matches[i].factor), k == 0)
+		}
+		if len(out) == 0 {
+			return nil, false, true, nil
+		}
+	}
+	return out, true, true, nil
+}
+
+// matchPostings are the postings of a match: an exact term's text, or the
+// products of a ranged match's terms, each with its best weight times
+// factor, in seq order.
+type matchPostings struct {
+	ranged bool
+	exact  []byte
+	union  []scored
+}
+
+// size is about how many products the postings hold, to order the merge.
+func (m matchPostings) size() int {
+	if m.ranged {
+		return len(m.union) * 8
+	}
+	return len(m.exact)
+}
+
+// readPostings reads the postings of every match in one statement: nil,
+// without an error, when the matches hold more than maxPostingsRows terms.
+func (c *Catalog) readPostings(ctx context.Context, matches []termMatch) ([]matchPostings, error) {
+	var where []string
+	var args []any
+	for _, m := range matches {
+		cond, cargs := "term = ?", []any{m.term}
+		if m.ranged {
+			cond, cargs = prefixRange(m.term)
+		}
+		where, args = append(where, "("+cond+")"), append(args, cargs...)
+	}
+	rows, err := c.stmts.query(ctx, "SELECT term, postings FROM term_postings WHERE "+strings.Join(where, " OR ")+
+		fmt.Sprintf(" ORDER BY term LIMIT %d", maxPostingsRows+1), args)
 	if err != nil {
-		return nil, false, fmt.Errorf("search: postings: %w", err)
+		return nil, fmt.Errorf("search: postings: %w", err)
 	}
 	defer rows.Close()
-	byTerm := make(map[string][]byte, len(matches))
+	lists := make([]matchPostings, len(matches))
+	n := 0
 	for rows.Next() {
+		if n++; n > maxPostingsRows {
+			return nil, nil
+		}
 		var term string
 		var postings []byte
 		if err := rows.Scan(&term, &postings); err != nil {
-			return nil, false, fmt.Errorf("search: postings: %w", err)
+			return nil, fmt.Errorf("search: postings: %w", err)
 		}
-		byTerm[term] = postings
+		for i, m := range matches {
+			switch {
+			case !m.ranged && term == m.term:
+				lists[i].exact = postings
+			case m.ranged && strings.HasPrefix(term, m.term):
+				factor := int64(1)
+				if term == m.term {
+					factor = 2
+				}
+				lists[i].ranged = true
+				lists[i].union = unionBest(lists[i].union, narrow(nil, postings, factor, true))
+			}
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("search: postings: %w", err)
+		return nil, fmt.Errorf("search: postings: %w", err)
 	}
-	// The shortest postings first: the candidates, which the others narrow.
-	order := slices.Clone(matches)
-	for _, m := range order {
-		if len(byTerm[m.term]) == 0 {
-			return nil, false, nil
+	for i, m := range matches {
+		lists[i].ranged = m.ranged
+	}
+	return lists, nil
+}
+
+// unionBest merges two lists in seq order, keeping a product's best score.
+func unionBest(a, b []scored) []scored {
+	if len(a) == 0 {
+		return b
+	}
+	out := make([]scored, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i].seq < b[j].seq:
+			out, i = append(out, a[i]), i+1
+		case i == len(a) || b[j].seq < a[i].seq:
+			out, j = append(out, b[j]), j+1
+		default:
+			out, i, j = append(out, scored{seq: a[i].seq, score: max(a[i].score, b[j].score)}), i+1, j+1
 		}
 	}
-	slices.SortStableFunc(order, func(a, b termMatch) int { return cmp.Compare(len(byTerm[a.term]), len(byTerm[b.term])) })
-	for i, m := range order {
-		out = narrow(out, byTerm[m.term], int64(m.factor), i == 0)
-		if len(out) == 0 {
-			return nil, false, nil
+	return out
+}
+
+// narrowScored is narrow over a list already read: it keeps the candidates
+// that list holds, adding its score to theirs; first takes list instead.
+func narrowScored(candidates, list []scored, first bool) []scored {
+	if first {
+		return slices.Clone(list)
+	}
+	kept, k := candidates[:0], 0
+	for _, m := range list {
+		for k < len(candidates) && candidates[k].seq < m.seq {
+			k++
+		}
+		if k == len(candidates) {
+			break
+		}
+		if candidates[k].seq == m.seq {
+			kept = append(kept, scored{seq: m.seq, score: candidates[k].score + m.score})
+			k++
 		}
 	}
-	return out, true, nil
+	return kept
 }
 
 // narrow keeps the candidates (in seq order) that postings hold, adding

@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -29,16 +30,30 @@ func TestSearchWordsPostings(t *testing.T) {
 			{"zz-cedar-title", "Cedar Candle", "Scented with juniper."},
 			{"zz-juniper-title", "Juniper Candle", "Scented with cedar."},
 			{"zz-description", "Candle", "Juniper and cedar."},
+			// A word and a longer term it begins, the longer one first in
+			// catalog order: the word itself must rank first.
+			{"zz-lightweight", "Lightweight Lantern", "Hangs anywhere."},
+			{"zz-light", "Light Lantern", "Hangs anywhere."},
 		} {
 			price, stock := int64(1200), int64(3)
 			file.Products = append(file.Products, catalog.ProductRecord{ID: p[0], Title: p[1], Category: "Home", Description: p[2],
 				Variants: []catalog.VariantRecord{{ID: p[0] + "-1", Title: "One", Price: &price, Stock: &stock}}})
 		}
+		// More terms beginning "zqa" than a search reads postings of:
+		// those words are searched in SQL.
+		for i := range 70 {
+			price, stock := int64(900), int64(2)
+			id := fmt.Sprintf("zz-many-%02d", i)
+			file.Products = append(file.Products, catalog.ProductRecord{ID: id, Title: fmt.Sprintf("Zqa%02d Box", i), Category: "Home",
+				Variants: []catalog.VariantRecord{{ID: id + "-1", Title: "One", Price: &price, Stock: &stock}}})
+		}
 		if err := c.Import(ctx, file, nil); err != nil {
 			t.Fatal(err)
 		}
 		o := &oracle{t: t, c: c, db: db, file: file}
-		texts := []string{"juniper cedar", "cedar juniper", "junip cedar", "cedar candle juniper", "soft recycled", "travel soft", "lea soft", "cotton mug", "blue mug", "blue made", "made daily care", "organic cotton tee", "xs blue", "cotton cotton", "lea blue", "mug submarine"}
+		texts := []string{"juniper cedar", "cedar juniper", "junip cedar", "cedar candle juniper", "soft recycled", "travel soft", "lea soft", "cotton mug", "blue mug", "blue made", "made daily care", "organic cotton tee", "xs blue", "cotton cotton", "lea blue", "mug submarine",
+			// A word that begins longer terms, alone and with others.
+			"lea", "junip", "lantern light", "ligh", "zqa", "zqa box", "box zqa", "soft", "light", "ba", "bag", "cott", "lea junip", "made lea"}
 		same := func(when string) {
 			t.Helper()
 			zero := int64(0)

@@ -89,19 +89,27 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 		if !found {
 			return c.empty(ctx, q)
 		}
-		switch {
-		case len(matches) == 1 && !matches[0].ranged:
+		if len(matches) == 1 && !matches[0].ranged {
 			stmt = c.termPageSQL(q, matches[0], after, now)
-		case !q.filtered() && !slices.ContainsFunc(matches, func(m termMatch) bool { return m.ranged }):
-			all, found, err := c.intersectPostings(ctx, matches)
+		} else if !q.filtered() {
+			all, found, usable, err := c.intersectPostings(ctx, matches)
 			if err != nil {
 				return nil, err
 			}
-			if !found {
+			if usable && !found {
 				return c.empty(ctx, q)
 			}
-			stmt = c.postingsPageSQL(q, rankPostings(all, after, q.Limit), len(all), now)
-		default:
+			if usable {
+				stmt = c.postingsPageSQL(q, rankPostings(all, after, q.Limit), len(all), now)
+			} else if len(terms) > 1 {
+				// Too many terms for the postings: the intersection runs in
+				// SQL, which starts from the rarest match.
+				if matches, _, err = c.resolve(ctx, terms, true); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if stmt == nil {
 			stmt = c.rankPageSQL(q, matches, after, now)
 		}
 	}
