@@ -43,10 +43,8 @@ func (c *Catalog) held(db *gorm.DB, holder string, ids []string) (map[string]int
 // heldExcept sums the live holds on the given variants of everyone but
 // the given holders.
 func (c *Catalog) heldExcept(db *gorm.DB, holders []string, ids []string) (map[string]int64, error) {
-	holders = exceptHolders(holders)
-	args := database.Strings(database.Strings(make([]any, 0, len(ids)+len(holders)+1), ids), holders)
-	out, err := counts(database.Query(db, "SELECT variant_id, SUM(quantity) FROM stock_holds WHERE variant_id IN ("+database.In(len(ids))+
-		") AND holder NOT IN ("+database.In(len(holders))+") AND expires_at > ? GROUP BY variant_id", append(args, c.now().UTC())...))
+	args := database.Strings(heldArgs(make([]any, 0, len(ids)+len(holders)+1), holders, c.now()), ids)
+	out, err := counts(database.Query(db, "SELECT v.id, "+heldSumSQL(len(holders))+" FROM variants v WHERE v.id IN ("+database.In(len(ids))+")", args...))
 	if err != nil {
 		return nil, fmt.Errorf("sum stock holds: %w", err)
 	}

@@ -6,9 +6,9 @@ package catalog
 // read from the filter's side, a seek into the word's index per product the
 // filter's index range holds. A price cap, in stock, or both are facts the
 // word's index rows carry (migration 00022): they are counted in the word's
-// range of product_terms_seq, which holds them, reading no other row. For the other filters
-// termFactsCountSQL lets the statement choose, by two index counts,
-// whichever side is smaller.
+// range of product_terms_seq, which holds them, reading no other row. For
+// the other filters termFactsCountSQL lets the statement choose, by two
+// index counts, whichever side is smaller.
 
 // termFactsCountSQL writes the count of the products that hold term and
 // that the facts of q admit (factFilterSQL), a scalar expression.
