@@ -48,6 +48,9 @@ func (c sqliteConnector) Connect(context.Context) (driver.Conn, error) {
 	for _, pragma := range []string{
 		fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", fallbackCheckpointPages),
 		fmt.Sprintf("PRAGMA journal_size_limit = %d", walSizeLimit),
+		// Statement journals and sorts in memory: on disk, a purchase
+		// created, unlinked and wrote a temporary file in /var/tmp.
+		"PRAGMA temp_store = MEMORY",
 	} {
 		if _, err := lite.Exec(pragma, nil); err != nil {
 			_ = lite.Close()
@@ -177,6 +180,19 @@ func (c *stmtConn) evict(e *list.Element) {
 	// A busy statement is closed by its rows' Close (cachedRows).
 }
 
+// uninterrupted is ctx for a kept statement's run: not canceled with ctx.
+// mattn/go-sqlite3 runs every exec, and every step of a query's rows, whose
+// context can be canceled on a goroutine of its own that it can interrupt:
+// a goroutine, a channel and two switches per statement and per row, for
+// the hot paths' short fixed statements that a cancellation could not cut
+// short anyway. A canceled request still ends there: database/sql rolls its
+// transaction back, and closes its rows, once the statement running
+// returns; BEGIN, which may wait for the write lock, and the statements not
+// kept (DDL, imports' batches, pragmas) stay interruptible.
+func uninterrupted(ctx context.Context) context.Context {
+	return context.WithoutCancel(ctx)
+}
+
 // ExecContext runs query on the connection's prepared statement of it.
 func (c *stmtConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	cs, err := c.stmt(ctx, query, true, len(args))
@@ -186,7 +202,7 @@ func (c *stmtConn) ExecContext(ctx context.Context, query string, args []driver.
 		}
 		return c.SQLiteConn.ExecContext(ctx, query, args)
 	}
-	return cs.stmt.ExecContext(ctx, args)
+	return cs.stmt.ExecContext(uninterrupted(ctx), args)
 }
 
 // QueryContext runs query on the connection's prepared statement of it; the
@@ -199,7 +215,7 @@ func (c *stmtConn) QueryContext(ctx context.Context, query string, args []driver
 		}
 		return c.SQLiteConn.QueryContext(ctx, query, args)
 	}
-	rows, err := cs.stmt.QueryContext(ctx, args)
+	rows, err := cs.stmt.QueryContext(uninterrupted(ctx), args)
 	if err != nil {
 		return nil, err
 	}

@@ -76,9 +76,13 @@ func NewMCP(opts MCPOptions) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: opts.Title, Version: opts.Version},
 		&mcp.ServerOptions{Instructions: opts.Instructions, Logger: quiet(logger), Capabilities: capabilities(opts.Resources)})
 	srv.AddReceivingMiddleware(clientCapabilities(logger))
+	full := make(map[string]json.RawMessage, len(opts.Tools))
 	for _, t := range opts.Tools {
-		srv.AddTool(mcpTool(t), handler(t, opts, logger))
+		tool := mcpTool(t)
+		full[t.Name], tool.InputSchema = t.InputSchema, leanSchema(t.InputSchema)
+		srv.AddTool(tool, handler(t, opts, logger))
 	}
+	srv.AddReceivingMiddleware(fullSchemas(full))
 	live := map[string]func(context.Context) map[string]any{}
 	for _, r := range opts.Resources {
 		srv.AddResource(mcpResource(r), resourceHandler(r, logger))
