@@ -48,9 +48,6 @@ func (c sqliteConnector) Connect(context.Context) (driver.Conn, error) {
 	for _, pragma := range []string{
 		fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", fallbackCheckpointPages),
 		fmt.Sprintf("PRAGMA journal_size_limit = %d", walSizeLimit),
-		// Statement journals and sorts in memory: on disk, a purchase
-		// created, unlinked and wrote a temporary file in /var/tmp.
-		"PRAGMA temp_store = MEMORY",
 	} {
 		if _, err := lite.Exec(pragma, nil); err != nil {
 			_ = lite.Close()
