@@ -77,6 +77,7 @@ func TestParamHeadersStillChecked(t *testing.T) {
 		{"no nested city header", map[string]string{"Mcp-Param-Region": "north"}, false},
 		{"region header differs", map[string]string{"Mcp-Param-Region": "south", "Mcp-Param-City": "Oslo"}, false},
 	}
+	client := &http.Client{Timeout: 10 * time.Second}
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"region","arguments":{"region":"north","near":{"city":"Oslo"}},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	for _, tc := range tests {
@@ -93,7 +94,7 @@ func TestParamHeadersStillChecked(t *testing.T) {
 			for k, v := range tc.headers {
 				req.Header.Set(k, v)
 			}
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := client.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
