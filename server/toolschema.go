@@ -23,8 +23,11 @@ import (
 
 // leanSchema is full with only what go-sdk's per-call header check reads:
 // at every level of properties, "type", "properties" and "x-mcp-header".
-// A schema it cannot read as JSON objects is answered unchanged.
+// A schema it cannot read as JSON objects, or none, is answered unchanged.
 func leanSchema(full json.RawMessage) json.RawMessage {
+	if len(full) == 0 {
+		return full // go-sdk refuses a tool without one, as it should
+	}
 	lean, err := json.Marshal(leanLevel(full))
 	if err != nil {
 		return full
