@@ -131,14 +131,21 @@ func (q Query) admitSQL(s *sqlText, now time.Time) {
 // shows: id, title, category, images, variant count, the lowest price
 // among the variants q admits, and whether any variant has units not held.
 // The correlated subqueries run for the page's rows only.
+//
+// Under a price cap alone the lowest admitted price is the lowest price,
+// which the filter put under the cap: a fact. With a lower bound or in
+// stock the variants are read. (For the products no live hold touches, the
+// lowest price in stock is a fact too, but a CASE on the held list cost
+// SQLite more than reading the page's variants: BENCHMARKS.md.)
 func (q Query) summarySQL(s *sqlText, now time.Time) {
 	s.add("p.id, p.title, p.category, p.images, p.variant_count, ")
-	if q.variantFiltered() {
+	switch {
+	case !q.variantFiltered(), q.MinPrice == nil && !q.InStockOnly:
+		s.add("COALESCE(p.min_price, 0)")
+	default:
 		s.add("COALESCE((SELECT MIN(v.price) FROM variants v WHERE v.product_id = p.id AND ")
 		q.admitSQL(s, now)
 		s.add("), 0)")
-	} else {
-		s.add("COALESCE(p.min_price, 0)")
 	}
 	s.add(", CASE WHEN p.min_stocked_price IS NULL THEN 0 WHEN p.seq NOT IN ("+heldSQL+") THEN 1", now)
 	s.add(" WHEN EXISTS (SELECT 1 FROM variants v WHERE v.product_id = p.id AND v.removed = FALSE AND "+availableSQL+") THEN 1 ELSE 0 END", now)

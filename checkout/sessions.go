@@ -375,8 +375,10 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 		if len(short) == 0 {
 			row.Status = Ready
 		}
-	} else if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
-		return false, err
+	} else if was.Status != "" { // a session being created holds nothing yet
+		if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
+			return false, err
+		}
 	}
 
 	row.setState(st)

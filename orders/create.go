@@ -2,6 +2,7 @@ package orders
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -118,12 +119,14 @@ func (lineRow) TableName() string { return "order_lines" }
 //
 // The order number comes from the counters row 'order_number', incremented
 // in tx; the id is in.ID when the caller chose it (NewID), else "ord_" and
-// 130 random bits in lower-case base32. The writes run under a savepoint,
-// so that a failure leaves tx usable and nothing of the order behind. An
-// order short of stock (in.Short) records the units on its lines and an
-// audit event "order.short" with them. The unique checkout_session_id makes a
-// second order for one session impossible: Create then returns an error
-// wrapping ErrExists, and the caller may read the first with BySession.
+// 130 random bits in lower-case base32. An order short of stock (in.Short)
+// records the units on its lines and an audit event "order.short" with
+// them. The unique checkout_session_id makes a second order for one session
+// impossible: Create then writes nothing, gives the number back and returns
+// an error wrapping ErrExists, and the caller may go on in tx and read the
+// first with BySession. Another error leaves the caller's transaction to be
+// rolled back: Create writes under no savepoint of its own (a savepoint cost
+// SQLite a temporary file and a copy of every page the order wrote).
 func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*contract.Order, error) {
 	if tx == nil {
 		var ord *contract.Order
@@ -139,40 +142,37 @@ func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*contrac
 		return nil, err
 	}
 	tx = tx.WithContext(ctx)
-	// A second order for the session fails on its unique key, under the
-	// savepoint, which takes its number back.
-	var ord *contract.Order
-	err = database.Transact(ctx, tx, func(tx *gorm.DB) error { // a savepoint inside the caller's transaction
-		if row.Number, err = nextNumber(tx); err != nil {
-			return err
+	if row.Number, err = nextNumber(tx); err != nil {
+		return nil, err
+	}
+	switch err := insertOrder(tx, row, lines); {
+	case errors.Is(err, errOrderExists):
+		if err := giveNumberBack(tx); err != nil {
+			return nil, err
 		}
-		if err := insertOrder(tx, row, lines); err != nil {
-			if errors.Is(err, gorm.ErrDuplicatedKey) {
-				return fmt.Errorf("create order for session %s: %w", in.SessionID, ErrExists)
-			}
-			return err
-		}
-		// The receipt is made from the rows as written, by the same
-		// function that reads them back (a read-back was two statements
-		// more per order).
-		if ord, err = o.order(row, lines); err != nil {
-			return err
-		}
-		err := o.Audit(ctx, tx, Event{
-			Actor: "checkout", Action: "order.created", OrderID: row.ID, SessionID: in.SessionID,
-			Arguments: map[string]any{"payment": in.Payment},
-			After:     ord.Receipt, // not the permalink: its token is a bearer secret
-		})
-		if err == nil && row.ShortUnits > 0 {
-			err = o.Audit(ctx, tx, Event{Actor: "checkout", Action: "order.short", OrderID: row.ID, SessionID: in.SessionID,
-				After: shortState(row, lines)})
-		}
-		if err != nil {
-			return err
-		}
-		return o.emailConfirmation(ctx, tx, row, lines) // in the order's transaction: never lost, never twice
-	})
+		return nil, fmt.Errorf("create order for session %s: %w", in.SessionID, ErrExists)
+	case err != nil:
+		return nil, err
+	}
+	// The receipt is made from the rows as written, by the same function
+	// that reads them back (a read-back was two statements more per order).
+	ord, err := o.order(row, lines)
 	if err != nil {
+		return nil, err
+	}
+	err = o.Audit(ctx, tx, Event{
+		Actor: "checkout", Action: "order.created", OrderID: row.ID, SessionID: in.SessionID,
+		Arguments: map[string]any{"payment": in.Payment},
+		After:     ord.Receipt, // not the permalink: its token is a bearer secret
+	})
+	if err == nil && row.ShortUnits > 0 {
+		err = o.Audit(ctx, tx, Event{Actor: "checkout", Action: "order.short", OrderID: row.ID, SessionID: in.SessionID,
+			After: shortState(row, lines)})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := o.emailConfirmation(ctx, tx, row, lines); err != nil { // in the order's transaction: never lost, never twice
 		return nil, err
 	}
 	return ord, nil
@@ -188,15 +188,23 @@ var (
 		"base_amount", "discount", "subtotal", "tax", "total", "fulfilled", "restocked", "short_quantity"}
 )
 
+// errOrderExists is insertOrder's answer when the session has an order.
+var errOrderExists = errors.New("the session has an order")
+
 // insertOrder writes an order's row and its lines' (given the order's id
 // here) in tx, a statement each, below gorm (database.Insert): an order is
-// written with every purchase.
+// written with every purchase. When the session has an order already it
+// writes nothing and returns errOrderExists, with tx still usable on both
+// engines (the conflict is not an error of the statement).
 func insertOrder(tx *gorm.DB, r *orderRow, lines []lineRow) error {
-	_, err := database.Insert(tx, "orders", orderColumns, []any{r.ID, r.Number, r.CheckoutSessionID, r.Status, r.Email,
-		r.Buyer, r.Address, r.FulfillmentOption, r.Totals, r.Links, r.Currency, r.Total, r.PaymentProvider, r.PaymentMode,
-		r.PaymentReference, r.PaymentStatus, r.Refunded, r.ShortUnits, r.Channel, r.CreatedAt, r.UpdatedAt})
+	n, err := database.InsertSuffix(tx, "orders", orderColumns, " ON CONFLICT (checkout_session_id) DO NOTHING", []any{r.ID, r.Number,
+		r.CheckoutSessionID, r.Status, r.Email, r.Buyer, r.Address, r.FulfillmentOption, r.Totals, r.Links, r.Currency, r.Total,
+		r.PaymentProvider, r.PaymentMode, r.PaymentReference, r.PaymentStatus, r.Refunded, r.ShortUnits, r.Channel, r.CreatedAt, r.UpdatedAt})
 	if err != nil {
 		return fmt.Errorf("create order: %w", err)
+	}
+	if n == 0 {
+		return errOrderExists
 	}
 	if len(lines) == 0 {
 		return nil
@@ -316,15 +324,28 @@ func shortState(row *orderRow, lines []lineRow) map[string]any {
 // transactions wait for each other (PostgreSQL) or are serialized by the
 // write lock (SQLite), so no two orders share a number and nobody retries.
 func nextNumber(tx *gorm.DB) (int64, error) {
-	var n []int64
-	if err := tx.Raw("UPDATE counters SET value = value + 1 WHERE name = ? RETURNING value", "order_number").Scan(&n).Error; err != nil {
-		return 0, fmt.Errorf("next order number: %w", err)
-	}
-	if len(n) != 1 {
+	var n int64
+	err := database.QueryRow(tx, "UPDATE counters SET value = value + 1 WHERE name = ? RETURNING value", orderNumberCounter).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
 		return 0, errors.New("next order number: the counters row 'order_number' is missing; run the migrations")
 	}
-	return n[0], nil
+	if err != nil {
+		return 0, fmt.Errorf("next order number: %w", err)
+	}
+	return n, nil
 }
+
+// giveNumberBack undoes nextNumber in tx, for an order not written: tx
+// holds the counter's row since nextNumber, so nobody took a number since.
+func giveNumberBack(tx *gorm.DB) error {
+	if _, err := database.Exec(tx, "UPDATE counters SET value = value - 1 WHERE name = ?", orderNumberCounter); err != nil {
+		return fmt.Errorf("give the order number back: %w", err)
+	}
+	return nil
+}
+
+// orderNumberCounter is the name of the counters row of the order numbers.
+const orderNumberCounter = "order_number"
 
 // newOrderID returns "ord_" and 130 random bits in lower-case base32.
 func newOrderID() string { return shop.NewID("ord_") }

@@ -16,51 +16,59 @@ import (
 // headers): it marshals the whole schema and decodes its properties. With
 // the shop's descriptions a schema is 1–2 KB, and that took 40–60 µs of
 // every call, a twentieth of a search (BENCHMARKS.md). What the check reads
-// of a schema is each level's type, properties and x-mcp-header; the lean
-// schema keeps exactly those, so the check answers as it would on the whole
-// schema, and nothing else of go-sdk reads the schema of a tool whose
+// of a schema is the properties that carry an x-mcp-header, and the type of
+// each; the lean schema keeps exactly those, with the levels of properties
+// that lead to them, so the check answers as it would on the whole schema.
+// A schema without annotations (all of the shop's own) is left as
+// {"type":"object"}. Nothing else of go-sdk reads the schema of a tool whose
 // handler is its own (the shop validates its arguments itself).
 
 // leanSchema is full with only what go-sdk's per-call header check reads:
-// at every level of properties, "type", "properties" and "x-mcp-header".
-// A schema it cannot read as JSON objects, or none, is answered unchanged.
+// the top level's "type", and the properties with an "x-mcp-header" or
+// with nested properties that have one, each with its "type",
+// "x-mcp-header" and those properties. A schema it cannot read as a JSON
+// object, or none, is answered unchanged.
 func leanSchema(full json.RawMessage) json.RawMessage {
-	if len(full) == 0 {
-		return full // go-sdk refuses a tool without one, as it should
+	level, _, ok := leanLevel(full)
+	if !ok {
+		return full // go-sdk refuses a tool without a schema, as it should
 	}
-	lean, err := json.Marshal(leanLevel(full))
+	lean, err := json.Marshal(level)
 	if err != nil {
 		return full
 	}
 	return lean
 }
 
-// leanLevel is one level of leanSchema: the raw value itself when it is not
-// an object with readable properties.
-func leanLevel(raw json.RawMessage) any {
+// leanLevel is one level of leanSchema, whether it carries an x-mcp-header
+// or holds a property that does (annotated), and whether it is a JSON
+// object at all (ok): a property that is not (true, say) has no
+// annotation to keep.
+func leanLevel(raw json.RawMessage) (lean map[string]any, annotated, ok bool) {
 	var level map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &level); err != nil {
-		return raw
+	if err := json.Unmarshal(raw, &level); err != nil || level == nil {
+		return nil, false, false
 	}
-	out := map[string]any{}
+	lean = map[string]any{}
 	for _, key := range []string{"type", "x-mcp-header"} {
 		if v, ok := level[key]; ok {
-			out[key] = v
+			lean[key] = v
 		}
 	}
-	if props, ok := level["properties"]; ok {
-		var named map[string]json.RawMessage
-		if err := json.Unmarshal(props, &named); err != nil {
-			out["properties"] = props
-		} else {
-			leanProps := make(map[string]any, len(named))
-			for name, p := range named {
-				leanProps[name] = leanLevel(p)
+	_, annotated = level["x-mcp-header"]
+	var named map[string]json.RawMessage
+	if err := json.Unmarshal(level["properties"], &named); err == nil && len(named) > 0 {
+		props := map[string]any{}
+		for name, p := range named {
+			if lp, marked, _ := leanLevel(p); marked {
+				props[name] = lp
 			}
-			out["properties"] = leanProps
+		}
+		if len(props) > 0 {
+			lean["properties"], annotated = props, true
 		}
 	}
-	return out
+	return lean, annotated, true
 }
 
 // fullSchemas answers tools/list with each tool's whole input schema in

@@ -107,3 +107,33 @@ func TestParamHeadersStillChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestLeanSchemaKeepsOnlyAnnotations: the schema go-sdk reads on every call
+// holds the annotated arguments and the levels leading to them, nothing
+// else; a schema without annotations is just its type.
+func TestLeanSchemaKeepsOnlyAnnotations(t *testing.T) {
+	tests := []struct{ name, full, want string }{
+		{"annotated, nested", regionSchema, `{"type":"object","properties":{
+			"region":{"type":"string","x-mcp-header":"Region"},
+			"near":{"type":"object","properties":{"city":{"type":"string","x-mcp-header":"City"}}}}}`},
+		{"no annotation", `{"type":"object","description":"d","properties":{"query":{"type":"string","maxLength":200},
+			"where":{"type":"object","properties":{"city":{"type":"string"}}}},"required":["query"]}`, `{"type":"object"}`},
+		{"a property that is not an object", `{"type":"object","properties":{"any":true,"id":{"type":"string","x-mcp-header":"Id"}}}`,
+			`{"type":"object","properties":{"id":{"type":"string","x-mcp-header":"Id"}}}`},
+		{"not an object", `true`, `true`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got, want any
+			if err := json.Unmarshal(server.LeanSchema(json.RawMessage(tc.full)), &got); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal([]byte(tc.want), &want); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("lean schema (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
