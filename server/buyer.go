@@ -12,6 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	sjson "github.com/segmentio/encoding/json"
+
 	"shop"
 )
 
@@ -167,8 +169,12 @@ func identify(next http.Handler) http.Handler {
 			} `json:"params"`
 		}
 		// A body that is not a JSON-RPC request names nobody; the MCP
-		// server answers it as it should.
-		_ = json.Unmarshal(body, &msg)
+		// server answers it as it should. Decoded by segmentio/encoding,
+		// go-sdk's own decoder, with names matched exactly as go-sdk
+		// matches them: in half encoding/json's time, on every call.
+		if _, err := sjson.Parse(body, &msg, sjson.DontMatchCaseInsensitiveStructFields); err != nil {
+			msg.ID, msg.Method, msg.Params.Meta = nil, "", nil
+		}
 		ctx := context.WithValue(r.Context(), rpcKey{}, rpcRequest{ID: msg.ID, Method: msg.Method})
 		if s := rawSubject(msg.Params.Meta); s != "" {
 			b := shop.BuyerFrom(ctx)
