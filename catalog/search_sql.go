@@ -27,6 +27,13 @@ const heldSQL = "SELECT seq FROM products WHERE id IN (SELECT product_id FROM va
 // one-word search from 50 to 167 µs).
 const unheldSQL = "NOT EXISTS (SELECT 1 FROM variants hv JOIN stock_holds hh ON hh.variant_id = hv.id WHERE hv.product_id = p.id AND hh.expires_at > ?)"
 
+// noHoldsSQL is the condition that no variant has a live hold (one
+// argument: now). It reads nothing of the product at hand, so both engines
+// evaluate it once per statement: while nothing is held, the units in stock
+// are the units available, the facts answer for stock too, and the held
+// products need no list or read of their own.
+const noHoldsSQL = "NOT EXISTS (SELECT 1 FROM stock_holds WHERE expires_at > ?)"
+
 // availableSQL is the condition that a variant v has units not held (one
 // argument: now).
 const availableSQL = "v.stock > COALESCE((SELECT SUM(h.quantity) FROM stock_holds h WHERE h.variant_id = v.id AND h.expires_at > ?), 0)"
@@ -139,22 +146,28 @@ func (q Query) admitSQL(s *sqlText, now time.Time) {
 // among the variants q admits, and whether any variant has units not held.
 // The correlated subqueries run for the page's rows only.
 //
-// Under a price cap alone the lowest admitted price is the lowest price,
-// which the filter put under the cap: a fact. With a lower bound or in
-// stock the variants are read. (For the products no live hold touches, the
-// lowest price in stock is a fact too, but a CASE on the held list cost
-// SQLite more than reading the page's variants: BENCHMARKS.md.)
+// The lowest admitted price is a fact but under a lower bound: under a
+// price cap alone it is the lowest price, which the filter put under the
+// cap; in stock (under a cap or not), while nothing is held, the lowest
+// price in stock. Otherwise the page's variants are read.
 func (q Query) summarySQL(s *sqlText, now time.Time) {
 	s.add("p.id, p.title, p.category, p.images, p.variant_count, ")
-	switch {
-	case !q.variantFiltered(), q.MinPrice == nil && !q.InStockOnly:
-		s.add("COALESCE(p.min_price, 0)")
-	default:
+	lowest := func() {
 		s.add("COALESCE((SELECT MIN(v.price) FROM variants v WHERE v.product_id = p.id AND ")
 		q.admitSQL(s, now)
 		s.add("), 0)")
 	}
-	s.add(", CASE WHEN p.min_stocked_price IS NULL THEN 0 WHEN "+unheldSQL+" THEN 1", now)
+	switch {
+	case !q.variantFiltered(), q.MinPrice == nil && !q.InStockOnly:
+		s.add("COALESCE(p.min_price, 0)")
+	case q.MinPrice == nil:
+		s.add("CASE WHEN "+noHoldsSQL+" THEN COALESCE(p.min_stocked_price, 0) ELSE ", now)
+		lowest()
+		s.add(" END")
+	default:
+		lowest()
+	}
+	s.add(", CASE WHEN p.min_stocked_price IS NULL THEN 0 WHEN "+noHoldsSQL+" OR "+unheldSQL+" THEN 1", now, now)
 	s.add(" WHEN EXISTS (SELECT 1 FROM variants v WHERE v.product_id = p.id AND v.removed = FALSE AND "+availableSQL+") THEN 1 ELSE 0 END", now)
 }
 
