@@ -30,8 +30,9 @@ const unheldSQL = "NOT EXISTS (SELECT 1 FROM variants hv JOIN stock_holds hh ON 
 // noHoldsSQL is the condition that no variant has a live hold (one
 // argument: now). It reads nothing of the product at hand, so both engines
 // evaluate it once per statement: while nothing is held, the units in stock
-// are the units available, the facts answer for stock too, and the held
-// products need no list or read of their own.
+// are the units available, and a page's summaries take their in-stock flag
+// and lowest price in stock from the facts. (The filters and totals of
+// in-stock searches read heldSQL's list whatever it holds.)
 const noHoldsSQL = "NOT EXISTS (SELECT 1 FROM stock_holds WHERE expires_at > ?)"
 
 // availableSQL is the condition that a variant v has units not held (one
