@@ -141,12 +141,14 @@ func (o Options) wantsFloorFlow() bool {
 
 // Floor starts the floor's server and says where it listens; the bench
 // starts it as a child process (FloorProcess), so that its CPU time is read
-// from /proc like the shop's.
+// from /proc like the shop's. answers, when not "", is a file of answers for
+// its tool to give (the echo floor: see echo.go).
 type Floor interface {
-	Start(ctx context.Context) (url string, pid int, stop func(), err error)
+	Start(ctx context.Context, answers string) (url string, pid int, stop func(), err error)
 }
 
-// Run runs the floor, then each scenario, and returns the report.
+// Run runs the floor, then each scenario, each followed by its echo floor
+// (unless o.NoFloor), and returns the report.
 // Progress lines go to progress.
 func Run(ctx context.Context, o Options, floor Floor, progress io.Writer) (*Report, error) {
 	rep := &Report{
@@ -159,7 +161,7 @@ func Run(ctx context.Context, o Options, floor Floor, progress io.Writer) (*Repo
 		rep.Module = bi.Main.Path
 	}
 	if !o.NoFloor {
-		url, pid, stop, err := floor.Start(ctx)
+		url, pid, stop, err := floor.Start(ctx, "")
 		if err != nil {
 			return nil, fmt.Errorf("bench: start the floor: %w", err)
 		}
@@ -170,11 +172,21 @@ func Run(ctx context.Context, o Options, floor Floor, progress io.Writer) (*Repo
 		}
 	}
 	for _, sc := range o.scenarios() {
-		phase, err := runPhase(ctx, o, sc, o.urls(), o.pids(), o.Pprof, progress)
+		var log *answerLog
+		if !o.NoFloor {
+			log = newAnswerLog()
+		}
+		phase, err := runLoggedPhase(ctx, o, sc, newScenario(sc, o), o.urls(), o.pids(), o.Pprof, progress, log)
 		if err != nil {
 			return nil, err
 		}
 		phase.ratios(rep.Floor, rep.FloorFlow)
+		if log != nil {
+			if phase.Echo, err = runEcho(ctx, o, floor, phase, log, progress); err != nil {
+				return nil, err
+			}
+			phase.echoRatios()
+		}
 		rep.Phases = append(rep.Phases, phase)
 	}
 	return rep, nil

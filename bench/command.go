@@ -57,8 +57,10 @@ func Command(ctx context.Context, args []string, env Env) error {
 	fs.IntVar(&o.Items, "items", DefaultItems, "lines per purchase")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the query and cart choices")
 	fs.BoolVar(&o.NoFloor, "no-floor", false, "skip the no-op floor")
-	// Hidden modes: the floor's server process, and the catalog generator.
+	// Hidden modes: the floor's server process (answering --answers when
+	// given: the echo floor), and the catalog generator.
 	serveNoop := fs.Bool("serve-noop", false, "")
+	answers := fs.String("answers", "", "")
 	addr := fs.String("addr", "127.0.0.1:0", "")
 	genCatalog := fs.Int("gen-catalog", 0, "")
 	bad := func(format string, a ...any) error { return env.Usage(fmt.Sprintf(format, a...)) }
@@ -69,7 +71,14 @@ func Command(ctx context.Context, args []string, env Env) error {
 		if env.TuneGC != nil {
 			env.TuneGC()
 		}
-		return FloorServer{Addr: *addr, Out: env.Stdout, Logger: env.Logger, MaxBodyBytes: env.MaxBodyBytes, Version: env.Version}.Serve(ctx)
+		f := FloorServer{Addr: *addr, Out: env.Stdout, Logger: env.Logger, MaxBodyBytes: env.MaxBodyBytes, Version: env.Version}
+		if *answers != "" {
+			var err error
+			if f.Answers, err = readAnswers(*answers); err != nil {
+				return err
+			}
+		}
+		return f.Serve(ctx)
 	}
 	if *genCatalog > 0 {
 		if fs.NArg() != 1 {

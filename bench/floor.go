@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -43,6 +44,10 @@ type FloorServer struct {
 	MaxBodyBytes int64
 	// Version is the server's version in its initialize answer.
 	Version string
+	// Answers, when not empty, are what the tool answers when asked for
+	// one by its index (the echo floor: echo.go); without them, or when a
+	// call asks for none, it answers "ok".
+	Answers []echoAnswer
 }
 
 // floorStartTimeout bounds the floor process's start.
@@ -83,7 +88,7 @@ func (f FloorServer) Serve(ctx context.Context) error {
 }
 
 // handler is the floor's /mcp: the shop's server options, one tool
-// answering a text block.
+// answering a text block (or one of f.Answers).
 func (f FloorServer) handler() http.Handler {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "shop-bench-floor", Version: f.Version},
 		&mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
@@ -91,9 +96,7 @@ func (f FloorServer) handler() http.Handler {
 		Name:        noopTool,
 		Description: "Does nothing: the floor of a tool call.",
 		InputSchema: map[string]any{"type": "object"},
-	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
-	})
+	}, f.answer)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
@@ -105,6 +108,20 @@ func (f FloorServer) handler() http.Handler {
 	return mux
 }
 
+// answer is the floor's tool: the answer a call asks for by its index
+// when there are answers to give, else "ok" (its arguments unread).
+func (f FloorServer) answer(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if len(f.Answers) > 0 {
+		var args map[string]int
+		if json.Unmarshal(req.Params.Arguments, &args) == nil {
+			if n, ok := args[echoArg]; ok && n >= 0 {
+				return f.Answers[n%len(f.Answers)].result(), nil
+			}
+		}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+}
+
 // FloorProcess starts the floor as a child process of this executable,
 // which must serve it when run as `EXE bench --serve-noop --addr ADDR`
 // (FloorServer).
@@ -112,12 +129,16 @@ type FloorProcess struct{}
 
 // Start starts the process and answers its /mcp address, its process id and
 // the function that stops it.
-func (FloorProcess) Start(ctx context.Context) (string, int, func(), error) {
+func (FloorProcess) Start(ctx context.Context, answers string) (string, int, func(), error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", 0, nil, fmt.Errorf("find this executable: %w", err)
 	}
-	cmd := exec.Command(exe, "bench", "--serve-noop", "--addr", "127.0.0.1:0")
+	args := []string{"bench", "--serve-noop", "--addr", "127.0.0.1:0"}
+	if answers != "" {
+		args = append(args, "--answers", answers)
+	}
+	cmd := exec.Command(exe, args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

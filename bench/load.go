@@ -62,6 +62,9 @@ type benchClient struct {
 	cursorArgs map[string]any // the last search with a next page
 	cursor     string
 	ready      []string // sessions prepared for the complete stage
+	echoed     int      // the echo floor's answers asked for
+	// answers, when set, keeps the answers of the measured window.
+	answers *answerLog
 	// id and buyers name the buyers the client speaks for: a new one for
 	// each checkout session it creates, as a host speaks for many users
 	// (their ids in _meta["openai/subject"]), so the shop's per-buyer
@@ -127,6 +130,9 @@ func (c *benchClient) call(ctx context.Context, r *recorder, name string, args a
 	case res.IsError:
 		r.fail("tool_error:"+toolErrorCode(res), name, purchase.ResultText(res))
 	default:
+		if c.answers != nil && r.live != nil {
+			c.answers.keep(name, res)
+		}
 		return res, true
 	}
 	return nil, false

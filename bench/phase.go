@@ -28,6 +28,8 @@ type phase struct {
 	clients []*benchClient
 	ph      *PhaseReport
 	logf    func(format string, a ...any)
+	// answers, when set, keeps the measured window's answers (the echo floor's).
+	answers *answerLog
 }
 
 // stage runs fn on every client until the deadline (or until fn answers
@@ -50,7 +52,18 @@ func stage(ctx context.Context, clients []*benchClient, recs []*recorder, until 
 // one shop, which the clients take in turn); pids, when given, are the
 // servers' processes, pprof the first one's pprof base URL.
 func runPhase(ctx context.Context, o Options, name string, urls []string, pids []int, pprof string, progress io.Writer) (*PhaseReport, error) {
-	p := &phase{o: o, name: name, sc: newScenario(name, o), pids: pids, pprof: pprof}
+	return runPhaseOf(ctx, o, name, newScenario(name, o), urls, pids, pprof, progress)
+}
+
+// runPhaseOf is runPhase with the scenario sc.
+func runPhaseOf(ctx context.Context, o Options, name string, sc scenario, urls []string, pids []int, pprof string, progress io.Writer) (*PhaseReport, error) {
+	return runLoggedPhase(ctx, o, name, sc, urls, pids, pprof, progress, nil)
+}
+
+// runLoggedPhase is runPhaseOf whose clients keep their measured answers
+// in log, when it is not nil.
+func runLoggedPhase(ctx context.Context, o Options, name string, sc scenario, urls []string, pids []int, pprof string, progress io.Writer, log *answerLog) (*PhaseReport, error) {
+	p := &phase{o: o, name: name, sc: sc, pids: pids, pprof: pprof, answers: log}
 	unit, perOp := p.sc.unit()
 	p.ph = &PhaseReport{Scenario: name, URL: strings.Join(urls, ","), Clients: o.Clients, Unit: unit, CallsPerOp: perOp, Errors: []*ErrorCount{}}
 	p.logf = func(format string, a ...any) {
@@ -89,6 +102,7 @@ func (p *phase) connect(ctx context.Context, urls []string) error {
 		if err != nil {
 			return err
 		}
+		c.answers = p.answers
 		p.clients[i] = c
 	}
 	return p.sc.setup(ctx, p.clients[0])

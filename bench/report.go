@@ -53,6 +53,9 @@ type PhaseReport struct {
 	Goroutines       *GoroutineCounts `json:"goroutines,omitempty"`
 	// Ratios compare the phase with the floor of the same run.
 	Ratios *Ratios `json:"ratios,omitempty"`
+	// Echo is the echo floor of the phase: the floor answering the
+	// phase's own answers (echo.go).
+	Echo *PhaseReport `json:"echo_floor,omitempty"`
 }
 
 // StepStats are the latencies of one step, in milliseconds.
@@ -124,6 +127,14 @@ type Ratios struct {
 	FlowThroughput float64 `json:"flow_throughput,omitempty"`
 	FlowCPU        float64 `json:"flow_cpu,omitempty"`
 	FlowP99        float64 `json:"flow_p99,omitempty"`
+	// Against the phase's echo floor: its ops/s over the echo floor's,
+	// its server CPU per op over the echo floor's; and the echo floor's
+	// own against the floor (the floor flow for flows): what a shop whose
+	// tools cost nothing would score.
+	EchoThroughput      float64 `json:"echo_throughput,omitempty"`
+	EchoCPU             float64 `json:"echo_cpu,omitempty"`
+	EchoFloorThroughput float64 `json:"echo_floor_throughput,omitempty"`
+	EchoFloorCPU        float64 `json:"echo_floor_cpu,omitempty"`
 }
 
 // summarize merges the clients' recorders.
@@ -240,6 +251,30 @@ func (ph *PhaseReport) ratios(floor, flow *PhaseReport) {
 	ph.Ratios = r
 }
 
+// echoRatios compares ph with its echo floor, and the echo floor with the
+// floor ph's ratios were taken against (the ratios' throughput and CPU
+// divided back out).
+func (ph *PhaseReport) echoRatios() {
+	e, r := ph.Echo, ph.Ratios
+	if e == nil || r == nil || e.OpsPerSec == 0 || ph.OpsPerSec == 0 {
+		return
+	}
+	through, cpu := r.Throughput, r.CPUPerCall
+	if ph.Unit == "flows" {
+		through, cpu = r.FlowThroughput, r.FlowCPU
+	}
+	r.EchoThroughput = round3(ph.OpsPerSec / e.OpsPerSec)
+	if through > 0 {
+		r.EchoFloorThroughput = round3(through * e.OpsPerSec / ph.OpsPerSec)
+	}
+	if ph.ServerCPU != nil && e.ServerCPU != nil && e.ServerCPU.PerOpMicros > 0 && ph.ServerCPU.PerOpMicros > 0 {
+		r.EchoCPU = round3(ph.ServerCPU.PerOpMicros / e.ServerCPU.PerOpMicros)
+		if cpu > 0 {
+			r.EchoFloorCPU = round3(cpu * e.ServerCPU.PerOpMicros / ph.ServerCPU.PerOpMicros)
+		}
+	}
+}
+
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // print writes the report for a reader.
@@ -254,6 +289,9 @@ func (rep *Report) Print(w io.Writer) {
 	}
 	for _, ph := range rep.Phases {
 		ph.print(w, ph.Scenario)
+		if ph.Echo != nil {
+			ph.Echo.print(w, "echo floor of "+ph.Scenario+" (the floor giving "+ph.Scenario+"'s answers, same run)")
+		}
 	}
 }
 
@@ -290,6 +328,10 @@ func (ph *PhaseReport) print(w io.Writer, title string) {
 		fmt.Fprintln(w)
 		if r.FlowThroughput > 0 {
 			fmt.Fprintf(w, "  vs floor flow: flows/s ×%.3f, CPU per flow ×%.3f, p99 (flow) ×%.3f\n", r.FlowThroughput, r.FlowCPU, r.FlowP99)
+		}
+		if r.EchoThroughput > 0 {
+			fmt.Fprintf(w, "  vs its echo floor: %s/s ×%.3f, CPU per %s ×%.3f; the echo floor vs the floor: ×%.3f, CPU ×%.3f\n",
+				ph.Unit, r.EchoThroughput, strings.TrimSuffix(ph.Unit, "s"), r.EchoCPU, r.EchoFloorThroughput, r.EchoFloorCPU)
 		}
 	}
 	if ph.ErrorTotal == 0 {

@@ -37,8 +37,9 @@ func TestMain(m *testing.M) {
 
 // TestBench runs each scenario for a second with two clients against a shop
 // on the demo catalog, with the floor, and checks that the report is sane:
-// work done, no errors, a floor with its CPU time, ratios, and the shop's
-// CPU time and RSS read from /proc (the shop runs in this process).
+// work done, no errors, a floor with its CPU time, each phase's echo floor
+// (the floor giving its answers), ratios, and the shop's CPU time and RSS
+// read from /proc (the shop runs in this process).
 func TestBench(t *testing.T) {
 	url := startShopArgs(t, nil, "--db", filepath.Join(t.TempDir(), "shop.db"), "--rate-limit", "-1")
 	o := bench.Options{
@@ -86,6 +87,16 @@ func TestBench(t *testing.T) {
 	if p := rep.Phases[1]; p.Ratios == nil || p.Ratios.FlowThroughput <= 0 || p.Ratios.FlowCPU <= 0 {
 		t.Errorf("purchase: ratios to the floor flow %+v", p.Ratios)
 	}
+	for _, ph := range rep.Phases {
+		e := ph.Echo
+		if e == nil || e.Ops == 0 || e.ErrorTotal != 0 || e.CallsPerOp != ph.CallsPerOp || e.ServerCPU == nil || e.ServerCPU.PID == os.Getpid() {
+			t.Errorf("%s: echo floor %+v: want the phase's answers given by a floor process, without errors", ph.Scenario, e)
+			continue
+		}
+		if r := ph.Ratios; r == nil || r.EchoThroughput <= 0 || r.EchoCPU <= 0 || r.EchoFloorThroughput <= 0 || r.EchoFloorCPU <= 0 {
+			t.Errorf("%s: ratios to the echo floor %+v", ph.Scenario, ph.Ratios)
+		}
+	}
 	if p := rep.Phases[1]; p.Step("flow").Count != int(p.Ops) || p.Step("complete_checkout").Count < int(p.Ops) {
 		t.Errorf("purchase: %d flows, steps %+v", p.Ops, p.Steps)
 	}
@@ -96,7 +107,7 @@ func TestBench(t *testing.T) {
 	// Both forms of the report.
 	var text bytes.Buffer
 	rep.Print(&text)
-	for _, want := range []string{"floor (no-op go-sdk tool, same run)", "search:", "purchase:", "vs floor: throughput ×", "errors: none"} {
+	for _, want := range []string{"floor (no-op go-sdk tool, same run)", "search:", "purchase:", "vs floor: throughput ×", "echo floor of purchase", "vs its echo floor: flows/s ×", "errors: none"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, text.String())
 		}
