@@ -185,7 +185,7 @@ func Run(ctx context.Context, o Options, floor Floor, progress io.Writer) (*Repo
 			if phase.Echo, err = runEcho(ctx, o, floor, phase, log, progress); err != nil {
 				return nil, err
 			}
-			phase.echoRatios()
+			phase.echoRatios(rep.Floor, rep.FloorFlow)
 		}
 		rep.Phases = append(rep.Phases, phase)
 	}

@@ -152,7 +152,7 @@ func runEcho(ctx context.Context, o Options, floor Floor, ph *PhaseReport, log *
 		name = ScenarioEchoFlow
 	}
 	sc := echoScenario{perOp: ph.CallsPerOp, kept: len(answers)}
-	return runPhaseOf(ctx, o, name, sc, []string{url}, []int{pid}, "", progress)
+	return runLoggedPhase(ctx, o, name, sc, []string{url}, []int{pid}, "", progress, nil)
 }
 
 // readAnswers reads the answers file of the echo floor: a JSON array of

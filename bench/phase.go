@@ -52,16 +52,11 @@ func stage(ctx context.Context, clients []*benchClient, recs []*recorder, until 
 // one shop, which the clients take in turn); pids, when given, are the
 // servers' processes, pprof the first one's pprof base URL.
 func runPhase(ctx context.Context, o Options, name string, urls []string, pids []int, pprof string, progress io.Writer) (*PhaseReport, error) {
-	return runPhaseOf(ctx, o, name, newScenario(name, o), urls, pids, pprof, progress)
+	return runLoggedPhase(ctx, o, name, newScenario(name, o), urls, pids, pprof, progress, nil)
 }
 
-// runPhaseOf is runPhase with the scenario sc.
-func runPhaseOf(ctx context.Context, o Options, name string, sc scenario, urls []string, pids []int, pprof string, progress io.Writer) (*PhaseReport, error) {
-	return runLoggedPhase(ctx, o, name, sc, urls, pids, pprof, progress, nil)
-}
-
-// runLoggedPhase is runPhaseOf whose clients keep their measured answers
-// in log, when it is not nil.
+// runLoggedPhase is runPhase with the scenario sc, whose clients keep their
+// measured answers in log when it is not nil.
 func runLoggedPhase(ctx context.Context, o Options, name string, sc scenario, urls []string, pids []int, pprof string, progress io.Writer, log *answerLog) (*PhaseReport, error) {
 	p := &phase{o: o, name: name, sc: sc, pids: pids, pprof: pprof, answers: log}
 	unit, perOp := p.sc.unit()

@@ -252,26 +252,27 @@ func (ph *PhaseReport) ratios(floor, flow *PhaseReport) {
 }
 
 // echoRatios compares ph with its echo floor, and the echo floor with the
-// floor ph's ratios were taken against (the ratios' throughput and CPU
-// divided back out).
-func (ph *PhaseReport) echoRatios() {
-	e, r := ph.Echo, ph.Ratios
-	if e == nil || r == nil || e.OpsPerSec == 0 || ph.OpsPerSec == 0 {
+// floor (the floor flow for a phase of flows).
+func (ph *PhaseReport) echoRatios(floor, flow *PhaseReport) {
+	e, r, ref := ph.Echo, ph.Ratios, floor
+	if ph.Unit == "flows" {
+		ref = flow
+	}
+	if e == nil || r == nil || e.OpsPerSec == 0 {
 		return
 	}
-	through, cpu := r.Throughput, r.CPUPerCall
-	if ph.Unit == "flows" {
-		through, cpu = r.FlowThroughput, r.FlowCPU
-	}
 	r.EchoThroughput = round3(ph.OpsPerSec / e.OpsPerSec)
-	if through > 0 {
-		r.EchoFloorThroughput = round3(through * e.OpsPerSec / ph.OpsPerSec)
+	if ref != nil && ref.OpsPerSec > 0 {
+		r.EchoFloorThroughput = round3(e.OpsPerSec / ref.OpsPerSec)
 	}
-	if ph.ServerCPU != nil && e.ServerCPU != nil && e.ServerCPU.PerOpMicros > 0 && ph.ServerCPU.PerOpMicros > 0 {
+	if e.ServerCPU == nil || e.ServerCPU.PerOpMicros == 0 {
+		return
+	}
+	if ph.ServerCPU != nil {
 		r.EchoCPU = round3(ph.ServerCPU.PerOpMicros / e.ServerCPU.PerOpMicros)
-		if cpu > 0 {
-			r.EchoFloorCPU = round3(cpu * e.ServerCPU.PerOpMicros / ph.ServerCPU.PerOpMicros)
-		}
+	}
+	if ref != nil && ref.ServerCPU != nil && ref.ServerCPU.PerOpMicros > 0 {
+		r.EchoFloorCPU = round3(e.ServerCPU.PerOpMicros / ref.ServerCPU.PerOpMicros)
 	}
 }
 
