@@ -3,7 +3,11 @@ package checkout_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -109,4 +113,55 @@ func stockedShop(b *testing.B, d database.Dialect) (*gorm.DB, *paying) {
 		b.Fatal(err)
 	}
 	return db, p
+}
+
+// BenchmarkPurchaseFlowParallel is BenchmarkPurchaseFlow with flows side by
+// side, four for each of GOMAXPROCS (8 on 2 cores, as the bench's clients),
+// each of a new buyer and three variants drawn from the demo catalog: what
+// the connections' page caches and the writers' turns cost under load. It
+// reports the process's CPU time per flow (cpu-µs/op) beside the time.
+func BenchmarkPurchaseFlowParallel(b *testing.B) {
+	ctx := context.Background()
+	db, p := stockedShop(b, "sqlite")
+	var ids []string
+	if err := db.Raw("SELECT id FROM variants ORDER BY id").Scan(&ids).Error; err != nil || len(ids) < 3 {
+		b.Fatalf("%d variants: %v", len(ids), err)
+	}
+	var buyers atomic.Int64
+	b.SetParallelism(4)
+	b.ReportAllocs()
+	start := cpuTime(b)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		rng := rand.New(rand.NewPCG(uint64(buyers.Add(1)), 1))
+		for pb.Next() {
+			cart := make([]checkout.Item, 0, 3)
+			for _, i := range rng.Perm(len(ids))[:3] {
+				cart = append(cart, checkout.Item{ID: ids[i], Quantity: 1})
+			}
+			s, err := p.co.Create(ctx, checkout.Request{Items: &cart})
+			if err != nil {
+				b.Fatal(err)
+			}
+			buyer := &checkout.Buyer{Name: "Ada Lovelace", Email: fmt.Sprintf("ada%d@example.com", buyers.Add(1))}
+			if s, err = p.co.Update(ctx, s.ID, checkout.Request{Address: californian, Buyer: buyer}); err != nil || s.Status != checkout.Ready {
+				b.Fatalf("update: %v %+v", err, s)
+			}
+			s, err = p.co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay("pm_card_visa")})
+			if err != nil || s.Status != checkout.Completed {
+				b.Fatalf("complete: %v %+v", err, s)
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64((cpuTime(b)-start).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -83,7 +83,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 		// Connections that keep their prepared statements (sqlitestmts.go).
 		connector := sqliteConnector{dsn: sqliteDSN(dsn), driver: &sqlite3.SQLiteDriver{}}
 		pool = sql.OpenDB(connector)
-		writers.Store(pool, make(chan struct{}, 1)) // Transact's turns (tx.go)
+		writers.Store(pool, openWriter(connector)) // Transact's connection (tx.go)
 		checkpointers.Store(pool, startCheckpoints(connector, dsn, opts.Logger))
 		dialector = sqlite.New(sqlite.Config{Conn: pool})
 	}
@@ -101,11 +101,10 @@ func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 	}
 	maxOpen := 20
 	if DialectOf(dsn) == SQLite {
-		// SQLite runs in this process: its work is CPU-bound here, and one
-		// writer at a time is its rule. More connections than cores only add
-		// writers that sleep in SQLite's busy handler (1, 2, 5 … 100 ms steps
-		// rather than waking when the lock frees) and page caches that every
-		// commit invalidates. Measured with 8 clients on 2 cores
+		// SQLite runs in this process: its work is CPU-bound here. These
+		// connections read (Transact writes on a connection of its own:
+		// openWriter); more of them than cores only add page caches that
+		// every commit invalidates. Measured with 8 clients on 2 cores
 		// (BENCHMARKS.md): 2 connections against 8 took the purchase flow's
 		// p99 from 482 to 203 ms and its CPU per flow down a tenth. Nothing
 		// queries outside its transaction while holding one (the tests pass
@@ -284,7 +283,9 @@ var checkpointers sync.Map // *sql.DB → *checkpointer
 // forget drops what Open keeps for a SQLite pool: its write turn and its
 // checkpointer, which it stops.
 func forget(pool *sql.DB) {
-	writers.Delete(pool)
+	if w, ok := writers.LoadAndDelete(pool); ok {
+		_ = w.(*sql.DB).Close()
+	}
 	if cp, ok := checkpointers.LoadAndDelete(pool); ok {
 		cp.(*checkpointer).close()
 	}

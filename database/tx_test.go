@@ -128,3 +128,48 @@ func TestRetryable(t *testing.T) {
 		}
 	}
 }
+
+// TestSQLiteWritesOnOneConnection: on SQLite, every transaction Transact
+// runs is on the one connection kept for writing, whatever runs beside it:
+// a TEMP table, which only the connection that made it sees, made in one
+// transaction is there in each of twenty run at once while the pool's own
+// connections read; those readers do not see it.
+func TestSQLiteWritesOnOneConnection(t *testing.T) {
+	ctx := context.Background()
+	db := dbtest.Open(t, database.SQLite)
+	if err := database.Transact(ctx, db, func(tx *gorm.DB) error {
+		return tx.Exec("CREATE TEMP TABLE writer_mark (x INTEGER)").Error
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 20 {
+		wg.Go(func() {
+			errs <- database.Transact(ctx, db, func(tx *gorm.DB) error {
+				return tx.Exec("INSERT INTO temp.writer_mark (x) VALUES (?)", i).Error
+			})
+		})
+		wg.Go(func() {
+			var n int64
+			err := db.WithContext(ctx).Raw("SELECT COUNT(*) FROM sqlite_temp_master WHERE name = 'writer_mark'").Scan(&n).Error
+			if err == nil && n != 0 {
+				err = errors.New("a reading connection sees the writer's TEMP table")
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int64
+	if err := database.Transact(ctx, db, func(tx *gorm.DB) error {
+		return tx.Raw("SELECT COUNT(*) FROM temp.writer_mark").Scan(&n).Error
+	}); err != nil || n != 20 {
+		t.Fatalf("writer's TEMP table: %d rows, %v; want 20", n, err)
+	}
+}
