@@ -205,15 +205,16 @@ var writers sync.Map // *sql.DB → *sql.DB
 // database another connection has committed to since, so write transactions
 // spread over the reading pool read again, by system calls, every page they
 // touch. Here only the writer commits, and finds its cache as it left it:
-// BenchmarkPurchaseFlowParallel's CPU a flow went from 2.65 to 2.21 ms, the
-// bench's reads from the files from 52 a flow to 30 (BENCHMARKS.md). The turn
-// orders nothing the database does not: every SQLite transaction of the
-// shop takes the database's write lock when it begins (_txlock=immediate),
-// which keeps writers apart in this process and in any other; waiting for
-// the connection spares this process's writers SQLite's busy handler, which
-// makes a writer that finds the lock taken sleep 1, 2, 5 … ms before it
-// looks again when the transaction ahead takes about one. PostgreSQL (row
-// locks, writers side by side) has no writer of its own.
+// the bench's purchase made 30 read system calls a flow instead of 52, and
+// took 7 % less CPU a flow (BENCHMARKS.md).
+//
+// The turn orders nothing the database does not: every SQLite transaction
+// of the shop takes the database's write lock when it begins
+// (_txlock=immediate), which keeps writers apart in this process and in any
+// other. Waiting for the connection spares this process's writers SQLite's
+// busy handler, which makes a writer that finds the lock taken sleep 1, 2,
+// 5 … ms before it looks again, when the transaction ahead takes about one.
+// PostgreSQL (row locks, writers side by side) has no writer of its own.
 func openWriter(c driver.Connector) *sql.DB {
 	w := sql.OpenDB(c)
 	w.SetMaxOpenConns(1)
