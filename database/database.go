@@ -280,8 +280,8 @@ func Close(db *gorm.DB) error {
 // (checkpoint.go).
 var checkpointers sync.Map // *sql.DB → *checkpointer
 
-// forget drops what Open keeps for a SQLite pool: its write turn and its
-// checkpointer, which it stops.
+// forget drops what Open keeps for a SQLite pool: its writer, which it
+// closes, and its checkpointer, which it stops.
 func forget(pool *sql.DB) {
 	if w, ok := writers.LoadAndDelete(pool); ok {
 		_ = w.(*sql.DB).Close()

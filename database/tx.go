@@ -81,16 +81,23 @@ func Transact(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB) error) erro
 			case <-time.After(retryPause(try - 1)):
 			}
 		}
+		writer, werr := writeTurn(ctx, db)
+		if werr != nil {
+			return werr
+		}
 		after := &afterCommit{}
 		// To the microsecond, as PostgreSQL keeps times: a row saved and
 		// the same row read back hold the same instant.
 		now := clockOf(ctx, db)().UTC().Truncate(time.Microsecond)
 		pinned := context.WithValue(context.WithValue(ctx, nowKey{}, now), afterKey{}, after)
 		tx := db.WithContext(pinned) // a statement of its own
-		if w := writerOf(db); w != nil {
-			tx.Statement.ConnPool = w
+		if writer != nil {
+			tx.Statement.ConnPool = writer
 		}
 		err = tx.Transaction(fn)
+		if writer != nil {
+			_ = writer.Close() // back to its pool, for the next writer
+		}
 		if err == nil {
 			for _, f := range after.fns {
 				f()
@@ -222,15 +229,23 @@ func openWriter(c driver.Connector) *sql.DB {
 	return w
 }
 
-// writerOf returns the writer (openWriter) of db's SQLite pool, nil when
-// it has none.
-func writerOf(db *gorm.DB) *sql.DB {
+// writeTurn waits for the writer (openWriter) of db's SQLite pool and
+// answers its connection, for the transaction to run on and close after;
+// nil, at once, when db has no writer (PostgreSQL). The transaction's time
+// is read after the wait, so that a transaction that commits after another
+// carries a later time.
+func writeTurn(ctx context.Context, db *gorm.DB) (*sql.Conn, error) {
 	pool, ok := db.Statement.ConnPool.(*sql.DB)
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	if w, ok := writers.Load(pool); ok {
-		return w.(*sql.DB)
+	w, ok := writers.Load(pool)
+	if !ok {
+		return nil, nil
 	}
-	return nil
+	conn, err := w.(*sql.DB).Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("wait to write: %w", err)
+	}
+	return conn, nil
 }
