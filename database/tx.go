@@ -81,23 +81,8 @@ func Transact(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB) error) erro
 			case <-time.After(retryPause(try - 1)):
 			}
 		}
-		writer, werr := writeTurn(ctx, db)
-		if werr != nil {
-			return werr
-		}
-		after := &afterCommit{}
-		// To the microsecond, as PostgreSQL keeps times: a row saved and
-		// the same row read back hold the same instant.
-		now := clockOf(ctx, db)().UTC().Truncate(time.Microsecond)
-		pinned := context.WithValue(context.WithValue(ctx, nowKey{}, now), afterKey{}, after)
-		tx := db.WithContext(pinned) // a statement of its own
-		if writer != nil {
-			tx.Statement.ConnPool = writer
-		}
-		err = tx.Transaction(fn)
-		if writer != nil {
-			_ = writer.Close() // back to its pool, for the next writer
-		}
+		var after *afterCommit
+		after, err = transactOnce(ctx, db, fn)
 		if err == nil {
 			for _, f := range after.fns {
 				f()
@@ -108,6 +93,30 @@ func Transact(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB) error) erro
 		}
 	}
 	return fmt.Errorf("transaction failed %d times: %w", MaxTries, err)
+}
+
+// transactOnce is one try of Transact: fn in a transaction of db (on
+// SQLite, on its writer: writeTurn), its time pinned once the transaction
+// has its connection. It answers what to run once it committed. The writer's
+// connection goes back to its pool however fn ends, a panic included.
+func transactOnce(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB) error) (*afterCommit, error) {
+	writer, err := writeTurn(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	if writer != nil {
+		defer writer.Close() // back to its pool, for the next writer
+	}
+	after := &afterCommit{}
+	// To the microsecond, as PostgreSQL keeps times: a row saved and the
+	// same row read back hold the same instant.
+	now := clockOf(ctx, db)().UTC().Truncate(time.Microsecond)
+	pinned := context.WithValue(context.WithValue(ctx, nowKey{}, now), afterKey{}, after)
+	tx := db.WithContext(pinned) // a statement of its own
+	if writer != nil {
+		tx.Statement.ConnPool = writer
+	}
+	return after, tx.Transaction(fn)
 }
 
 type afterKey struct{}

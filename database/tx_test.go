@@ -244,3 +244,18 @@ func TestSQLiteTimeAfterTurn(t *testing.T) {
 		t.Fatalf("the second transaction's time: %v; want %v, after the first's commit", got, want)
 	}
 }
+
+// TestSQLiteWriterAfterPanic: a transaction whose function panics gives the
+// writer back: the next one runs.
+func TestSQLiteWriterAfterPanic(t *testing.T) {
+	db := dbtest.Open(t, database.SQLite)
+	func() {
+		defer func() { _ = recover() }()
+		_ = database.Transact(context.Background(), db, func(*gorm.DB) error { panic("a bug") })
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := database.Transact(ctx, db, func(*gorm.DB) error { return nil }); err != nil {
+		t.Fatalf("the transaction after a panic: %v", err)
+	}
+}
