@@ -225,14 +225,22 @@ func TestSQLiteTimeAfterTurn(t *testing.T) {
 			return nil
 		})
 	}()
-	<-held
+	select {
+	case <-held:
+	case err := <-first:
+		t.Fatalf("the first transaction: %v", err)
+	}
 	current.Store(20) // the second transaction starts waiting
 	second := make(chan time.Time, 1)
 	go func() {
-		_ = database.Transact(ctx, db, func(tx *gorm.DB) error {
+		err := database.Transact(ctx, db, func(tx *gorm.DB) error {
 			second <- database.Now(tx)
 			return nil
 		})
+		if err != nil {
+			t.Errorf("the second transaction: %v", err)
+			second <- time.Time{}
+		}
 	}()
 	time.Sleep(50 * time.Millisecond) // for it to reach its wait
 	current.Store(30)                 // the first commits
