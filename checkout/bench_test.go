@@ -88,19 +88,29 @@ func BenchmarkPurchaseFlow(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
-		s, err := p.co.Create(ctx, checkout.Request{Items: &cart})
-		if err != nil {
+		if err := p.purchase(ctx, cart, fmt.Sprintf("ada%d@example.com", i)); err != nil {
 			b.Fatal(err)
 		}
-		buyer := &checkout.Buyer{Name: "Ada Lovelace", Email: fmt.Sprintf("ada%d@example.com", i)}
-		if s, err = p.co.Update(ctx, s.ID, checkout.Request{Address: californian, Buyer: buyer}); err != nil || s.Status != checkout.Ready {
-			b.Fatalf("update: %v %+v", err, s)
-		}
-		s, err = p.co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay("pm_card_visa")})
-		if err != nil || s.Status != checkout.Completed {
-			b.Fatalf("complete: %v %+v", err, s)
-		}
 	}
+}
+
+// purchase is one flow of the purchase benchmarks: a session of cart
+// created, given a buyer of that email and an address, and paid with the
+// sandbox.
+func (p *paying) purchase(ctx context.Context, cart []checkout.Item, email string) error {
+	s, err := p.co.Create(ctx, checkout.Request{Items: &cart})
+	if err != nil {
+		return fmt.Errorf("create: %w", err)
+	}
+	buyer := &checkout.Buyer{Name: "Ada Lovelace", Email: email}
+	if s, err = p.co.Update(ctx, s.ID, checkout.Request{Address: californian, Buyer: buyer}); err != nil || s.Status != checkout.Ready {
+		return fmt.Errorf("update: %v %+v", err, s)
+	}
+	s, err = p.co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay("pm_card_visa")})
+	if err != nil || s.Status != checkout.Completed {
+		return fmt.Errorf("complete: %v %+v", err, s)
+	}
+	return nil
 }
 
 // stockedShop is the paying demo shop on a new database of engine d, with
@@ -139,19 +149,8 @@ func BenchmarkPurchaseFlowParallel(b *testing.B) {
 			for _, i := range rng.Perm(len(ids))[:3] {
 				cart = append(cart, checkout.Item{ID: ids[i], Quantity: 1})
 			}
-			s, err := p.co.Create(ctx, checkout.Request{Items: &cart})
-			if err != nil {
+			if err := p.purchase(ctx, cart, fmt.Sprintf("ada%d@example.com", buyers.Add(1))); err != nil {
 				b.Error(err) // not Fatal: this is not the benchmark's goroutine
-				return
-			}
-			buyer := &checkout.Buyer{Name: "Ada Lovelace", Email: fmt.Sprintf("ada%d@example.com", buyers.Add(1))}
-			if s, err = p.co.Update(ctx, s.ID, checkout.Request{Address: californian, Buyer: buyer}); err != nil || s.Status != checkout.Ready {
-				b.Errorf("update: %v %+v", err, s)
-				return
-			}
-			s, err = p.co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay("pm_card_visa")})
-			if err != nil || s.Status != checkout.Completed {
-				b.Errorf("complete: %v %+v", err, s)
 				return
 			}
 		}
