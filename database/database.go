@@ -285,7 +285,7 @@ var checkpointers sync.Map // *sql.DB → *checkpointer
 // closes, and its checkpointer, which it stops.
 func forget(pool *sql.DB) {
 	if w, ok := writers.LoadAndDelete(pool); ok {
-		_ = w.(*sql.DB).Close()
+		_ = w.(*writer).close()
 	}
 	if cp, ok := checkpointers.LoadAndDelete(pool); ok {
 		cp.(*checkpointer).close()

@@ -2,11 +2,8 @@ package database
 
 import (
 	"context"
-	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -56,6 +53,11 @@ func WithClock(ctx context.Context, clock func() time.Time) context.Context {
 // a busy SQLite database rolls the try back and runs fn again, at most
 // MaxTries times in all; the last error is returned, wrapped.
 //
+// On SQLite, fn runs on the database's writer (writer.go): on its
+// goroutine, with the transactions that wait beside it in one commit, and
+// again alone when one of them fails; Transact returns once fn's commit
+// has.
+//
 // When db is already a transaction (a caller's), fn runs in it, under a
 // savepoint, without retries and with the caller's time: the caller's
 // Transact retries the whole.
@@ -96,27 +98,18 @@ func Transact(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB) error) erro
 }
 
 // transactOnce is one try of Transact: fn in a transaction of db (on
-// SQLite, on its writer: writeTurn), its time pinned once the transaction
-// has its connection. It answers what to run once it committed. The writer's
-// connection goes back to its pool however fn ends, a panic included.
+// SQLite, on its writer: writer.go), its time pinned once the transaction
+// has its connection. It answers what to run once it committed.
 func transactOnce(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB) error) (*afterCommit, error) {
-	writer, err := writeTurn(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	if writer != nil {
-		defer writer.Close() // back to its pool, for the next writer
+	if w := writerOf(db); w != nil {
+		return w.transact(ctx, db, fn)
 	}
 	after := &afterCommit{}
 	// To the microsecond, as PostgreSQL keeps times: a row saved and the
 	// same row read back hold the same instant.
 	now := clockOf(ctx, db)().UTC().Truncate(time.Microsecond)
 	pinned := context.WithValue(context.WithValue(ctx, nowKey{}, now), afterKey{}, after)
-	tx := db.WithContext(pinned) // a statement of its own
-	if writer != nil {
-		tx.Statement.ConnPool = writer
-	}
-	return after, tx.Transaction(fn)
+	return after, db.WithContext(pinned).Transaction(fn) // a statement of its own
 }
 
 type afterKey struct{}
@@ -207,54 +200,4 @@ func LockKey(tx *gorm.DB, key string) error {
 		return fmt.Errorf("lock %s: %w", key, err)
 	}
 	return nil
-}
-
-// writers holds, for each SQLite pool Open opened, the pool of one
-// connection its write transactions run on (openWriter).
-var writers sync.Map // *sql.DB → *sql.DB
-
-// openWriter opens the connection a SQLite database's write transactions
-// (Transact) run on, one at a time: a pool of one, whose queue is their turn.
-//
-// One connection for them all, apart from the readers, keeps its page cache:
-// SQLite empties a connection's cache when it begins a transaction on a
-// database another connection has committed to since, so write transactions
-// spread over the reading pool read again, by system calls, every page they
-// touch. Here only the writer commits, and finds its cache as it left it:
-// the bench's purchase made 30 read system calls a flow instead of 52, and
-// took 7 % less CPU a flow (BENCHMARKS.md).
-//
-// The turn orders nothing the database does not: every SQLite transaction
-// of the shop takes the database's write lock when it begins
-// (_txlock=immediate), which keeps writers apart in this process and in any
-// other. Waiting for the connection spares this process's writers SQLite's
-// busy handler, which makes a writer that finds the lock taken sleep 1, 2,
-// 5 … ms before it looks again, when the transaction ahead takes about one.
-// PostgreSQL (row locks, writers side by side) has no writer of its own.
-func openWriter(c driver.Connector) *sql.DB {
-	w := sql.OpenDB(c)
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
-	return w
-}
-
-// writeTurn waits for the writer (openWriter) of db's SQLite pool and
-// answers its connection, for the transaction to run on and close after;
-// nil, at once, when db has no writer (PostgreSQL). The transaction's time
-// is read after the wait, so that a transaction that commits after another
-// carries a later time.
-func writeTurn(ctx context.Context, db *gorm.DB) (*sql.Conn, error) {
-	pool, ok := db.Statement.ConnPool.(*sql.DB)
-	if !ok {
-		return nil, nil
-	}
-	w, ok := writers.Load(pool)
-	if !ok {
-		return nil, nil
-	}
-	conn, err := w.(*sql.DB).Conn(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("wait to write: %w", err)
-	}
-	return conn, nil
 }

@@ -1,0 +1,246 @@
+package database
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// A SQLite database's writer: one connection for every write transaction
+// (Transact) of the pool, and one goroutine that runs them on it, several
+// to a commit.
+//
+// One connection for them all, apart from the readers, keeps its page cache:
+// SQLite empties a connection's cache when it begins a transaction on a
+// database another connection has committed to since, so write transactions
+// spread over the reading pool read again, by system calls, every page they
+// touch. Here only the writer commits, and finds its cache as it left it:
+// the bench's purchase made 30 read system calls a flow instead of 52, and
+// took 7 % less CPU a flow (BENCHMARKS.md).
+//
+// Group commit. The transactions that wait while one runs join it: the
+// writer runs each one's function in turn in the same SQLite transaction and
+// commits them together, up to groupMax, and each Transact returns once that
+// commit has (a transaction is durable when its Transact returns, as
+// before). A commit costs SQLite its fixed work and every page the
+// transactions changed; pages that several of them change (the last leaves
+// of the orders, the audit events, the attempts and their time-ordered
+// indexes) are written once for the group. Under the bench's purchase, about
+// two transactions a commit, that took 20 % off a flow's CPU and added a
+// third to its flows a second (BENCHMARKS.md).
+//
+// A group is all or nothing: the functions run without savepoints (a
+// savepoint makes SQLite copy every page a function changes into its
+// sub-journal, which cost more than the commits saved), so when one of them
+// fails or panics the group's transaction is rolled back and each function
+// that ran in it runs again alone, in its own transaction, in the same
+// order, as Transact would have run them one after the other. Transact's
+// functions may run more than once already (its retries), and what they
+// tell the world waits for the commit (AfterCommit).
+//
+// The order is the database's: every SQLite transaction of the shop takes
+// the database's write lock when it begins (_txlock=immediate), which keeps
+// writers apart in this process and in any other. Waiting for the writer
+// spares this process's writers SQLite's busy handler, which makes a writer
+// that finds the lock taken sleep 1, 2, 5 … ms before it looks again, when
+// the transaction ahead takes about one. PostgreSQL (row locks, writers side
+// by side) has no writer.
+
+// groupMax bounds the transactions of one commit: the first of a group
+// waits for the last, each a fraction of a millisecond.
+const groupMax = 8
+
+// errWriterClosed answers the transactions that reach a closed database.
+var errWriterClosed = errors.New("the database is closed")
+
+// writers holds the writer of each SQLite pool Open opened.
+var writers sync.Map // *sql.DB → *writer
+
+// writer runs a SQLite pool's write transactions (see above).
+type writer struct {
+	conn *sql.DB // a pool of one connection
+	// jobs hands a transaction to the writer. It has no buffer: a job
+	// sent is one the writer took, to run or to refuse, never one left
+	// behind when the writer stops.
+	jobs chan *writeJob
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+// writeJob is one try of a Transact on the writer.
+type writeJob struct {
+	ctx context.Context
+	db  *gorm.DB
+	fn  func(tx *gorm.DB) error
+	// Set by the writer before it closes done.
+	after    *afterCommit
+	err      error
+	panicked bool
+	panicVal any
+	done     chan struct{}
+}
+
+// openWriter opens the writer of the SQLite database c connects to and
+// starts its goroutine; close stops it.
+func openWriter(c driver.Connector) *writer {
+	conn := sql.OpenDB(c)
+	conn.SetMaxOpenConns(1)
+	conn.SetMaxIdleConns(1)
+	w := &writer{conn: conn, jobs: make(chan *writeJob), stop: make(chan struct{}), done: make(chan struct{})}
+	go w.serve()
+	return w
+}
+
+// writerOf is the writer of db's SQLite pool; nil when it has none
+// (PostgreSQL).
+func writerOf(db *gorm.DB) *writer {
+	pool, ok := db.Statement.ConnPool.(*sql.DB)
+	if !ok {
+		return nil
+	}
+	if w, ok := writers.Load(pool); ok {
+		return w.(*writer)
+	}
+	return nil
+}
+
+// close stops the writer, once the group it runs has committed, and closes
+// its connection.
+func (w *writer) close() error {
+	w.once.Do(func() { close(w.stop) })
+	<-w.done
+	return w.conn.Close()
+}
+
+// transact is one try of Transact on the writer: it waits for the writer
+// to take fn (or for ctx to end first), then for fn's commit, and answers
+// what to run now that fn committed. A panic of fn's is raised here again.
+func (w *writer) transact(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB) error) (*afterCommit, error) {
+	j := &writeJob{ctx: ctx, db: db, fn: fn, done: make(chan struct{})}
+	select {
+	case w.jobs <- j:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait to write: %w", ctx.Err())
+	case <-w.stop:
+		return nil, fmt.Errorf("wait to write: %w", errWriterClosed)
+	}
+	// Once taken, a job is run to its end or refused before it starts:
+	// its caller waits, so that what it is told is what happened.
+	<-j.done
+	if j.panicked {
+		panic(j.panicVal)
+	}
+	return j.after, j.err
+}
+
+func (w *writer) serve() {
+	defer close(w.done)
+	for {
+		select {
+		case <-w.stop:
+			return
+		case j := <-w.jobs:
+			for _, j := range w.group(j, true) { // the group failed: each alone
+				w.group(j, false)
+			}
+		}
+	}
+}
+
+// group runs first in a new transaction and, with more, the jobs that come
+// while it is open, up to groupMax, then commits them and finishes each.
+// When a job's function fails or panics, it rolls the transaction back and
+// answers the jobs that ran when they were several, for the caller to run
+// each again alone; a job that ran alone is finished with its failure.
+func (w *writer) group(first *writeJob, more bool) (failed []*writeJob) {
+	ctx := context.Background() // a job's context ends its wait, not a group's work
+	conn, err := w.conn.Conn(ctx)
+	if err != nil {
+		first.fail(fmt.Errorf("wait to write: %w", err))
+		return nil
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		first.fail(err)
+		return nil
+	}
+	var ran []*writeJob
+	for j := first; j != nil; j = w.next(more, len(ran)) {
+		if err := j.ctx.Err(); err != nil {
+			j.fail(fmt.Errorf("wait to write: %w", err))
+			continue
+		}
+		ran = append(ran, j)
+		if j.run(tx) {
+			continue
+		}
+		_ = tx.Rollback()
+		if len(ran) == 1 {
+			close(j.done) // it ran alone: its failure is its own
+			return nil
+		}
+		return ran
+	}
+	err = tx.Commit()
+	for _, j := range ran {
+		if err != nil {
+			j.fail(err)
+		} else {
+			close(j.done)
+		}
+	}
+	return nil
+}
+
+// next is the job waiting to join the group, if there is one and room.
+func (w *writer) next(more bool, n int) *writeJob {
+	if !more || n >= groupMax {
+		return nil
+	}
+	select {
+	case j := <-w.jobs:
+		return j
+	default:
+		return nil
+	}
+}
+
+// run runs the job's function in tx, its time pinned now: the transaction
+// it joins has the write lock, so that a transaction that commits after
+// another carries a later time. It reports whether the function succeeded;
+// its error or panic is kept for its Transact.
+//
+// The statements run on the job's context, as they would alone: a caller
+// that goes away interrupts its own statement, and SQLite then rolls back
+// the whole transaction, the group's other work with it; the function
+// fails, and the group runs again job by job, without it.
+func (j *writeJob) run(tx *sql.Tx) (ok bool) {
+	j.after, j.err, j.panicked, j.panicVal = &afterCommit{}, nil, false, nil
+	defer func() {
+		if p := recover(); p != nil {
+			j.panicked, j.panicVal = true, p
+		}
+	}()
+	// To the microsecond, as PostgreSQL keeps times: a row saved and the
+	// same row read back hold the same instant.
+	now := clockOf(j.ctx, j.db)().UTC().Truncate(time.Microsecond)
+	pinned := context.WithValue(context.WithValue(j.ctx, nowKey{}, now), afterKey{}, j.after)
+	gtx := j.db.WithContext(pinned) // a statement of its own
+	gtx.Statement.ConnPool = tx
+	j.err = j.fn(gtx)
+	return j.err == nil
+}
+
+// fail finishes the job with err: it did not run, or did not commit.
+func (j *writeJob) fail(err error) {
+	j.after, j.err, j.panicked, j.panicVal = nil, err, false, nil
+	close(j.done)
+}
