@@ -31,9 +31,10 @@ import (
 // before). A commit costs SQLite its fixed work and every page the
 // transactions changed; pages that several of them change (the last leaves
 // of the orders, the audit events, the attempts and their time-ordered
-// indexes) are written once for the group. Under the bench's purchase, about
-// two transactions a commit, that took 20 % off a flow's CPU and added a
-// third to its flows a second (BENCHMARKS.md).
+// indexes) are written once for the group. Under the bench's purchase
+// (about two transactions a commit) the commits cost a fifth less a flow,
+// and the flows a second rose 6–12 % (BENCHMARKS.md, the group-commit
+// series).
 //
 // A group is all or nothing: the functions run without savepoints (a
 // savepoint makes SQLite copy every page a function changes into its
@@ -140,6 +141,7 @@ func (w *writer) transact(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB)
 	return j.after, j.err
 }
 
+// serve runs the jobs that come, a group at a time, until the writer stops.
 func (w *writer) serve() {
 	defer close(w.done)
 	for {
