@@ -105,11 +105,16 @@ func transactOnce(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB) error) 
 		return w.transact(ctx, db, fn)
 	}
 	after := &afterCommit{}
+	return after, db.WithContext(pin(ctx, db, after)).Transaction(fn) // a statement of its own
+}
+
+// pin is ctx carrying a transaction's time, read now from ctx's or db's
+// clock, and the list of what to run once it committed (after).
+func pin(ctx context.Context, db *gorm.DB, after *afterCommit) context.Context {
 	// To the microsecond, as PostgreSQL keeps times: a row saved and the
 	// same row read back hold the same instant.
 	now := clockOf(ctx, db)().UTC().Truncate(time.Microsecond)
-	pinned := context.WithValue(context.WithValue(ctx, nowKey{}, now), afterKey{}, after)
-	return after, db.WithContext(pinned).Transaction(fn) // a statement of its own
+	return context.WithValue(context.WithValue(ctx, nowKey{}, now), afterKey{}, after)
 }
 
 type afterKey struct{}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"gorm.io/gorm"
 )
@@ -231,11 +230,7 @@ func (j *writeJob) run(tx *sql.Tx) (ok bool) {
 			j.panicked, j.panicVal = true, p
 		}
 	}()
-	// To the microsecond, as PostgreSQL keeps times: a row saved and the
-	// same row read back hold the same instant.
-	now := clockOf(j.ctx, j.db)().UTC().Truncate(time.Microsecond)
-	pinned := context.WithValue(context.WithValue(j.ctx, nowKey{}, now), afterKey{}, j.after)
-	gtx := j.db.WithContext(pinned) // a statement of its own
+	gtx := j.db.WithContext(pin(j.ctx, j.db, j.after)) // a statement of its own
 	gtx.Statement.ConnPool = tx
 	j.err = j.fn(gtx)
 	return j.err == nil
