@@ -3,11 +3,11 @@ package database_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"gorm.io/gorm"
 
 	"shop/database"
@@ -96,16 +96,16 @@ func TestSQLiteGroupMemberFails(t *testing.T) {
 	}, insertMark("c")}
 	errs, _, runs := group(t, db, fns)
 	for i, err := range errs {
-		if want := error(nil); i == 2 {
-			if !errors.Is(err, refused) {
-				t.Errorf("the failing transaction: %v; want its own error", err)
-			}
-		} else if err != want {
+		switch {
+		case i == 2 && !errors.Is(err, refused):
+			t.Errorf("the failing transaction: %v; want its own error", err)
+		case i != 2 && err != nil:
 			t.Errorf("transaction %d: %v", i, err)
 		}
 	}
-	if got := marks(t, db); fmt.Sprint(got) != fmt.Sprint(map[string]bool{"first": true, "a": true, "b": true, "c": true}) {
-		t.Errorf("rows committed: %v; want first, a, b, c and not the failed transaction's", got)
+	want := map[string]bool{"first": true, "a": true, "b": true, "c": true}
+	if diff := cmp.Diff(want, marks(t, db)); diff != "" {
+		t.Errorf("rows committed, want first, a, b, c and not the failed transaction's (-want +got):\n%s", diff)
 	}
 	again := 0
 	for _, n := range runs {
