@@ -1,6 +1,9 @@
 package catalog
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestPlainText(t *testing.T) {
 	tests := []struct{ name, in, want string }{
@@ -40,5 +43,21 @@ func TestMakeID(t *testing.T) {
 	long := makeID("a-very-long-handle-that-goes-on-and-on-and-on-well-past-sixty-four-characters")
 	if len(long) > MaxIDLen || !ValidID(long) || long == makeID("a-very-long-handle-that-goes-on-and-on-and-on-well-past-sixty-four-characterz") {
 		t.Errorf("a long name: %q", long)
+	}
+}
+
+// TestValidIDPattern checks ValidID against idPattern, the expression the
+// tools' schemas give hosts, on ids of every shape.
+func TestValidIDPattern(t *testing.T) {
+	tests := []string{"", "a", "0", "-", "_", "a-", "a_", "-a", "_a", "A", "aB", "mug-01_x", "mug 1", "mug.1", "mugé",
+		"enamel-camp-mug-slate", "a\n", "\na", strings.Repeat("a", MaxIDLen), strings.Repeat("a", MaxIDLen+1)}
+	for c := range 256 {
+		tests = append(tests, string(rune(c)), "a"+string([]byte{byte(c)}), string([]byte{byte(c)})+"a")
+	}
+	for _, id := range tests {
+		want := len(id) <= MaxIDLen && idPattern.MatchString(id)
+		if got := ValidID(id); got != want {
+			t.Errorf("ValidID(%q) = %v, idPattern says %v", id, got, want)
+		}
 	}
 }

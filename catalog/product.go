@@ -2,11 +2,11 @@ package catalog
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/segmentio/encoding/json"
 	"gorm.io/gorm"
 
 	"shop"

@@ -1,12 +1,12 @@
 package checkout
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/segmentio/encoding/json"
 	"gorm.io/gorm"
 
 	"shop/database"

@@ -2,12 +2,12 @@ package checkout
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/segmentio/encoding/json"
 	"gorm.io/gorm"
 
 	"shop"

@@ -78,6 +78,9 @@ type cachedStmt struct {
 	// the same text meanwhile (one run inside another's rows loop) is run
 	// on a statement of its own.
 	busy bool
+	// execOK is cacheable(query, true): whether an exec of the text may
+	// run the kept statement (a query's RETURNING may not).
+	execOK bool
 }
 
 // cacheable reports whether a statement's text is kept: one statement
@@ -102,7 +105,11 @@ func cacheable(query string, exec bool) bool {
 // stmt answers the connection's statement for query, preparing and keeping
 // it the first time; nil when it is not to be kept or is in use.
 func (c *stmtConn) stmt(ctx context.Context, query string, exec bool, args int) (*cachedStmt, error) {
-	if !cacheable(query, exec) {
+	// A kept text was found cacheable when it was prepared: only a text
+	// seen for the first time is read for its kind (a copy of it in upper
+	// case, for an exec).
+	e, kept := c.stmts[query]
+	if !kept && !cacheable(query, exec) {
 		return nil, nil
 	}
 	if strings.Contains(query, "*") {
@@ -112,20 +119,24 @@ func (c *stmtConn) stmt(ctx context.Context, query string, exec bool, args int) 
 		if err := c.checkSchema(ctx); err != nil {
 			return nil, err
 		}
+		e, kept = c.stmts[query]
 	}
-	if e, ok := c.stmts[query]; ok {
+	if kept {
 		cs := e.Value.(*cachedStmt)
-		if cs.busy {
+		if cs.busy || exec && !cs.execOK {
 			return nil, nil
 		}
 		c.lru.MoveToFront(e)
 		return cs, nil
 	}
+	if !cacheable(query, exec) { // kept, then dropped by checkSchema
+		return nil, nil
+	}
 	s, err := c.SQLiteConn.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	cs := &cachedStmt{query: query, stmt: s.(*sqlite3.SQLiteStmt)}
+	cs := &cachedStmt{query: query, stmt: s.(*sqlite3.SQLiteStmt), execOK: cacheable(query, true)}
 	if cs.stmt.NumInput() != args {
 		_ = s.Close() // the driver's own path reports the mismatch
 		return nil, nil

@@ -2,10 +2,10 @@ package orders
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
+	"github.com/segmentio/encoding/json"
 	"gorm.io/gorm"
 
 	"shop/database"

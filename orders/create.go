@@ -3,12 +3,12 @@ package orders
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"time"
 
+	"github.com/segmentio/encoding/json"
 	"gorm.io/gorm"
 
 	"shop"
