@@ -361,6 +361,9 @@ func nonNilSlice[T any](s []T) []T {
 	return s
 }
 
+// marshal encodes a JSON column, as checkout's does (segmentio/encoding:
+// encoding/json's bytes, in about half its time); an order's columns are
+// encoded, and read back for its receipt, with every purchase.
 func marshal(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
