@@ -119,7 +119,9 @@ func (c *stmtConn) stmt(ctx context.Context, query string, exec bool, args int) 
 		if err := c.checkSchema(ctx); err != nil {
 			return nil, err
 		}
-		e, kept = c.stmts[query]
+		if _, still := c.stmts[query]; kept && !still {
+			return nil, nil // dropped: run as text this once, kept again next time
+		}
 	}
 	if kept {
 		cs := e.Value.(*cachedStmt)
@@ -129,14 +131,11 @@ func (c *stmtConn) stmt(ctx context.Context, query string, exec bool, args int) 
 		c.lru.MoveToFront(e)
 		return cs, nil
 	}
-	if !cacheable(query, exec) { // kept, then dropped by checkSchema
-		return nil, nil
-	}
 	s, err := c.SQLiteConn.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	cs := &cachedStmt{query: query, stmt: s.(*sqlite3.SQLiteStmt), execOK: cacheable(query, true)}
+	cs := &cachedStmt{query: query, stmt: s.(*sqlite3.SQLiteStmt), execOK: exec || cacheable(query, true)}
 	if cs.stmt.NumInput() != args {
 		_ = s.Close() // the driver's own path reports the mismatch
 		return nil, nil
