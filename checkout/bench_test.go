@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime/metrics"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -140,7 +141,7 @@ func BenchmarkPurchaseFlowParallel(b *testing.B) {
 	var buyers atomic.Int64
 	b.SetParallelism(4)
 	b.ReportAllocs()
-	start := cpuTime(b)
+	start, created := cpuTime(b), goroutinesCreated()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		rng := rand.New(rand.NewPCG(uint64(buyers.Add(1)), 1))
@@ -149,7 +150,12 @@ func BenchmarkPurchaseFlowParallel(b *testing.B) {
 			for _, i := range rng.Perm(len(ids))[:3] {
 				cart = append(cart, checkout.Item{ID: ids[i], Quantity: 1})
 			}
-			if err := p.purchase(ctx, cart, fmt.Sprintf("ada%d@example.com", buyers.Add(1))); err != nil {
+			// Each flow's calls on a context of their own that can be
+			// canceled, as an HTTP request's.
+			fctx, cancel := context.WithCancel(ctx)
+			err := p.purchase(fctx, cart, fmt.Sprintf("ada%d@example.com", buyers.Add(1)))
+			cancel()
+			if err != nil {
 				b.Error(err) // not Fatal: this is not the benchmark's goroutine
 				return
 			}
@@ -157,6 +163,17 @@ func BenchmarkPurchaseFlowParallel(b *testing.B) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64((cpuTime(b)-start).Microseconds())/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64(goroutinesCreated()-created)/float64(b.N), "goroutines/op")
+}
+
+// goroutinesCreated is how many goroutines the process has started.
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // cpuTime is the CPU time the process has used, user and system.

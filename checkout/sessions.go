@@ -191,7 +191,7 @@ func (c *Checkout) load(ctx context.Context, id string) (*sessionRow, error) {
 	if len(id) > maxSessionIDLen || !strings.HasPrefix(id, "cs_") {
 		return nil, shop.Errorf(shop.Invalid, "$.checkout_session_id", "not a checkout session id; send the id create_checkout_session returned (cs_…)")
 	}
-	row, err := readRow(c.db.WithContext(ctx), id)
+	row, err := readRow(database.ShortRead(c.db.WithContext(ctx)), id)
 	if isNotFound(err) {
 		return nil, shop.Errorf(shop.NotFound, "$.checkout_session_id", "no checkout session has id %q; create one with create_checkout_session", id)
 	}

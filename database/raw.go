@@ -22,14 +22,15 @@ import (
 // (sqlitestmts.go), pgx its own.
 
 // Query runs text, with ? placeholders (one per argument: see In), in db: a
-// transaction Transact gave, or the pool, on db's context.
+// transaction Transact gave, or the pool, on db's context (on SQLite, as
+// ShortRead's: the fixed statements read a few rows by key).
 func Query(db *gorm.DB, text string, args ...any) (*sql.Rows, error) {
-	return db.Statement.ConnPool.QueryContext(context0(db), rebind(db, text), args...)
+	return db.Statement.ConnPool.QueryContext(rowsContext(db), rebind(db, text), args...)
 }
 
 // QueryRow runs text as Query does, for one row.
 func QueryRow(db *gorm.DB, text string, args ...any) *sql.Row {
-	return db.Statement.ConnPool.QueryRowContext(context0(db), rebind(db, text), args...)
+	return db.Statement.ConnPool.QueryRowContext(rowsContext(db), rebind(db, text), args...)
 }
 
 // Exec runs text as Query does and returns the rows it changed. Its errors
@@ -98,6 +99,33 @@ func ForUpdate(db *gorm.DB) string {
 		return " FOR UPDATE"
 	}
 	return ""
+}
+
+// rowsContext is the context of a fixed statement's rows: db's, and on
+// SQLite not canceled with it (ShortRead).
+func rowsContext(db *gorm.DB) context.Context {
+	if DialectOfDB(db) == Postgres {
+		return context0(db)
+	}
+	return context.WithoutCancel(context0(db))
+}
+
+// ShortRead is db for a read of a few rows by key: on SQLite, its
+// statement is not canceled with db's context. database/sql watches the
+// rows of a context that can be canceled on a goroutine of their own, one
+// a query, to close them when it ends, and the driver steps them on one
+// more: on the purchase's hot paths, a dozen goroutines a flow for reads
+// that are over before a cancellation could cut them short. A SQLite read
+// never waits (WAL: readers do not block, and a write transaction holds
+// the write lock from its start), so nothing is lost but a few
+// microseconds' wait for the rows of a request that went away.
+// PostgreSQL's statements keep their context: one may wait on a row lock
+// or on the network.
+func ShortRead(db *gorm.DB) *gorm.DB {
+	if DialectOfDB(db) == Postgres {
+		return db
+	}
+	return db.WithContext(context.WithoutCancel(context0(db)))
 }
 
 func context0(db *gorm.DB) context.Context {

@@ -116,7 +116,7 @@ func (c *stmtConn) stmt(ctx context.Context, query string, exec bool, args int) 
 		// SQLite recompiles a statement whose tables changed when it runs,
 		// but the driver reads its columns before: a kept SELECT * would
 		// answer the columns of the schema it was prepared under.
-		if err := c.checkSchema(ctx); err != nil {
+		if err := c.checkSchema(uninterrupted(ctx)); err != nil {
 			return nil, err
 		}
 		if _, still := c.stmts[query]; kept && !still {

@@ -168,7 +168,7 @@ func (w *writer) group(first *writeJob, more bool) (failed []*writeJob) {
 		return nil
 	}
 	defer conn.Close()
-	tx, err := conn.BeginTx(ctx, nil)
+	tx, err := begin(ctx, conn)
 	if err != nil {
 		first.fail(err)
 		return nil
@@ -223,7 +223,7 @@ func (w *writer) next(more bool, n int) *writeJob {
 // that goes away interrupts its own statement, and SQLite then rolls back
 // the whole transaction, the group's other work with it; the function
 // fails, and the group runs again job by job, without it.
-func (j *writeJob) run(tx *sql.Tx) (ok bool) {
+func (j *writeJob) run(tx connTx) (ok bool) {
 	j.after, j.err, j.panicked, j.panicVal = &afterCommit{}, nil, false, nil
 	defer func() {
 		if p := recover(); p != nil {
@@ -240,4 +240,67 @@ func (j *writeJob) run(tx *sql.Tx) (ok bool) {
 func (j *writeJob) fail(err error) {
 	j.after, j.err, j.panicked, j.panicVal = nil, err, false, nil
 	close(j.done)
+}
+
+// connTx is a write transaction on the writer's connection, begun, committed
+// and rolled back by statements of its own. It is what gorm runs the jobs'
+// statements on: a gorm.ConnPool, and a gorm.TxCommitter so that they know
+// they are in a transaction (gorm begins none of its own, a nested
+// Transaction makes a savepoint). It has no BeginTx, which would make gorm
+// begin another.
+//
+// It is not a *sql.Tx: database/sql watches a Tx's context on a goroutine
+// of its own until it ends, and the rows of every query in it on another
+// each, to close them should the transaction end first; the writer ends its
+// transactions itself, and those goroutines were a dozen a purchase, each
+// started, woken and ended on the hot path (BENCHMARKS.md).
+type connTx struct {
+	conn *sql.Conn
+}
+
+// begin begins a write transaction on conn: BEGIN IMMEDIATE, which takes the
+// database's write lock (waiting for another process's writer as the
+// connection's busy timeout allows), as the DSN's _txlock=immediate makes
+// the driver's BeginTx do.
+func begin(ctx context.Context, conn *sql.Conn) (connTx, error) {
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return connTx{}, fmt.Errorf("begin: %w", err)
+	}
+	return connTx{conn: conn}, nil
+}
+
+// Commit commits the transaction. When COMMIT fails SQLite may leave the
+// transaction open; it is rolled back then, so that the connection goes
+// back to its pool with none, as the driver's own Commit does.
+func (t connTx) Commit() error {
+	if _, err := t.conn.ExecContext(context.Background(), "COMMIT"); err != nil {
+		_ = t.Rollback()
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// Rollback rolls the transaction back.
+func (t connTx) Rollback() error {
+	_, err := t.conn.ExecContext(context.Background(), "ROLLBACK")
+	return err
+}
+
+// ExecContext, QueryContext, QueryRowContext and PrepareContext run on the
+// transaction's connection (gorm.ConnPool).
+
+func (t connTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return t.conn.ExecContext(ctx, query, args...)
+}
+
+func (t connTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return t.conn.QueryContext(ctx, query, args...)
+}
+
+func (t connTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return t.conn.QueryRowContext(ctx, query, args...)
+}
+
+func (t connTx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	return t.conn.PrepareContext(ctx, query)
 }
