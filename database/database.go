@@ -81,6 +81,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 		dialector = postgres.Open(withoutJIT(dsn))
 	default:
 		keepFreedMemory() // malloc.go
+		if err := useWALBuffer(); err != nil { // walbuffer.go
+			return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
+		}
 		// Connections that keep their prepared statements (sqlitestmts.go).
 		connector := sqliteConnector{dsn: sqliteDSN(dsn), driver: &sqlite3.SQLiteDriver{}}
 		pool = sql.OpenDB(connector)
