@@ -80,7 +80,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 	case Postgres:
 		dialector = postgres.Open(withoutJIT(dsn))
 	default:
-		keepFreedMemory() // malloc.go
+		keepFreedMemory()                      // malloc.go
 		if err := useWALBuffer(); err != nil { // walbuffer.go
 			return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
 		}
