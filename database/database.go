@@ -80,8 +80,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 	case Postgres:
 		dialector = postgres.Open(withoutJIT(dsn))
 	default:
-		keepFreedMemory()                      // malloc.go
-		if err := useWALBuffer(); err != nil { // walbuffer.go
+		keepFreedMemory() // malloc.go
+		// The log's frames a commit at a time (walbuffer.go).
+		if err := useWALBuffer(); err != nil {
 			return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
 		}
 		// Connections that keep their prepared statements (sqlitestmts.go).
