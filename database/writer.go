@@ -220,9 +220,11 @@ func (w *writer) next(more bool, n int) *writeJob {
 // its error or panic is kept for its Transact.
 //
 // The statements run on the job's context, as they would alone: a caller
-// that goes away interrupts its own statement, and SQLite then rolls back
-// the whole transaction, the group's other work with it; the function
-// fails, and the group runs again job by job, without it.
+// that goes away interrupts its own statement (one the driver can
+// interrupt: the kept statements and the short reads by key are not,
+// sqlitestmts.go and raw.go), and SQLite then rolls back the whole
+// transaction, the group's other work with it; the function fails, and the
+// group runs again job by job, without it.
 func (j *writeJob) run(tx connTx) (ok bool) {
 	j.after, j.err, j.panicked, j.panicVal = &afterCommit{}, nil, false, nil
 	defer func() {
