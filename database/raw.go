@@ -107,7 +107,7 @@ func rowsContext(db *gorm.DB) context.Context {
 	if DialectOfDB(db) == Postgres {
 		return context0(db)
 	}
-	return context.WithoutCancel(context0(db))
+	return uninterrupted(context0(db))
 }
 
 // ShortRead is db for a read of a few rows by key: on SQLite, its
@@ -125,7 +125,7 @@ func ShortRead(db *gorm.DB) *gorm.DB {
 	if DialectOfDB(db) == Postgres {
 		return db
 	}
-	return db.WithContext(context.WithoutCancel(context0(db)))
+	return db.WithContext(rowsContext(db))
 }
 
 func context0(db *gorm.DB) context.Context {
