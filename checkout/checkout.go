@@ -136,6 +136,8 @@ type Checkout struct {
 	swept   func(context.Context) (int64, error)
 	charged func(payments.Request, *payments.Result, error)
 	moved   func(from, to string, n int64)
+	// known keeps the sessions this process wrote last (known.go).
+	known *known
 }
 
 // Options configure a Checkout; zero fields take defaults.
@@ -171,8 +173,11 @@ type Options struct {
 	// keys). It answers how many rows it deleted.
 	AlsoSweep func(context.Context) (int64, error)
 	// Fault, for tests only, is called at named points of completion
-	// ("before_charge", "after_charge", "after_order"); a test makes it end
-	// the process.
+	// ("before_charge", "after_charge", "after_order"), where a test makes
+	// it end the process, and where a change or a completion has the
+	// session's row in hand, kept or read, before its transaction
+	// ("change", "claim"), where a test holds calls to start them from one
+	// version.
 	Fault func(point string)
 	// SessionMoved, when set, is told of sessions' changes of status once
 	// they are committed: n sessions went from one status ("new" for a
@@ -188,6 +193,7 @@ func New(db *gorm.DB, policy *Policy, cat *catalog.Catalog, opts *Options) *Chec
 	c := &Checkout{
 		db: db, policy: policy, catalog: cat, publicURL: catalog.DefaultPublicURL,
 		ttl: DefaultTTL, now: time.Now, logger: slog.New(slog.DiscardHandler), grace: DefaultReconcileGrace,
+		known: newKnown(),
 	}
 	if opts != nil {
 		if opts.PublicURL != "" {

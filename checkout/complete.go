@@ -161,6 +161,15 @@ func (c *Checkout) Complete(ctx context.Context, req CompleteRequest) (*Session,
 // or, when the session is not to be charged (completed, being paid, not
 // ready, or its figures moved), the answer.
 func (c *Checkout) claimForCompletion(ctx context.Context, req CompleteRequest) (*attemptRow, *sessionRow, *Session, error) {
+	// The row this process wrote last goes on only into the claim, whose
+	// transaction answers errConflict unless it is still the session's:
+	// anything else is answered from the row as it is now.
+	if row := c.known.get(req.SessionID); row != nil && req.Seen == "" && row.Status == Ready && c.now().Before(row.ExpiresAt) {
+		st := row.state()
+		if mergeBuyer(&st, req.Buyer) == nil {
+			return c.claimRow(ctx, req, row, st)
+		}
+	}
 	row, err := c.load(ctx, req.SessionID)
 	if err != nil {
 		return nil, nil, nil, err
@@ -189,13 +198,24 @@ func (c *Checkout) claimForCompletion(ctx context.Context, req CompleteRequest) 
 	if err := mergeBuyer(&st, req.Buyer); err != nil {
 		return nil, nil, nil, err
 	}
+	return c.claimRow(ctx, req, row, st)
+}
+
+// claimRow claims the session of row, ready for payment, for st with a new
+// attempt, as claimForCompletion does.
+func (c *Checkout) claimRow(ctx context.Context, req CompleteRequest, row *sessionRow, st state) (*attemptRow, *sessionRow, *Session, error) {
+	c.faultAt("claim")
 	att, err := c.claim(ctx, row, st, func(tx *gorm.DB) (*attemptRow, error) {
 		return c.newAttempt(ctx, tx, row, c.charger.Name(), req.Payment.Token, "")
 	})
-	if err != nil || att != nil {
-		return att, row, nil, err
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	s, err = c.session(ctx, row) // prices or stock moved: not ready, nothing charged
+	c.known.keep(row)
+	if att != nil {
+		return att, row, nil, nil
+	}
+	s, err := c.session(ctx, row) // prices or stock moved: not ready, nothing charged
 	return nil, nil, s, err
 }
 
@@ -271,6 +291,15 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt
 	read := *row
 	err := c.transact(ctx, func(tx *gorm.DB) error {
 		att, *row = nil, read // a transaction run again starts from the row as read
+		// What was checked of the row (its status, its buyer, the figures
+		// the payer saw) holds only for the session at that version.
+		if same, err := atVersion(tx, read.ID, read.Version); err != nil || !same {
+			if err == nil {
+				c.known.forget(read.ID)
+				err = errConflict
+			}
+			return err
+		}
 		now := database.Now(tx)
 		if promo != nil {
 			if err := c.lockPromo(ctx, tx, promo.Code); err != nil {

@@ -46,6 +46,15 @@ func payingShopWith(t testing.TB, db *gorm.DB, charger checkout.Charger, edit fu
 	return &paying{co: co, clk: clk, db: db, sandbox: sandbox}
 }
 
+// payingShopOpts is payingShop with opts (the charger is the sandbox).
+func payingShopOpts(t testing.TB, db *gorm.DB, opts *checkout.Options) *paying {
+	t.Helper()
+	clk := &clock{now: time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)}
+	sandbox := payments.NewSandbox(db, &payments.SandboxOptions{Now: clk.Now})
+	opts.Charger = sandbox
+	return &paying{co: newCheckoutWith(t, db, clk, opts, nil), clk: clk, db: db, sandbox: sandbox}
+}
+
 // newCheckout is the demo shop's checkout on db, its catalog seeded, with
 // clk and opts (Now, Orders and ReconcileGrace are set here).
 func newCheckout(t testing.TB, db *gorm.DB, clk *clock, opts *checkout.Options) *checkout.Checkout {

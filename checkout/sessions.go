@@ -76,6 +76,7 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.known.keep(&row)
 	return c.session(ctx, &row)
 }
 
@@ -157,20 +158,36 @@ var errUnchanged = errors.New("session unchanged")
 func (c *Checkout) change(ctx context.Context, id string, fn func(tx *gorm.DB, row *sessionRow) error) (*Session, error) {
 	var row *sessionRow
 	err := retryConflicts(func() error {
-		read, err := c.load(ctx, id)
-		if err != nil {
-			return err
+		// The row this process wrote last, when it is still the
+		// session's (current), or the row as it is now.
+		read := c.known.get(id)
+		if read == nil {
+			var err error
+			if read, err = c.load(ctx, id); err != nil {
+				return err
+			}
 		}
+		c.faultAt("change")
 		row = new(sessionRow)
-		err = c.transact(ctx, func(tx *gorm.DB) error {
-			*row = *read // a transaction run again starts from the row as read
+		err := c.transact(ctx, func(tx *gorm.DB) error {
+			cur, err := c.current(tx, id, read)
+			if isNotFound(err) {
+				return notFound(id)
+			}
+			if err != nil {
+				return fmt.Errorf("read session %s: %w", id, err)
+			}
+			*row = *cur // a transaction run again starts from the row as read
 			if err := fn(tx, row); err != nil {
 				return err
 			}
 			return c.save(tx, row)
 		})
 		if errors.Is(err, errUnchanged) {
-			return nil
+			err = nil
+		}
+		if err == nil {
+			c.known.keep(row)
 		}
 		return err
 	})
@@ -193,12 +210,17 @@ func (c *Checkout) load(ctx context.Context, id string) (*sessionRow, error) {
 	}
 	row, err := readRow(database.ShortRead(c.db.WithContext(ctx)), id)
 	if isNotFound(err) {
-		return nil, shop.Errorf(shop.NotFound, "$.checkout_session_id", "no checkout session has id %q; create one with create_checkout_session", id)
+		return nil, notFound(id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", id, err)
 	}
 	return row, nil
+}
+
+// notFound is the error for a session id no session has.
+func notFound(id string) error {
+	return shop.Errorf(shop.NotFound, "$.checkout_session_id", "no checkout session has id %q; create one with create_checkout_session", id)
 }
 
 // writable refuses changes to a session that has ended or is being paid.

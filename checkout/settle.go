@@ -56,6 +56,7 @@ func (c *Checkout) settle(ctx context.Context, att *attemptRow, claimed *session
 		return nil, err
 	}
 	if out.completed != nil {
+		c.known.forget(att.SessionID)
 		c.faultAt("after_order") // the crash tests' point: the order (and its email) committed, nothing answered
 		return c.sessionWith(ctx, out.completed, out.order)
 	}
@@ -147,11 +148,11 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, claimed *session
 // is now.
 func (c *Checkout) current(tx *gorm.DB, id string, known *sessionRow) (*sessionRow, error) {
 	if known != nil {
-		var version int64
-		if err := database.QueryRow(tx, "SELECT version FROM checkout_sessions WHERE id = ?", id).Scan(&version); err != nil {
+		same, err := atVersion(tx, id, known.Version)
+		if err != nil {
 			return nil, err
 		}
-		if version == known.Version {
+		if same {
 			row := *known
 			return &row, nil
 		}
