@@ -84,8 +84,9 @@ type cachedStmt struct {
 }
 
 // cacheable reports whether a statement's text is kept: one statement
-// (no ';'), of the kinds the hot paths run again and again. Savepoints
-// (their names are unique), pragmas and DDL are run as text. An exec of a
+// (no ';'), of the kinds the hot paths run again and again, the writer's
+// BEGIN, COMMIT and ROLLBACK among them. Savepoints (their names are
+// unique), pragmas and DDL are run as text. An exec of a
 // statement that returns rows (RETURNING) is not kept either: an exec steps
 // it once, and a kept statement would stay active, unreset, afterwards.
 func cacheable(query string, exec bool) bool {
@@ -98,6 +99,10 @@ func cacheable(query string, exec bool) bool {
 		return !exec
 	case "INSERT", "UPDATE", "DELETE":
 		return !exec || !strings.Contains(strings.ToUpper(query), "RETURNING")
+	case "BEGIN", "COMMIT", "ROLLBACK":
+		// The writer's own, a few a commit (writer.go), run on no
+		// context that can be canceled; not those that name a savepoint.
+		return exec && !strings.Contains(strings.ToUpper(query), "SAVEPOINT")
 	}
 	return false
 }
@@ -194,8 +199,9 @@ func (c *stmtConn) evict(e *list.Element) {
 // the hot paths' short fixed statements that a cancellation could not cut
 // short anyway. A canceled request still ends there: database/sql rolls its
 // transaction back, and closes its rows, once the statement running
-// returns; BEGIN, which may wait for the write lock, and the statements not
-// kept (DDL, imports' batches, pragmas) stay interruptible.
+// returns; the statements not kept (DDL, imports' batches, pragmas) stay
+// interruptible. (The writer's BEGIN, which may wait for another process's
+// write lock, runs on no context that can be canceled: writer.go.)
 func uninterrupted(ctx context.Context) context.Context {
 	return context.WithoutCancel(ctx)
 }

@@ -160,6 +160,11 @@ func TestCacheable(t *testing.T) {
 		{"CREATE TABLE x (a)", true, false},
 		{"DELETE FROM t; DELETE FROM u", true, false},
 		{"PRAGMA foreign_keys", false, false},
+		{"BEGIN IMMEDIATE", true, true},
+		{"COMMIT", true, true},
+		{"ROLLBACK", true, true},
+		{"ROLLBACK TO SAVEPOINT sp123", true, false},
+		{"COMMIT", false, false},
 	} {
 		if got := cacheable(c.q, c.exec); got != c.want {
 			t.Errorf("cacheable(%q, exec %v) = %v, want %v", c.q, c.exec, got, c.want)
