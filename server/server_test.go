@@ -53,7 +53,7 @@ func tools() []shop.Tool {
 func newServer(t *testing.T, opts server.Options) (*httptest.Server, *bytes.Buffer) {
 	t.Helper()
 	logs := &bytes.Buffer{}
-	logger := slog.New(slog.NewTextHandler(logs, nil))
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts.Logger = logger
 	opts.MCP = server.NewMCP(server.MCPOptions{Name: "shop", Version: "test", Tools: tools(), Logger: logger})
 	opts.Static = fstest.MapFS{"products/mug.svg": {Data: []byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`)}}
@@ -103,6 +103,33 @@ func TestToolErrors(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "secret_table") {
 		t.Error("the internal error was not logged")
+	}
+}
+
+// TestToolCallLogLevels: a call answered is logged at debug, a refusal at
+// info, an internal error at error, so that a shop logging at info (the
+// default) writes a line for what needs a look and none for each sale.
+func TestToolCallLogLevels(t *testing.T) {
+	ts, logs := newServer(t, server.Options{})
+	client := mcptest.NewClient(t, "test", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct{ tool, line string }{
+		{"echo", `level=DEBUG msg="tool call" tool=echo`},
+		{"refuse", `level=INFO msg="tool call refused" tool=refuse`},
+		{"fail", `level=ERROR msg="tool call failed" tool=fail`},
+	} {
+		if _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{"n": 1}}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(logs.String(), c.line) {
+			t.Errorf("%s: no line %q in the log:\n%s", c.tool, c.line, logs)
+		}
 	}
 }
 

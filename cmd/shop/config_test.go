@@ -202,3 +202,26 @@ func TestConfigWidgetDomain(t *testing.T) {
 		})
 	}
 }
+
+func TestLogLevel(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want slog.Level
+		ok   bool
+	}{
+		{"", slog.LevelInfo, true},
+		{"debug", slog.LevelDebug, true},
+		{"INFO", slog.LevelInfo, true},
+		{"Warn", slog.LevelWarn, true},
+		{"error", slog.LevelError, true},
+		{"verbose", 0, false},
+	} {
+		got, err := logLevel(c.name)
+		if (err == nil) != c.ok || c.ok && got != c.want {
+			t.Errorf("logLevel(%q) = %v, %v; want %v (ok %t)", c.name, got, err, c.want, c.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "SHOP_LOG_LEVEL") {
+			t.Errorf("logLevel(%q): %v does not name the variable", c.name, err)
+		}
+	}
+}

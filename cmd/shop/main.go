@@ -25,7 +25,12 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	level, err := logLevel(os.Getenv("SHOP_LOG_LEVEL"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "shop:", err)
+		os.Exit(2)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	m := &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Logger: logger}
 	if err := m.Run(ctx, os.Args[1:]); err != nil {
 		if errors.Is(err, errUsage) {
@@ -34,6 +39,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "shop:", err)
 		os.Exit(1)
 	}
+}
+
+// logLevel is the level of the lines the shop logs, as SHOP_LOG_LEVEL
+// names it (debug, info, warn or error, in any case); info when unset.
+func logLevel(name string) (slog.Level, error) {
+	var l slog.Level
+	if name == "" {
+		return slog.LevelInfo, nil
+	}
+	if err := l.UnmarshalText([]byte(name)); err != nil {
+		return 0, fmt.Errorf("SHOP_LOG_LEVEL %q: send debug, info, warn or error", name)
+	}
+	return l, nil
 }
 
 // errUsage reports a command line that could not be understood; the usage
