@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -99,9 +100,27 @@ func (m *Metrics) Handler() http.Handler {
 // ToolObserver returns the hook of one MCP server (named server) that
 // counts its tool calls and times them.
 func (m *Metrics) ToolObserver(server string) func(tool, outcome string, took time.Duration) {
+	// Each tool's and outcome's series, found once: a lookup by label
+	// values hashes them, on every call.
+	type toolOutcome struct{ tool, outcome string }
+	var (
+		mu      sync.RWMutex
+		calls   = map[toolOutcome]prometheus.Counter{}
+		seconds = map[string]prometheus.Observer{}
+	)
 	return func(tool, outcome string, took time.Duration) {
-		m.toolCalls.WithLabelValues(server, tool, outcome).Inc()
-		m.toolSeconds.WithLabelValues(server, tool).Observe(took.Seconds())
+		key := toolOutcome{tool, outcome}
+		mu.RLock()
+		c, o := calls[key], seconds[tool]
+		mu.RUnlock()
+		if c == nil || o == nil {
+			c, o = m.toolCalls.WithLabelValues(server, tool, outcome), m.toolSeconds.WithLabelValues(server, tool)
+			mu.Lock()
+			calls[key], seconds[tool] = c, o
+			mu.Unlock()
+		}
+		c.Inc()
+		o.Observe(took.Seconds())
 	}
 }
 
