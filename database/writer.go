@@ -208,7 +208,7 @@ func (w *writer) group(first *writeJob, more bool) (failed []*writeJob) {
 // request about to write, which could not run while the writer held it)
 // then join this commit instead of beginning the next. Under the bench's
 // purchase that took the server's CPU a flow down 7 % (BENCHMARKS.md, the
-// yield series), a BEGIN and a COMMIT saved for each job that joins.
+// known rows' series), a BEGIN and a COMMIT saved for each job that joins.
 func (w *writer) next(more bool, n int) *writeJob {
 	if !more || n >= groupMax {
 		return nil
