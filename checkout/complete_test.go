@@ -37,22 +37,19 @@ func payingShop(t testing.TB, db *gorm.DB, charger checkout.Charger) *paying {
 // not nil).
 func payingShopWith(t testing.TB, db *gorm.DB, charger checkout.Charger, edit func(*checkout.Policy)) *paying {
 	t.Helper()
-	clk := &clock{now: time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)}
-	sandbox := payments.NewSandbox(db, &payments.SandboxOptions{Now: clk.Now})
-	if charger == nil {
-		charger = sandbox
-	}
-	co := newCheckoutWith(t, db, clk, &checkout.Options{Charger: charger}, edit)
-	return &paying{co: co, clk: clk, db: db, sandbox: sandbox}
+	return payingShopOpts(t, db, &checkout.Options{Charger: charger}, edit)
 }
 
-// payingShopOpts is payingShop with opts (the charger is the sandbox).
-func payingShopOpts(t testing.TB, db *gorm.DB, opts *checkout.Options) *paying {
+// payingShopOpts is payingShopWith with opts, whose nil Charger is the
+// sandbox.
+func payingShopOpts(t testing.TB, db *gorm.DB, opts *checkout.Options, edit func(*checkout.Policy)) *paying {
 	t.Helper()
 	clk := &clock{now: time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)}
 	sandbox := payments.NewSandbox(db, &payments.SandboxOptions{Now: clk.Now})
-	opts.Charger = sandbox
-	return &paying{co: newCheckoutWith(t, db, clk, opts, nil), clk: clk, db: db, sandbox: sandbox}
+	if opts.Charger == nil {
+		opts.Charger = sandbox
+	}
+	return &paying{co: newCheckoutWith(t, db, clk, opts, edit), clk: clk, db: db, sandbox: sandbox}
 }
 
 // newCheckout is the demo shop's checkout on db, its catalog seeded, with

@@ -28,10 +28,7 @@ func TestClaimFromOneVersion(t *testing.T) {
 		t.Run(from, func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 				held := holdAt("claim", 2, 2*time.Second)
-				p := payingShopWith(t, db, nil, nil)
-				if from == "kept" {
-					p = payingShopOpts(t, db, &checkout.Options{Fault: held.fault})
-				}
+				p := payingShopOpts(t, db, &checkout.Options{Fault: held.fault}, nil)
 				s := p.ready(t)
 				together := held.together
 				if from == "read" {

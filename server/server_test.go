@@ -76,15 +76,19 @@ func TestToolErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	// Each call's log line: a call answered at debug, a refusal at info,
+	// an internal error at error, so that a shop logging at info (the
+	// default) writes a line for what needs a look and none for each sale.
 	cases := []struct {
 		tool    string
 		isError bool
 		text    string
+		line    string
 	}{
-		{"echo", false, "echoed"},
-		{"refuse", true, "$.n: send a smaller n"},
-		{"fail", true, "internal error"},
-		{"panic", true, "internal error"},
+		{"echo", false, "echoed", `level=DEBUG msg="tool call" tool=echo`},
+		{"refuse", true, "$.n: send a smaller n", `level=INFO msg="tool call refused" tool=refuse`},
+		{"fail", true, "internal error", `level=ERROR msg="tool call failed" tool=fail`},
+		{"panic", true, "internal error", `level=ERROR msg="tool call failed" tool=panic`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.tool, func(t *testing.T) {
@@ -99,37 +103,13 @@ func TestToolErrors(t *testing.T) {
 			if strings.Contains(got, "secret_table") {
 				t.Errorf("the database's error reached the caller: %q", got)
 			}
+			if !strings.Contains(logs.String(), tc.line) {
+				t.Errorf("no line %q in the log:\n%s", tc.line, logs)
+			}
 		})
 	}
 	if !strings.Contains(logs.String(), "secret_table") {
 		t.Error("the internal error was not logged")
-	}
-}
-
-// TestToolCallLogLevels: a call answered is logged at debug, a refusal at
-// info, an internal error at error, so that a shop logging at info (the
-// default) writes a line for what needs a look and none for each sale.
-func TestToolCallLogLevels(t *testing.T) {
-	ts, logs := newServer(t, server.Options{})
-	client := mcptest.NewClient(t, "test", nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	for _, c := range []struct{ tool, line string }{
-		{"echo", `level=DEBUG msg="tool call" tool=echo`},
-		{"refuse", `level=INFO msg="tool call refused" tool=refuse`},
-		{"fail", `level=ERROR msg="tool call failed" tool=fail`},
-	} {
-		if _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{"n": 1}}); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(logs.String(), c.line) {
-			t.Errorf("%s: no line %q in the log:\n%s", c.tool, c.line, logs)
-		}
 	}
 }
 
