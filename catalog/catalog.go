@@ -25,6 +25,7 @@ type Catalog struct {
 	publicURL string
 	now       func() time.Time
 	stmts     *statements
+	known     knownTerms // the resolutions of search terms (knownterms.go)
 }
 
 // Options configure a Catalog; nil means defaults.

@@ -67,6 +67,18 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
+	page, stale, err := c.search(ctx, q, terms, true)
+	if err == nil && stale {
+		page, _, err = c.search(ctx, q, terms, false)
+	}
+	return page, err
+}
+
+// search answers q, whose terms checkQuery read, on the terms' kept
+// resolutions when useKnown and all are kept (knownterms.go); stale is true
+// when the page read on them cannot be trusted to be the catalog's, and the
+// search must run again without them.
+func (c *Catalog) search(ctx context.Context, q Query, terms []string, useKnown bool) (page *Page, stale bool, err error) {
 	// The fingerprint is taken only for a cursor, read or written.
 	var fingerprint uint64
 	var after *cursor
@@ -74,38 +86,44 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 		fingerprint = q.fingerprint(terms)
 		after, err = decodeCursor(q.Cursor, fingerprint)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	now := c.now().UTC()
 	var stmt *sqlText
+	known := noVersion // the version of the kept resolutions used
 	if len(terms) == 0 {
 		stmt = c.browseSQL(q, after, now)
 	} else {
-		matches, found, err := c.resolve(ctx, terms, q.filtered())
+		matches, found, err := c.resolveKnown(ctx, terms, q.filtered(), useKnown, &known)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if !found {
-			return c.empty(ctx, q)
+			page, err := c.empty(ctx, q)
+			return page, false, err
 		}
 		if len(matches) == 1 && !matches[0].ranged {
 			stmt = c.termPageSQL(q, matches[0], after, now)
 		} else if !q.filtered() {
 			all, found, usable, err := c.intersectPostings(ctx, matches)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if usable && !found {
-				return c.empty(ctx, q)
+				if stale, err := c.staleKnown(ctx, known, noVersion); stale || err != nil {
+					return nil, stale, err
+				}
+				page, err := c.empty(ctx, q)
+				return page, false, err
 			}
 			if usable {
 				stmt = c.postingsPageSQL(q, rankPostings(all, after, q.Limit), len(all), now)
 			} else if len(terms) > 1 {
 				// Too many terms for the postings: the intersection runs in
 				// SQL, which starts from the rarest match.
-				if matches, _, err = c.resolve(ctx, terms, true); err != nil {
-					return nil, err
+				if matches, _, _, err = c.resolve(ctx, terms, true); err != nil {
+					return nil, false, err
 				}
 			}
 		}
@@ -113,17 +131,21 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 			stmt = c.rankPageSQL(q, matches, after, now)
 		}
 	}
-	page, last, err := c.readPage(ctx, stmt, q.Limit)
+	page, last, version, err := c.readPage(ctx, stmt, q.Limit)
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	if stale, err := c.staleKnown(ctx, known, version); stale || err != nil {
+		return nil, stale, err
 	}
 	switch {
 	case len(page.Products) == 0 && after == nil:
-		return c.empty(ctx, q)
+		page, err = c.empty(ctx, q)
+		return page, false, err
 	case len(page.Products) == 0:
 		// Past the last row: count the query's matches afresh.
 		if page.Total, err = c.count(ctx, q); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	case page.NextCursor != "":
 		if after == nil {
@@ -131,7 +153,50 @@ func (c *Catalog) Search(ctx context.Context, q Query) (*Page, error) {
 		}
 		page.NextCursor = encodeCursor(cursor{V: cursorVersion, Score: last.Score, Seq: last.Seq, Query: fingerprint})
 	}
-	return page, nil
+	return page, false, nil
+}
+
+// staleKnown reports whether a page read on the kept resolutions of
+// version known (noVersion: none) is stale: read at another version
+// (read), or, when it has no row to tell (read is noVersion), at a
+// version other than the catalog's now. Versions only rise: a page read
+// between the resolutions and a reading of the same version was read at
+// it. Stale resolutions are forgotten.
+func (c *Catalog) staleKnown(ctx context.Context, known, read int64) (bool, error) {
+	if known == noVersion {
+		return false, nil
+	}
+	if read == noVersion {
+		if err := c.queryRow(ctx, "SELECT version FROM catalog_version WHERE id = 1", nil, &read); err != nil {
+			return false, fmt.Errorf("search: catalog version: %w", err)
+		}
+	}
+	if read != known {
+		c.known.forget(known)
+		return true, nil
+	}
+	return false, nil
+}
+
+// noVersion stands for no catalog version read.
+const noVersion int64 = -1
+
+// resolveKnown is resolve, answered from the kept resolutions when useKnown
+// and they hold every term (then *known is the version they were read at),
+// and keeping what resolve reads. Counted resolutions are neither.
+func (c *Catalog) resolveKnown(ctx context.Context, terms []string, counted, useKnown bool, known *int64) ([]termMatch, bool, error) {
+	counted = counted && len(terms) > 1
+	if useKnown && !counted {
+		if matches, version, ok := c.known.lookup(terms); ok {
+			*known = version
+			return matches, true, nil
+		}
+	}
+	matches, found, version, err := c.resolve(ctx, terms, counted)
+	if err == nil && found && !counted && version != noVersion {
+		c.known.keep(terms, matches, version)
+	}
+	return matches, found, err
 }
 
 // rankKey is where a row stands in a search's order.
@@ -139,11 +204,13 @@ type rankKey struct{ Score, Seq int64 }
 
 // readPage runs a page's statement (pageSQL) and reads up to limit
 // products; when there are more, the page's NextCursor is set to a
-// placeholder and last is the key of its last product.
-func (c *Catalog) readPage(ctx context.Context, stmt *sqlText, limit int) (*Page, rankKey, error) {
+// placeholder and last is the key of its last product. version is the
+// catalog's version the page was read at, noVersion when it has no row.
+func (c *Catalog) readPage(ctx context.Context, stmt *sqlText, limit int) (_ *Page, _ rankKey, version int64, _ error) {
+	version = noVersion
 	rows, err := c.stmts.query(ctx, stmt.String(), stmt.args)
 	if err != nil {
-		return nil, rankKey{}, fmt.Errorf("search: %w", err)
+		return nil, rankKey{}, version, fmt.Errorf("search: %w", err)
 	}
 	defer rows.Close()
 	page := &Page{Products: make([]ProductSummary, 0, limit)}
@@ -157,8 +224,8 @@ func (c *Catalog) readPage(ctx context.Context, stmt *sqlText, limit int) (*Page
 		var s ProductSummary
 		var images string
 		var price, inStock int64
-		if err := rows.Scan(&key.Seq, &key.Score, &page.Total, &s.ID, &s.Title, &s.Category, &images, &s.VariantCount, &price, &inStock); err != nil {
-			return nil, rankKey{}, fmt.Errorf("search: %w", err)
+		if err := rows.Scan(&key.Seq, &key.Score, &page.Total, &s.ID, &s.Title, &s.Category, &images, &s.VariantCount, &price, &inStock, &version); err != nil {
+			return nil, rankKey{}, version, fmt.Errorf("search: %w", err)
 		}
 		s.Price, s.InStock = c.currency.Price(price), inStock != 0
 		s.ImageURL = c.firstImage(images)
@@ -166,9 +233,9 @@ func (c *Catalog) readPage(ctx context.Context, stmt *sqlText, limit int) (*Page
 		last = key
 	}
 	if err := rows.Err(); err != nil {
-		return nil, rankKey{}, fmt.Errorf("search: %w", err)
+		return nil, rankKey{}, version, fmt.Errorf("search: %w", err)
 	}
-	return page, last, nil
+	return page, last, version, nil
 }
 
 // empty is the page of a query that matches nothing, or the error of its
@@ -212,11 +279,13 @@ type termMatch struct {
 // counted (a filtered query, whose intersection runs in SQL: intersectSQL)
 // each match also learns how many products it holds, up to matchCountCap,
 // so that the intersection starts from the rarest; without filters the
-// postings' lengths tell (intersectPostings).
-func (c *Catalog) resolve(ctx context.Context, terms []string, counted bool) (matches []termMatch, found bool, err error) {
+// postings' lengths tell (intersectPostings). version is the catalog's
+// version the terms were read at (knownterms.go), noVersion when none was
+// read (terms too short for a range are matched as they are).
+func (c *Catalog) resolve(ctx context.Context, terms []string, counted bool) (matches []termMatch, found bool, version int64, err error) {
 	matches = make([]termMatch, len(terms))
 	counted = counted && len(terms) > 1
-	var cols []string
+	cols := []string{versionSQL}
 	var args []any
 	for i, t := range terms {
 		cond, cargs := "term = ?", []any{t}
@@ -232,12 +301,13 @@ func (c *Catalog) resolve(ctx context.Context, terms []string, counted bool) (ma
 			args = append(args, cargs...)
 		}
 	}
-	if len(cols) == 0 {
-		return matches, true, nil
+	if len(cols) == 1 {
+		return matches, true, noVersion, nil // nothing to read but the version
 	}
 	bounds := make([]sql.NullString, 0, 2*len(terms))
 	counts := make([]int64, len(terms))
-	dest := make([]any, 0, len(cols))
+	dest := make([]any, 1, len(cols))
+	dest[0] = &version
 	for i, t := range terms {
 		if len(t) >= minPrefixMatch {
 			bounds = append(bounds, sql.NullString{}, sql.NullString{})
@@ -248,7 +318,7 @@ func (c *Catalog) resolve(ctx context.Context, terms []string, counted bool) (ma
 		}
 	}
 	if err := c.queryRow(ctx, "SELECT "+strings.Join(cols, ", "), args, dest...); err != nil {
-		return nil, false, fmt.Errorf("search: terms: %w", err)
+		return nil, false, noVersion, fmt.Errorf("search: terms: %w", err)
 	}
 	k := 0
 	for i, t := range terms {
@@ -260,7 +330,7 @@ func (c *Catalog) resolve(ctx context.Context, terms []string, counted bool) (ma
 		k += 2
 		switch {
 		case !lo.Valid:
-			return nil, false, nil
+			return nil, false, version, nil
 		case lo.String != hi.String:
 			matches[i] = termMatch{term: t, ranged: true, count: counts[i]}
 		case lo.String == t:
@@ -269,7 +339,7 @@ func (c *Catalog) resolve(ctx context.Context, terms []string, counted bool) (ma
 			matches[i] = termMatch{term: lo.String, factor: 1, count: counts[i]}
 		}
 	}
-	return matches, true, nil
+	return matches, true, version, nil
 }
 
 // matchCountCap bounds how far resolve counts a term's matches: far

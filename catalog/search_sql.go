@@ -172,10 +172,15 @@ func (q Query) summarySQL(s *sqlText, now time.Time) {
 	s.add(" WHEN EXISTS (SELECT 1 FROM variants v WHERE v.product_id = p.id AND v.removed = FALSE AND "+availableSQL+") THEN 1 ELSE 0 END", now)
 }
 
+// versionSQL is the catalog's version (knownterms.go), read once by a
+// statement however many rows it answers.
+const versionSQL = "(SELECT version FROM catalog_version WHERE id = 1)"
+
 // pageSQL writes the statement that answers q: page writes the page's rows
 // (seq, score, and total when windowed) in rank order, limit+1 of them;
 // count writes the expression of the query's total (nil for a windowed
-// page: r.total).
+// page: r.total). Each row answered has the product's summary and the
+// catalog's version beside.
 func (c *Catalog) pageSQL(q Query, now time.Time, page func(*sqlText), count func(*sqlText)) *sqlText {
 	s := &sqlText{}
 	s.add("SELECT r.seq, r.score, ")
@@ -186,7 +191,7 @@ func (c *Catalog) pageSQL(q Query, now time.Time, page func(*sqlText), count fun
 	}
 	s.add(", ")
 	q.summarySQL(s, now)
-	s.add(" FROM (")
+	s.add(", " + versionSQL + " FROM (")
 	page(s)
 	s.add(") r JOIN products p ON p.seq = r.seq ORDER BY r.score DESC, r.seq")
 	return s
