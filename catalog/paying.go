@@ -3,35 +3,22 @@ package catalog
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"gorm.io/gorm"
-
-	"shop/database"
 )
 
 // The holds of a checkout session being paid are marked paying
 // (stock_holds.paying): the buyer may be charged for them at any moment, so
 // the stock on hand never goes below them by the staff's adjust_inventory
-// or an import. A hold is marked by HoldForPayment, when its session is
-// claimed for payment; a session given back to the buyer holds its stock
-// again (Hold), unmarked.
+// or an import. A hold is marked when its session is claimed for payment
+// (HoldRequest.Paying, in the claim's pricing); a session given back to the
+// buyer holds its stock again (Hold), unmarked.
 
 // PaymentHolds are the units of a variant held by sessions being paid, and
 // how many sessions hold them.
 type PaymentHolds struct {
 	Units    int64
 	Sessions int64
-}
-
-// HoldForPayment marks holder's holds as being paid and moves their expiry
-// to until, in tx, the transaction that claims the session for payment.
-func (c *Catalog) HoldForPayment(ctx context.Context, tx *gorm.DB, holder string, until time.Time) error {
-	_, err := database.Exec(tx.WithContext(ctx), "UPDATE stock_holds SET expires_at = ?, paying = ? WHERE holder = ?", until.UTC(), true, holder)
-	if err != nil {
-		return fmt.Errorf("hold stock for payment: %w", err)
-	}
-	return nil
 }
 
 // payingOf is the condition of the holds being paid on a list of variants

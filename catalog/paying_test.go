@@ -25,13 +25,14 @@ const skillet12 = "cast-iron-skillet-12-in" // 7 on hand in the demo catalog
 func holdFor(t *testing.T, db *gorm.DB, c *catalog.Catalog, holder, variant string, n int64, paying bool) {
 	t.Helper()
 	ctx := context.Background()
+	req := catalog.HoldRequest{Holder: holder, Lines: []catalog.HoldLine{{VariantID: variant, Quantity: n}}, Until: time.Now().Add(time.Hour)}
+	if paying {
+		req.Until, req.Paying = time.Now().Add(24*time.Hour), true
+	}
 	err := db.Transaction(func(tx *gorm.DB) error {
-		short, err := c.Hold(ctx, tx, holder, []catalog.HoldLine{{VariantID: variant, Quantity: n}}, time.Now().Add(time.Hour))
-		if err != nil || short != nil {
-			t.Fatalf("hold %d of %s: %v %+v", n, variant, err, short)
-		}
-		if paying {
-			return c.HoldForPayment(ctx, tx, holder, time.Now().Add(24*time.Hour))
+		res, err := c.HoldFor(ctx, tx, req)
+		if err != nil || res.Short != nil {
+			t.Fatalf("hold %d of %s: %v %+v", n, variant, err, res)
 		}
 		return nil
 	})

@@ -137,6 +137,10 @@ type HoldRequest struct {
 	// available and nobody else's holds are dropped, HoldFor only moves
 	// their expiry, and takes them anew should it find them otherwise.
 	Held bool
+	// Paying takes, or keeps, the holds as being paid (paying.go): the
+	// claim of Holder's session for payment, whose holds last until Until
+	// whatever becomes of the session meanwhile.
+	Paying bool
 }
 
 // HoldResult is what HoldFor did.
@@ -182,9 +186,9 @@ func (c *Catalog) HoldFor(ctx context.Context, tx *gorm.DB, req HoldRequest) (*H
 		res.Released = giveWay(req, onHand, held, byHolder)
 	}
 	if req.Held && len(res.Short) == 0 && len(res.Released) == 0 {
-		// Unmarked, as a hold taken anew is (paying.go).
+		// Marked as a hold taken anew is.
 		n, err := database.Exec(tx, "UPDATE stock_holds SET expires_at = ?, paying = ? WHERE holder = ? AND expires_at > ?",
-			req.Until.UTC(), false, req.Holder, c.now().UTC())
+			req.Until.UTC(), req.Paying, req.Holder, c.now().UTC())
 		if err != nil {
 			return nil, fmt.Errorf("hold stock: %w", err)
 		}
@@ -198,19 +202,20 @@ func (c *Catalog) HoldFor(ctx context.Context, tx *gorm.DB, req HoldRequest) (*H
 	if len(res.Short) > 0 {
 		return res, nil
 	}
-	if err := insertHolds(tx, req.Holder, req.Lines, req.Until.UTC()); err != nil {
+	if err := insertHolds(tx, req.Holder, req.Lines, req.Until.UTC(), req.Paying); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
-// insertHolds writes holder's holds of lines, until then, in one statement.
-func insertHolds(tx *gorm.DB, holder string, lines []HoldLine, until time.Time) error {
+// insertHolds writes holder's holds of lines, until then and being paid or
+// not, in one statement.
+func insertHolds(tx *gorm.DB, holder string, lines []HoldLine, until time.Time, paying bool) error {
 	rows := make([][]any, len(lines))
 	for i, l := range lines {
-		rows[i] = []any{holder, l.VariantID, l.Quantity, until}
+		rows[i] = []any{holder, l.VariantID, l.Quantity, until, paying}
 	}
-	if _, err := database.Insert(tx, "stock_holds", []string{"holder", "variant_id", "quantity", "expires_at"}, rows...); err != nil {
+	if _, err := database.Insert(tx, "stock_holds", []string{"holder", "variant_id", "quantity", "expires_at", "paying"}, rows...); err != nil {
 		return fmt.Errorf("hold stock: %w", err)
 	}
 	return nil

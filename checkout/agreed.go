@@ -39,16 +39,17 @@ func (c *Checkout) lifetimeEnd(row *sessionRow) time.Time {
 // nothing moved: when the buyer's input is as it was (st.changed is false),
 // the session has not expired and row is priced as was (samePricing), row
 // keeps was's expiry, its last change and the delivery window of its
-// options, and its holds that expiry; it answers whether it did. was is
-// the row before the pricing, prev its snapshot.
-func (c *Checkout) keepAgreed(ctx context.Context, tx *gorm.DB, was, row *sessionRow, prev snapshot, st state, now time.Time) (kept bool, err error) {
+// options, and its holds that expiry (extend: not holds being paid, which
+// last until the payment settles); it answers whether it did. was is the
+// row before the pricing, prev its snapshot.
+func (c *Checkout) keepAgreed(ctx context.Context, tx *gorm.DB, was, row *sessionRow, prev snapshot, st state, now time.Time, extend bool) (kept bool, err error) {
 	if st.changed || !now.Before(was.ExpiresAt) || !samePricing(was, row) {
 		return false, nil
 	}
 	row.Priced.Options = prev.Options // the same options, with the dates the buyer saw
 	row.ExpiresAt, row.UpdatedAt = was.ExpiresAt, was.UpdatedAt
-	if row.Status != Ready {
-		return true, nil // it holds nothing
+	if row.Status != Ready || !extend {
+		return true, nil // it holds nothing, or its holds are being paid
 	}
 	return true, c.catalog.ExtendHolds(ctx, tx, row.ID, row.ExpiresAt)
 }

@@ -306,7 +306,9 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt
 				return err
 			}
 		}
-		if _, err := c.reprice(ctx, tx, row, st, now); err != nil {
+		// Priced holding the stock as being paid, should the session be
+		// claimed; given back to the buyer below, it is not, and they go.
+		if _, err := c.repriceHolding(ctx, tx, row, st, now, now.Add(claimHold)); err != nil {
 			return err
 		}
 		after := row.Priced
@@ -347,9 +349,6 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt
 			}
 			if row.OrderID == "" {
 				row.OrderID = orders.NewID() // a session made before order ids were chosen with it
-			}
-			if err := c.catalog.HoldForPayment(ctx, tx, row.ID, now.Add(claimHold)); err != nil {
-				return err
 			}
 			row.Status = InProgress
 		}

@@ -361,17 +361,20 @@ func sessionCount(n int64) string {
 }
 
 // hold takes the holds of row, priced into lines without a problem, until
-// its expiry: the buyer's sessions in release give way, and those of b that
-// may give way do as the stock needs (holdlimits.go). It returns an
-// out_of_stock problem per line that falls short (none: all are held).
-func (c *Checkout) hold(ctx context.Context, tx *gorm.DB, row *sessionRow, b *buyerSessions, release []string, lines []cartLine, held bool, now time.Time) ([]Message, error) {
+// its expiry (as being paid until paying, when set: the claim): the buyer's
+// sessions in release give way, and those of b that may give way do as the
+// stock needs (holdlimits.go). It returns an out_of_stock problem per line
+// that falls short (none: all are held).
+func (c *Checkout) hold(ctx context.Context, tx *gorm.DB, row *sessionRow, b *buyerSessions, release []string, lines []cartLine, held bool, now, paying time.Time) ([]Message, error) {
 	hold := make([]catalog.HoldLine, len(lines))
 	for i, l := range lines {
 		hold[i] = catalog.HoldLine{VariantID: l.VariantID, Quantity: l.Quantity}
 	}
-	res, err := c.catalog.HoldFor(ctx, tx, catalog.HoldRequest{
-		Holder: row.ID, Lines: hold, Until: row.ExpiresAt, Yield: b.yielders(release), Release: release, Held: held,
-	})
+	req := catalog.HoldRequest{Holder: row.ID, Lines: hold, Until: row.ExpiresAt, Yield: b.yielders(release), Release: release, Held: held}
+	if !paying.IsZero() {
+		req.Until, req.Paying = paying, true
+	}
+	res, err := c.catalog.HoldFor(ctx, tx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -344,6 +344,14 @@ func (c *Checkout) apply(st *state, req Request) error {
 // unchanged; anything else is a real change, after which the session lives
 // the TTL from now, within its lifetime.
 func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st state, now time.Time) (unchanged bool, err error) {
+	return c.repriceHolding(ctx, tx, row, st, now, time.Time{})
+}
+
+// repriceHolding is reprice, in the claim of a session for payment when
+// paying is set: the holds of a session that stays ready are then taken,
+// or kept, as being paid until paying (catalog.HoldRequest.Paying), in the
+// same statement that would otherwise move them to the session's expiry.
+func (c *Checkout) repriceHolding(ctx context.Context, tx *gorm.DB, row *sessionRow, st state, now, paying time.Time) (unchanged bool, err error) {
 	was := *row
 	prev := row.Priced // the last pricing
 	buyer, err := c.buyerSessions(ctx, tx, row, emailKey(st.Buyer), now)
@@ -389,7 +397,7 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 		// A ready session, live, whose items stay as they were holds them
 		// already (its holds change with its items, in one transaction).
 		held := was.Status == Ready && now.Before(was.ExpiresAt) && slices.Equal(was.Items, st.Items)
-		short, err := c.hold(ctx, tx, row, buyer, release, lines, held, now)
+		short, err := c.hold(ctx, tx, row, buyer, release, lines, held, now, paying)
 		if err != nil {
 			return false, err
 		}
@@ -409,7 +417,7 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 		LineItems: pr.LineItems, Options: pr.Options, OptionID: pr.OptionID, Totals: pr.Totals,
 		Messages: append(problems, pr.Messages...), Promo: pr.Promo, KeptOption: kept,
 	}
-	return c.keepAgreed(ctx, tx, &was, row, prev, st, now)
+	return c.keepAgreed(ctx, tx, &was, row, prev, st, now, paying.IsZero())
 }
 
 // cartLines are st's items as the catalog has them now, with an
