@@ -186,7 +186,7 @@ func (c *Catalog) HoldFor(ctx context.Context, tx *gorm.DB, req HoldRequest) (*H
 		res.Released = giveWay(req, onHand, held, byHolder)
 	}
 	if req.Held && len(res.Short) == 0 && len(res.Released) == 0 {
-		// Marked as a hold taken anew is.
+		// Marked paying or not as req asks, as holds taken anew are.
 		n, err := database.Exec(tx, "UPDATE stock_holds SET expires_at = ?, paying = ? WHERE holder = ? AND expires_at > ?",
 			req.Until.UTC(), req.Paying, req.Holder, c.now().UTC())
 		if err != nil {

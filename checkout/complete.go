@@ -306,8 +306,8 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt
 				return err
 			}
 		}
-		// Priced holding the stock as being paid, should the session be
-		// claimed; given back to the buyer below, it is not, and they go.
+		// Priced with its stock held as being paid, for the claim; a
+		// session not claimed below (its figures moved) loses its holds.
 		if _, err := c.repriceHolding(ctx, tx, row, st, now, now.Add(claimHold)); err != nil {
 			return err
 		}
