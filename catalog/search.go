@@ -167,7 +167,7 @@ func (c *Catalog) staleKnown(ctx context.Context, known, read int64) (bool, erro
 		return false, nil
 	}
 	if read == noVersion {
-		if err := c.queryRow(ctx, "SELECT version FROM catalog_version WHERE id = 1", nil, &read); err != nil {
+		if err := c.queryRow(ctx, "SELECT "+versionSQL, nil, &read); err != nil {
 			return false, fmt.Errorf("search: catalog version: %w", err)
 		}
 	}
