@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -57,34 +58,24 @@ func (c *Catalog) Import(ctx context.Context, f *File, opts *ImportOptions) erro
 	// retry reports no progress it reported already.
 	var kept []KeptStock
 	reported := 0
-	err := database.Transact(database.WithClock(ctx, c.now), c.db, func(tx *gorm.DB) error {
+	err := database.Transact(database.WithClock(ctx, c.now), c.db, func(tx *gorm.DB) (err error) {
 		kept = kept[:0]
-		keep := func(k KeptStock) { kept = append(kept, k) }
-		var next int64
-		if err := tx.Model(&productRow{}).Select("COALESCE(MAX(seq), 0)").Scan(&next).Error; err != nil {
-			return fmt.Errorf("import: read sequence: %w", err)
+		// Each batch's rows are inserted a chunk at a time (CreateInBatches)
+		// straight into the import's transaction: gorm would otherwise wrap
+		// the chunks in a savepoint, and SQLite copies every page changed
+		// under a savepoint into its sub-journal first.
+		tx = tx.Session(&gorm.Session{SkipDefaultTransaction: true})
+		restore, err := database.GrowPageCache(tx, importCacheKiB)
+		if err != nil {
+			return fmt.Errorf("import: %w", err)
 		}
-		touched := map[string]bool{}
-		for start := 0; start < len(f.Products); start += importBatch {
-			batch := f.Products[start:min(start+importBatch, len(f.Products))]
-			if err := writeBatch(tx, batch, &next, now, keep, touched); err != nil {
-				return fmt.Errorf("import: products[%d…%d]: %w", start, start+len(batch)-1, err)
-			}
-			if err := writeImageOrigins(tx, batch); err != nil {
-				return fmt.Errorf("import: products[%d…%d]: %w", start, start+len(batch)-1, err)
-			}
-			if done := start + len(batch); opts.Progress != nil && done > reported {
+		defer func() { err = errors.Join(err, restore()) }()
+		return writeFile(tx, f, now, func(k KeptStock) { kept = append(kept, k) }, func(done int) {
+			if opts.Progress != nil && done > reported {
 				reported = done
 				opts.Progress(done, len(f.Products))
 			}
-		}
-		if err := bumpVersion(tx, now); err != nil {
-			return err
-		}
-		if err := rebuildPostings(tx, touched); err != nil {
-			return fmt.Errorf("import: %w", err)
-		}
-		return nil
+		})
 	})
 	if err == nil && opts.KeptStock != nil {
 		for _, k := range kept {
@@ -107,6 +98,34 @@ func (c *Catalog) Import(ctx context.Context, f *File, opts *ImportOptions) erro
 		if err := c.db.WithContext(ctx).Exec(analyze + table).Error; err != nil {
 			return fmt.Errorf("import: %s%s: %w", analyze, table, err)
 		}
+	}
+	return nil
+}
+
+// writeFile writes the products of f in tx, a batch at a time (progress
+// hears of the products written after each), then the catalog's version and
+// the search's postings of the terms it changed.
+func writeFile(tx *gorm.DB, f *File, now time.Time, keep func(KeptStock), progress func(done int)) error {
+	var next int64
+	if err := tx.Model(&productRow{}).Select("COALESCE(MAX(seq), 0)").Scan(&next).Error; err != nil {
+		return fmt.Errorf("import: read sequence: %w", err)
+	}
+	touched := map[string]bool{}
+	for start := 0; start < len(f.Products); start += importBatch {
+		batch := f.Products[start:min(start+importBatch, len(f.Products))]
+		if err := writeBatch(tx, batch, &next, now, keep, touched); err != nil {
+			return fmt.Errorf("import: products[%d…%d]: %w", start, start+len(batch)-1, err)
+		}
+		if err := writeImageOrigins(tx, batch); err != nil {
+			return fmt.Errorf("import: products[%d…%d]: %w", start, start+len(batch)-1, err)
+		}
+		progress(start + len(batch))
+	}
+	if err := bumpVersion(tx, now); err != nil {
+		return err
+	}
+	if err := rebuildPostings(tx, touched); err != nil {
+		return fmt.Errorf("import: %w", err)
 	}
 	return nil
 }
