@@ -27,7 +27,6 @@ import (
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 
 	"shop/migrations"
 )
@@ -140,22 +139,6 @@ func sqliteDSN(path string) string {
 	q.Set("_synchronous", "NORMAL")
 	q.Set("_txlock", "immediate")
 	return "file:" + path + "?" + q.Encode()
-}
-
-func gormLogger(opts *Options) logger.Interface {
-	if opts.Logger == nil {
-		return logger.Discard
-	}
-	slow := opts.SlowQuery
-	if slow == 0 {
-		slow = 500 * time.Millisecond
-	}
-	return logger.NewSlogLogger(opts.Logger, logger.Config{
-		SlowThreshold:             slow,
-		LogLevel:                  logger.Warn,
-		IgnoreRecordNotFoundError: true,
-		ParameterizedQueries:      true, // never log argument values
-	})
 }
 
 // DialectOfDB returns the engine behind an open *gorm.DB.
