@@ -298,19 +298,21 @@ func takeStock(tx *gorm.DB, ids []string, taken map[string]int64, now time.Time)
 		sql.WriteString(" WHEN ? THEN CAST(? AS BIGINT)")
 		args = append(args, id, taken[id])
 	}
-	sql.WriteString(" END, updated_at = ? WHERE id IN ? AND stock >= CASE id")
-	args = append(args, now, ids)
+	sql.WriteString(" END, updated_at = ? WHERE id IN (" + database.In(len(ids)) + ") AND stock >= CASE id")
+	args = database.Strings(append(args, now), ids)
 	for _, id := range ids {
 		sql.WriteString(" WHEN ? THEN CAST(? AS BIGINT)")
 		args = append(args, id, taken[id])
 	}
 	sql.WriteString(" END")
-	res := tx.Exec(sql.String(), args...)
-	if res.Error != nil {
-		return fmt.Errorf("take stock: %w", res.Error)
+	// database.Exec, not gorm's: building it from clauses cost a
+	// fiftieth of a purchase's CPU.
+	n, err := database.Exec(tx, sql.String(), args...)
+	if err != nil {
+		return fmt.Errorf("take stock: %w", err)
 	}
-	if res.RowsAffected != int64(len(ids)) {
-		return fmt.Errorf("take stock: %d of %d variants changed under their locks", int64(len(ids))-res.RowsAffected, len(ids))
+	if n != int64(len(ids)) {
+		return fmt.Errorf("take stock: %d of %d variants changed under their locks", int64(len(ids))-n, len(ids))
 	}
 	return nil
 }
