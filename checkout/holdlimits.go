@@ -99,27 +99,31 @@ type otherSession struct {
 func (c *Checkout) buyerSessions(ctx context.Context, tx *gorm.DB, row *sessionRow, email string, now time.Time) (*buyerSessions, error) {
 	b := &buyerSessions{key: row.BuyerKey, limits: c.policy.BuyerLimits()}
 	tx = tx.WithContext(ctx)
-	var ids []string // the buyer's own sessions, then their email's
+	// The buyer's own sessions and their email's, in one statement (the
+	// order they come in does not matter: others is sorted below).
+	var parts []string
+	var args []any
 	if b.key != "" {
 		if err := database.LockKey(tx, "shop.buyer:"+b.key); err != nil {
 			return nil, fmt.Errorf("lock buyer: %w", err)
 		}
-		var err error
-		ids, err = sessionIDs(tx, buyerHolding+" ORDER BY id", b.key, row.ID)
-		if err != nil {
-			return nil, fmt.Errorf("buyer's sessions: %w", err)
-		}
+		parts, args = append(parts, "SELECT id FROM checkout_sessions WHERE "+buyerHolding), append(args, b.key, row.ID)
 	}
 	if email != "" {
-		cond, args := emailReady, []any{email, row.ID}
+		cond := emailReady
+		args = append(args, email, row.ID)
 		if b.key != "" {
-			cond, args = cond+" AND buyer_key <> ?", append(args, b.key) // read above
+			cond, args = cond+" AND buyer_key <> ?", append(args, b.key) // read by the part above
 		}
-		peers, err := sessionIDs(tx, cond+" ORDER BY updated_at, id LIMIT ?", append(args, maxEmailPeers)...)
-		if err != nil {
-			return nil, fmt.Errorf("buyer's sessions by email: %w", err)
+		parts = append(parts, "SELECT id FROM (SELECT id FROM checkout_sessions WHERE "+cond+" ORDER BY updated_at, id LIMIT ?) peers")
+		args = append(args, maxEmailPeers)
+	}
+	var ids []string
+	if len(parts) > 0 {
+		var err error
+		if ids, err = sessionIDs(tx, strings.Join(parts, " UNION ALL "), args...); err != nil {
+			return nil, fmt.Errorf("buyer's sessions: %w", err)
 		}
-		ids = append(ids, peers...)
 	}
 	if len(ids) == 0 {
 		return b, nil // most buyers: no whole row to read
@@ -425,9 +429,9 @@ var (
 	emailReady   = "buyer_email = ? AND " + statusIn(Ready) + " AND id <> ?"
 )
 
-// sessionIDs reads the ids of the sessions matching where (with args), in tx.
-func sessionIDs(tx *gorm.DB, where string, args ...any) ([]string, error) {
-	rows, err := database.Query(tx, "SELECT id FROM checkout_sessions WHERE "+where, args...)
+// sessionIDs reads the ids query (with args) answers, in tx.
+func sessionIDs(tx *gorm.DB, query string, args ...any) ([]string, error) {
+	rows, err := database.Query(tx, query, args...)
 	if err != nil {
 		return nil, err
 	}
