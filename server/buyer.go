@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -17,12 +18,23 @@ import (
 	"shop"
 )
 
-// subjectKeys are the _meta keys under which hosts send their anonymous id
-// of the user who makes a call, the first present one winning. A host that
-// sends one under another key is added here, and nowhere else.
-var subjectKeys = []string{
-	"openai/subject", // ChatGPT
+// hostIDs are the _meta entries under which hosts send their anonymous id
+// of the user who makes a call, a field each, the first present one (in
+// field order) winning. A host that sends one under another key is added
+// here, and nowhere else: subjectKeys and identify read the fields.
+type hostIDs struct {
+	OpenAI json.RawMessage `json:"openai/subject"` // ChatGPT
 }
+
+// subjectKeys are hostIDs' keys, in its fields' order.
+var subjectKeys = func() []string {
+	t := reflect.TypeFor[hostIDs]()
+	keys := make([]string, t.NumField())
+	for i := range keys {
+		keys[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	return keys
+}()
 
 // maxSubjectLen bounds a host's user id; a longer one is ignored, as is one
 // with control characters.
@@ -43,16 +55,21 @@ func hostSubject(meta map[string]any) string {
 	return ""
 }
 
-// rawSubject is hostSubject of a _meta decoded a level deep only, as
-// identify reads it: a value that is not a JSON string names nobody.
-func rawSubject(meta map[string]json.RawMessage) string {
-	for _, k := range subjectKeys {
-		v, ok := meta[k]
-		if !ok {
+// rawSubject is hostSubject of the entries of a _meta identify decoded: a
+// value that is not a JSON string names nobody. A string without escapes
+// (every id seen) is taken as it is, without decoding it again.
+func rawSubject(ids *hostIDs) string {
+	v := reflect.ValueOf(ids).Elem()
+	for i := range v.NumField() {
+		raw := v.Field(i).Bytes()
+		if raw == nil {
 			continue
 		}
-		var s string
-		if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &s) != nil {
+		if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+			return ""
+		}
+		s := string(raw[1 : len(raw)-1])
+		if strings.ContainsAny(s, `\"`) && json.Unmarshal(raw, &s) != nil {
 			return ""
 		}
 		return acceptedSubject(s)
@@ -157,15 +174,14 @@ func identify(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		// _meta is decoded a level deep: its values are kept as raw
-		// JSON, and only the host's user id is read of them (hosts and
-		// newer protocol versions send nested objects there, which a
-		// map[string]any would build for nothing).
+		// Of _meta only the host's user id is read (hostIDs): the rest
+		// (nested objects, in newer protocol versions) is skipped, not
+		// built.
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 			Params struct {
-				Meta map[string]json.RawMessage `json:"_meta"`
+				Meta hostIDs `json:"_meta"`
 			} `json:"params"`
 		}
 		// A body that is not a JSON-RPC request names nobody; the MCP
@@ -173,10 +189,10 @@ func identify(next http.Handler) http.Handler {
 		// go-sdk's own decoder, with names matched exactly as go-sdk
 		// matches them: in half encoding/json's time, on every call.
 		if _, err := sjson.Parse(body, &msg, sjson.DontMatchCaseInsensitiveStructFields); err != nil {
-			msg.ID, msg.Method, msg.Params.Meta = nil, "", nil
+			msg.ID, msg.Method, msg.Params.Meta = nil, "", hostIDs{}
 		}
 		ctx := context.WithValue(r.Context(), rpcKey{}, rpcRequest{ID: msg.ID, Method: msg.Method})
-		if s := rawSubject(msg.Params.Meta); s != "" {
+		if s := rawSubject(&msg.Params.Meta); s != "" {
 			b := shop.BuyerFrom(ctx)
 			b.Subject = s
 			ctx = shop.WithBuyer(ctx, b)
