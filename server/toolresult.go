@@ -19,8 +19,11 @@ import (
 // CPU (BENCHMARKS.md). go-sdk lets a server answer a result type of its own
 // (mcp.ResultBase): toolResult has the same fields, in the same order, under
 // the same names, and no MarshalJSON, so encoding/json writes it directly.
-// flatResults answers it in place of the result a tool's handler returned;
-// the bytes sent are the same (TestToolResultBytes).
+// flatResults answers it in place of the result a tool's handler returned.
+// The JSON sent is go-sdk's, byte for byte, but that <, > and & inside its
+// strings go out as they are, as go-sdk's envelope sends the rest of a
+// response, where its json.Marshal wrote \u003c, \u003e and \u0026
+// (TestToolResultBytes).
 
 // toolResult is an *mcp.CallToolResult as it goes on the wire.
 type toolResult struct {
