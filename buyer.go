@@ -6,10 +6,19 @@ import (
 )
 
 // Buyer identifies who calls the buyers' tools, for the limits on what one
-// buyer may hold (CONTRACT.md §4) and the rate limits (§9): the host's
-// anonymous user id when the call carries one, else the client's address as
-// the server sees it. The two never collide: Key prefixes its kind.
+// buyer may hold (CONTRACT.md §4) and the rate limits (§9): the linked
+// account a valid bearer token names, else the host's anonymous user id when
+// the call carries one, else the client's address as the server sees it.
+// They never collide: Key prefixes its kind.
 type Buyer struct {
+	// AccountID is the buyer account a valid access token names (CONTRACT.md
+	// §10), "" for a guest. Only the server sets it, after checking the token.
+	AccountID string
+	// AccountEmail is that account's email, verified by the login's code.
+	AccountEmail string
+	// Scopes are what the token allows ("orders:read", "account", …).
+	Scopes []string
+
 	// Subject is the host's anonymous id of its user (ChatGPT's
 	// _meta["openai/subject"]), "" when the call carries none.
 	Subject string
@@ -18,10 +27,13 @@ type Buyer struct {
 	Address string
 }
 
-// Key is the buyer's identity as one string: "subject:…" when there is a
-// host user id, else "addr:…", else "" (nobody known, as over stdio).
+// Key is the buyer's identity as one string: "account:…" for a linked
+// buyer, "subject:…" when there is a host user id, else "addr:…", else ""
+// (nobody known, as over stdio).
 func (b Buyer) Key() string {
 	switch {
+	case b.AccountID != "":
+		return accountPrefix + b.AccountID
 	case b.Subject != "":
 		return subjectPrefix + b.Subject
 	case b.Address != "":
@@ -30,12 +42,34 @@ func (b Buyer) Key() string {
 	return ""
 }
 
-// IsHostUser reports whether key, a Buyer's Key, names a host's user (a
-// person) rather than a client address, which many people may share (every
-// user of a host that sends no user id).
-func IsHostUser(key string) bool { return strings.HasPrefix(key, subjectPrefix) }
+// Linked reports whether the buyer is a linked account: a person the shop
+// verified, not an id the caller chose.
+func (b Buyer) Linked() bool { return b.AccountID != "" }
 
-const subjectPrefix = "subject:"
+// HasScope reports whether the buyer's token allows scope.
+func (b Buyer) HasScope(scope string) bool {
+	for _, s := range b.Scopes {
+		if s == scope {
+			return true
+		}
+	}
+	return false
+}
+
+// IsHostUser reports whether key, a Buyer's Key, names a person (a host's
+// user or a linked account) rather than a client address, which many people
+// may share (every user of a host that sends no user id).
+func IsHostUser(key string) bool {
+	return strings.HasPrefix(key, subjectPrefix) || IsAccount(key)
+}
+
+// IsAccount reports whether key, a Buyer's Key, names a linked account.
+func IsAccount(key string) bool { return strings.HasPrefix(key, accountPrefix) }
+
+const (
+	subjectPrefix = "subject:"
+	accountPrefix = "account:"
+)
 
 type buyerKey struct{}
 

@@ -22,11 +22,12 @@ var allowed = map[string][]string{
 	"shop/cmd/shop":            {"*"},
 	"shop/purchase":            {"shop/money"},
 	"shop/bench":               {"shop/purchase", "shop/money"},
-	"shop/server":              {"shop/widgets", "shop/checkout", "shop/orders", "shop/catalog", "shop/payments", "shop/money"},
+	"shop/server":              {"shop/widgets", "shop/accounts", "shop/checkout", "shop/orders", "shop/catalog", "shop/payments", "shop/money"},
 	"shop/widgets":             {"shop/checkout", "shop/catalog", "shop/money"},
 	"shop/acp":                 {"shop/checkout", "shop/orders", "shop/money", "shop/idempotency"},
 	"shop/ucp":                 {"shop/checkout", "shop/catalog", "shop/orders", "shop/idempotency"},
 	"shop/checkout":            {"shop/orders", "shop/catalog", "shop/payments", "shop/money", "shop/database"},
+	"shop/accounts":            {"shop/orders", "shop/payments", "shop/notify", "shop/database"},
 	"shop/orders":              {"shop/catalog", "shop/payments", "shop/notify", "shop/money", "shop/database"},
 	"shop/catalog":             {"shop/money", "shop/database"},
 	"shop/feed":                {"shop/catalog"},
@@ -50,7 +51,7 @@ var allowed = map[string][]string{
 // the HTML sanitiser only where imported descriptions are read.
 var external = map[string][]string{
 	"github.com/modelcontextprotocol/go-sdk": {"shop/server", "shop/cmd/shop", "shop/purchase", "shop/bench", "shop/mcptest"},
-	"gorm.io/":                               {"shop/catalog", "shop/checkout", "shop/orders", "shop/payments", "shop/notify", "shop/database", "shop/database/dbtest", "shop/cmd/shop", "shop/idempotency"},
+	"gorm.io/":                               {"shop/catalog", "shop/checkout", "shop/orders", "shop/payments", "shop/notify", "shop/database", "shop/database/dbtest", "shop/cmd/shop", "shop/idempotency", "shop/accounts"},
 	"github.com/stripe/stripe-go":            {"shop/payments"},
 	"github.com/wneessen/go-mail":            {"shop/notify"},
 	"github.com/emersion/go-smtp":            {"shop/notify/smtptest"},
