@@ -24,9 +24,9 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Limits of the HTTP server; the timeouts are the defaults of Timeouts.
+// Limits of the HTTP server (bodies: body.go); the timeouts are the
+// defaults of Timeouts.
 const (
-	MaxBodyBytes      = 1 << 20 // a tool call's arguments are bounded far below this
 	readHeaderTimeout = 10 * time.Second
 	readTimeout       = 30 * time.Second
 	writeTimeout      = 60 * time.Second
@@ -219,7 +219,7 @@ func (s *Server) streamable(srv *mcp.Server) http.Handler {
 		Stateless:           true,
 		JSONResponse:        true,
 		Logger:              quiet(s.logger),
-		MaxRequestBodyBytes: MaxBodyBytes,
+		MaxRequestBodyBytes: MaxMCPBodyBytes,
 		// Our own Host check covers every address, not only loopback.
 		DisableLocalhostProtection: true,
 	})
@@ -310,17 +310,6 @@ func checkHost(hosts map[string]bool, next http.Handler) http.Handler {
 			http.Error(w, "unknown Host: set SHOP_PUBLIC_URL to the URL clients use to reach the shop", http.StatusForbidden)
 			return
 		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func limitBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > MaxBodyBytes {
-			http.Error(w, fmt.Sprintf("request body too large: at most %d bytes", MaxBodyBytes), http.StatusRequestEntityTooLarge)
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
 }
