@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"runtime"
@@ -111,17 +110,7 @@ func TestNestedBodyRefused(t *testing.T) {
 // Invalid Request error, its id null, that says the bound.
 func checkTooDeep(t *testing.T, r reply) {
 	t.Helper()
-	var msg struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(r.body, &msg); err != nil || r.header.Get("Content-Type") != "application/json" {
-		t.Fatalf("body %s (%s, %v): want a JSON-RPC error", r.body, r.header.Get("Content-Type"), err)
-	}
+	msg := rpcErrorOf(t, r)
 	if msg.JSONRPC != "2.0" || string(msg.ID) != "null" || msg.Error.Code != -32600 || !strings.Contains(msg.Error.Message, "more than 64 deep") {
 		t.Errorf("refusal %s: want an Invalid Request error, id null, saying the bound", r.body)
 	}

@@ -64,6 +64,26 @@ func count(replies []reply, status int) int {
 // refusalText is the message a refused MCP call answers with.
 var refusalText = regexp.MustCompile(`^too many requests (for this buyer|from this address); wait (\d+) seconds? and try again$`)
 
+// rpcError is a JSON-RPC error answer.
+type rpcError struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// rpcErrorOf decodes r as a JSON-RPC error answer, or fails the test.
+func rpcErrorOf(t *testing.T, r reply) rpcError {
+	t.Helper()
+	var msg rpcError
+	if err := json.Unmarshal(r.body, &msg); err != nil || r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("body %s (%s, %v): want a JSON-RPC error", r.body, r.header.Get("Content-Type"), err)
+	}
+	return msg
+}
+
 // checkRefusal checks a 429: Retry-After in whole seconds ≥ 1, and a
 // JSON-RPC error with the request's id whose message says who is limited
 // and how long to wait, the same seconds.
@@ -76,17 +96,7 @@ func checkRefusal(t *testing.T, r reply, id int, who string) {
 	if err != nil || secs < 1 {
 		t.Errorf("Retry-After %q: want whole seconds ≥ 1", r.header.Get("Retry-After"))
 	}
-	var msg struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(r.body, &msg); err != nil || r.header.Get("Content-Type") != "application/json" {
-		t.Fatalf("body %s (%s, %v): want a JSON-RPC error", r.body, r.header.Get("Content-Type"), err)
-	}
+	msg := rpcErrorOf(t, r)
 	m := refusalText.FindStringSubmatch(msg.Error.Message)
 	if msg.JSONRPC != "2.0" || string(msg.ID) != strconv.Itoa(id) || msg.Error.Code == 0 || m == nil || m[1] != who || m[2] != strconv.Itoa(secs) {
 		t.Errorf("refusal %s: want a JSON-RPC error with id %d saying: too many requests %s; wait %d seconds and try again", r.body, id, who, secs)
