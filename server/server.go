@@ -80,11 +80,17 @@ type Options struct {
 	// TrustedOrigins are further browser origins allowed to call /mcp
 	// ("https://inspector.example.com").
 	TrustedOrigins []string
-	// RateLimit and RateBurst bound each buyer's requests per second and at
-	// once (default DefaultRateLimit, DefaultRateBurst). A buyer is the
-	// host's user id the request's _meta carries, else the client address
-	// (shop.Buyer.Key). A negative RateLimit turns every rate limit off,
-	// the address backstop too.
+	// PersonRateLimit and PersonRateBurst bound each person's requests per
+	// second and at once (default DefaultPersonRateLimit,
+	// DefaultPersonRateBurst): a person is a linked account, or the host's
+	// user id the request's _meta carries (shop.IsHostUser of
+	// shop.Buyer.Key). A negative PersonRateLimit turns only this limit off.
+	PersonRateLimit rate.Limit
+	PersonRateBurst int
+	// RateLimit and RateBurst bound the requests of a client address that
+	// name no person (default DefaultRateLimit, DefaultRateBurst): hosts
+	// that send no user id, test suites, scripts. A negative RateLimit
+	// turns every rate limit off, the others too.
 	RateLimit rate.Limit
 	RateBurst int
 	// AddressRateLimit and AddressRateBurst bound each client address's

@@ -31,10 +31,14 @@ type Config struct {
 	WidgetDomain string
 
 	TrustedOrigins []string
-	// RateLimit and RateBurst bound each buyer's requests (the host's user
-	// id, else the client address) per second and at once; a negative
-	// RateLimit turns every rate limit off. AddressRateLimit and
-	// AddressRateBurst are the per-address backstop (negative: none).
+	// PersonRateLimit and PersonRateBurst bound each person's requests (a
+	// host's user id or a linked account) per second and at once (negative
+	// PersonRateLimit: no such limit). RateLimit and RateBurst bound those
+	// of a client address that names no person; a negative RateLimit turns
+	// every rate limit off. AddressRateLimit and AddressRateBurst are the
+	// per-address backstop (negative: none).
+	PersonRateLimit  float64
+	PersonRateBurst  int
 	RateLimit        float64
 	RateBurst        int
 	AddressRateLimit float64
@@ -100,8 +104,10 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	fs.StringVar(&cfg.DB, "db", DefaultDB, "SQLite file path or postgres:// URL")
 	fs.StringVar(&cfg.PolicyFile, "config", "", "merchant policy YAML file")
 	origins := fs.String("trusted-origins", "", "comma-separated browser origins allowed to call /mcp")
-	fs.Float64Var(&cfg.RateLimit, "rate-limit", server.DefaultRateLimit, "requests per second per buyer (the host's user id, else the client address); negative: no rate limits at all")
-	fs.IntVar(&cfg.RateBurst, "rate-burst", server.DefaultRateBurst, "requests at once per buyer")
+	fs.Float64Var(&cfg.PersonRateLimit, "person-rate-limit", server.DefaultPersonRateLimit, "requests per second per person (a host's user id or a linked account); negative: no such limit")
+	fs.IntVar(&cfg.PersonRateBurst, "person-rate-burst", server.DefaultPersonRateBurst, "requests at once per person")
+	fs.Float64Var(&cfg.RateLimit, "rate-limit", server.DefaultRateLimit, "requests per second per client address naming no person; negative: no rate limits at all")
+	fs.IntVar(&cfg.RateBurst, "rate-burst", server.DefaultRateBurst, "requests at once per client address naming no person")
 	fs.Float64Var(&cfg.AddressRateLimit, "address-rate-limit", server.DefaultAddressRateLimit, "requests per second per client address, whatever buyers they name; negative: no such backstop")
 	fs.IntVar(&cfg.AddressRateBurst, "address-rate-burst", server.DefaultAddressRateBurst, "requests at once per client address")
 	fs.StringVar(&cfg.ClientIPHeader, "client-ip-header", "", "header your proxy appends the client's address to, e.g. X-Forwarded-For")
@@ -194,6 +200,10 @@ func (cfg *Config) checkRateLimits() error {
 	switch {
 	case cfg.RateLimit == 0:
 		return errors.New("--rate-limit 0 would refuse every request: send a positive number, or a negative one for no limit")
+	case cfg.PersonRateLimit == 0:
+		return errors.New("--person-rate-limit 0 would refuse every request: send a positive number, or a negative one for no limit")
+	case cfg.PersonRateBurst < 1:
+		return fmt.Errorf("--person-rate-burst %d: send at least 1", cfg.PersonRateBurst)
 	case cfg.AddressRateLimit == 0:
 		return errors.New("--address-rate-limit 0 would refuse every request: send a positive number, or a negative one for no backstop")
 	case cfg.RateBurst < 1:

@@ -111,6 +111,8 @@ func (a *app) httpServer(m *Main) (*server.Server, error) {
 
 		// The rest of the rate limits (RateLimit, ClientIPHeader above).
 		RateBurst:        a.cfg.RateBurst,
+		PersonRateLimit:  rate.Limit(a.cfg.PersonRateLimit),
+		PersonRateBurst:  a.cfg.PersonRateBurst,
 		AddressRateLimit: rate.Limit(a.cfg.AddressRateLimit),
 		AddressRateBurst: a.cfg.AddressRateBurst,
 		TrustedProxyHops: a.cfg.TrustedProxyHops,
