@@ -22,7 +22,7 @@
 //	reconciler_oldest_seconds                          gauge: age of the oldest of them (0: none)
 //	emails{status}                                     gauge: pending, failed
 //	emails_oldest_pending_seconds                      gauge
-//	rate_limit_refusals_total{scope}                   counter: buyer, address
+//	rate_limit_refusals_total{scope}                   counter: buyer, address, feed
 //	metrics_source_errors_total{source}                counter: a database read that failed at a scrape
 //
 // and Go's runtime and process collectors (go_*, process_*).
@@ -82,7 +82,7 @@ func New(src Sources) *Metrics {
 		Name: "shop_charge_amount_minor_total", Help: "Amounts of the charges asked of the payment provider, in minor units, by outcome and currency.",
 	}, []string{"outcome", "currency"})
 	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "shop_rate_limit_refusals_total", Help: "Requests refused with 429 by the rate limits, by scope (buyer, address).",
+		Name: "shop_rate_limit_refusals_total", Help: "Requests refused with 429 by the rate limits, by scope (buyer, address, feed).",
 	}, []string{"scope"})
 	m.reg.MustRegister(m.toolCalls, m.toolSeconds, m.sessionMoves, m.charges, m.chargedAmount, m.refusals,
 		newDatabaseCollector(src),

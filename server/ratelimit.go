@@ -40,6 +40,16 @@ const (
 	DefaultAddressRateBurst = 1000 // requests at once per client address
 )
 
+// Defaults of the product feed's own limit (Options.FeedRateLimit): a
+// crawler reads it every few minutes, and each answer is the whole catalog.
+const (
+	DefaultFeedRateLimit = 0.1 // GETs of the feed per second per client address: 6 a minute
+	DefaultFeedRateBurst = 10  // GETs of the feed at once per client address
+)
+
+// feedPath is the product feed's path, which has a limit of its own.
+const feedPath = "/feeds/products.jsonl"
+
 // rateLimitedCode is the JSON-RPC error code of a refused MCP request (the
 // range -32000 to -32099 is the server's own).
 const rateLimitedCode = -32029
@@ -129,6 +139,12 @@ func (o *Options) rateDefaults() {
 	if o.PersonRateBurst <= 0 {
 		o.PersonRateBurst = DefaultPersonRateBurst
 	}
+	if o.FeedRateLimit == 0 {
+		o.FeedRateLimit = DefaultFeedRateLimit
+	}
+	if o.FeedRateBurst <= 0 {
+		o.FeedRateBurst = DefaultFeedRateBurst
+	}
 	if o.AddressRateLimit == 0 {
 		o.AddressRateLimit = DefaultAddressRateLimit
 	}
@@ -147,6 +163,7 @@ func (s *Server) limiter() *limiter {
 	if o.RateLimit >= 0 {
 		l.buyers = newBuckets(o.RateLimit, o.RateBurst)
 		l.persons = newBuckets(o.PersonRateLimit, o.PersonRateBurst)
+		l.feeds = newBuckets(o.FeedRateLimit, o.FeedRateBurst)
 		l.addresses = newBuckets(o.AddressRateLimit, o.AddressRateBurst)
 	}
 	return l
@@ -160,6 +177,7 @@ type limiter struct {
 	addr      clientAddr
 	persons   *buckets // nil: no limit
 	buyers    *buckets // nil: no limit
+	feeds     *buckets // the product feed's GETs by address; nil: no limit
 	addresses *buckets // nil: no limit
 	logger    *slog.Logger
 	refused   func(scope string) // Options.RateLimited; may be nil
@@ -173,6 +191,9 @@ func (l *limiter) handler(next http.Handler) http.Handler {
 		if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
 			b := shop.BuyerFrom(r.Context())
 			if !l.take(w, r, l.addresses, b.Address, "from this address") {
+				return
+			}
+			if r.URL.Path == feedPath && !l.take(w, r, l.feeds, b.Address, "for the product feed from this address") {
 				return
 			}
 			if !handshake(r) && !l.take(w, r, l.buyerBuckets(b), b.Key(), "for this buyer") {
@@ -210,8 +231,11 @@ func (l *limiter) take(w http.ResponseWriter, r *http.Request, bs *buckets, key,
 	}
 	if l.refused != nil {
 		scope := "buyer"
-		if bs == l.addresses {
+		switch bs {
+		case l.addresses:
 			scope = "address"
+		case l.feeds:
+			scope = "feed"
 		}
 		l.refused(scope)
 	}

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -277,5 +279,59 @@ func TestRateLimitSessionRequests(t *testing.T) {
 	}
 	if _, r, err := h.whoami(nil, nil); err != nil {
 		t.Errorf("the call after them: %d %s %v; want it served", r.status, r.body, err)
+	}
+}
+
+// TestRateLimitFeed: the product feed has a limit of its own per client
+// address, far below the others: its burst is served, the next GET is
+// refused with Retry-After and counted as the feed's, another address is
+// still served, and the rest of the shop is not touched.
+func TestRateLimitFeed(t *testing.T) {
+	var served atomic.Int64
+	var told sync.Map
+	srv, err := server.New(server.Options{
+		Feed: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			served.Add(1)
+			_, _ = w.Write([]byte("{}\n"))
+		}),
+		Static:         fstest.MapFS{"a.txt": {Data: []byte("a")}},
+		ClientIPHeader: "X-Forwarded-For",
+		RateLimited:    func(scope string) { told.Store(scope, true) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	get := func(path, client string) *http.Response {
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		req.Header.Set("X-Forwarded-For", client)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for i := range server.DefaultFeedRateBurst {
+		if resp := get("/feeds/products.jsonl", "192.0.2.1"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %d of the feed: %s; want the burst of %d served", i+1, resp.Status, server.DefaultFeedRateBurst)
+		}
+	}
+	resp := get("/feeds/products.jsonl", "192.0.2.1")
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "10" {
+		t.Errorf("the GET after the burst: %s, Retry-After %q; want 429 and 10 seconds", resp.Status, resp.Header.Get("Retry-After"))
+	}
+	if _, ok := told.Load("feed"); !ok {
+		t.Error("the refusal was not counted as the feed's")
+	}
+	if resp := get("/feeds/products.jsonl", "192.0.2.2"); resp.StatusCode != http.StatusOK {
+		t.Errorf("another address: %s", resp.Status)
+	}
+	if resp := get("/static/a.txt", "192.0.2.1"); resp.StatusCode != http.StatusOK {
+		t.Errorf("a static file from the limited address: %s", resp.Status)
+	}
+	if n := served.Load(); n != server.DefaultFeedRateBurst+1 {
+		t.Errorf("the feed served %d GETs; want %d", n, server.DefaultFeedRateBurst+1)
 	}
 }

@@ -101,6 +101,12 @@ type Options struct {
 	// above RateLimit.
 	AddressRateLimit rate.Limit
 	AddressRateBurst int
+	// FeedRateLimit and FeedRateBurst bound each client address's GETs of
+	// the product feed, per second and at once, beside the limits above
+	// (default DefaultFeedRateLimit, DefaultFeedRateBurst; a negative
+	// FeedRateLimit turns only this limit off).
+	FeedRateLimit rate.Limit
+	FeedRateBurst int
 	// ClientIPHeader names the header that carries the client's address
 	// behind a proxy or load balancer ("X-Forwarded-For"); set it only when
 	// such a proxy sets it, or clients could choose their own bucket.
@@ -111,7 +117,8 @@ type Options struct {
 	ClientIPHeader   string
 	TrustedProxyHops int
 	// RateLimited, when set, is told of every request refused with 429 and
-	// which limit refused it ("buyer" or "address"), for the operator's metrics.
+	// which limit refused it ("buyer", "address" or "feed"), for the
+	// operator's metrics.
 	RateLimited func(scope string)
 	// Logger receives access errors and server events.
 	Logger *slog.Logger
@@ -179,7 +186,7 @@ func New(opts Options) (*Server, error) {
 		mux.Handle("/pay/", pageHeaders(opts.PublicURL, opts.Pay))
 	}
 	if opts.Feed != nil {
-		mux.Handle("GET /feeds/products.jsonl", opts.Feed)
+		mux.Handle("GET "+feedPath, opts.Feed)
 	}
 	if opts.Static != nil {
 		mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler(opts.Static)))

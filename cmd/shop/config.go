@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"shop/checkout"
+	"shop/feed"
 	"shop/notify"
 	"shop/payments"
 	"shop/server"
@@ -83,6 +84,9 @@ type Config struct {
 	// MetricsAddr is where serve answers /metrics (--metrics-addr): "" for
 	// the loopback port after --addr's, "off" for nowhere.
 	MetricsAddr string
+	// FeedRefresh is how long GET /feeds/products.jsonl serves a feed
+	// before it reads the availability again (--feed-refresh).
+	FeedRefresh time.Duration
 }
 
 // Defaults of the command line.
@@ -113,6 +117,7 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	fs.StringVar(&cfg.ClientIPHeader, "client-ip-header", "", "header your proxy appends the client's address to, e.g. X-Forwarded-For")
 	fs.IntVar(&cfg.TrustedProxyHops, "trusted-proxy-hops", 1, "how many proxies of yours append to --client-ip-header: the client is that many entries from its right")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", checkout.DefaultTTL, "how long a checkout session holds its stock after its last change")
+	fs.DurationVar(&cfg.FeedRefresh, "feed-refresh", feed.DefaultRefresh, "how long the served product feed keeps its availability before reading it again")
 	fs.DurationVar(&cfg.ReconcileGrace, "reconcile-grace", checkout.DefaultReconcileGrace, "how long a payment may stay unsettled before the reconciler asks the provider")
 	// Flags may come before or after the positional arguments.
 	var rest []string
@@ -147,6 +152,9 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	}
 	if cfg.SessionTTL < time.Minute || cfg.SessionTTL > 24*time.Hour {
 		return nil, fmt.Errorf("--session-ttl %s: send a duration from 1m to 24h, such as 30m", cfg.SessionTTL)
+	}
+	if cfg.FeedRefresh < time.Second || cfg.FeedRefresh > time.Hour {
+		return nil, fmt.Errorf("--feed-refresh %s: send a duration from 1s to 1h, such as 1m", cfg.FeedRefresh)
 	}
 	if cfg.DB == "" {
 		return nil, errors.New("--db: send a SQLite file path or a postgres:// URL")
