@@ -61,13 +61,20 @@ func nested(depth, size int) string {
 
 // TestNestedBodyRefused: a body of nested arrays is refused on every MCP
 // endpoint (the admin one before its 401) before any parser reads it, each
-// request taking well under 16 MB: over MaxMCPBodyBytes with 413 (declared
-// or not), under it but nested deeper than MaxJSONDepth with 400 and a
-// JSON-RPC error. A body exactly MaxJSONDepth deep is served.
+// request taking well under 16 MB: over MaxMCPBodyBytes with 413 (its
+// length declared, or sent chunked), under it but nested deeper than MaxJSONDepth with 400 and a
+// JSON-RPC error. A body exactly MaxJSONDepth deep is served, and so is
+// one as wide as the cap allows, in under 16 MB too.
 func TestNestedBodyRefused(t *testing.T) {
 	h := newHost(t, server.Options{})
 	const limit = 16 << 20
-	megabyte := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":` + strings.Repeat("[", 1<<20)
+	// Just under a megabyte, the bound of every body, MCP posts' too, before
+	// MaxMCPBodyBytes; and over MaxMCPBodyBytes by less than what net/http
+	// reads of a body left unread, so that the client is not reset while
+	// it sends it.
+	envelope := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":`
+	megabyte := envelope + strings.Repeat("[", 1<<20-1-len(envelope))
+	overCap := envelope + strings.Repeat("[", server.MaxMCPBodyBytes+server.MaxMCPBodyBytes/2)
 	underCap := nested(server.MaxMCPBodyBytes/2-100, 0) // all brackets, just under the cap
 	for _, path := range []string{"/mcp", "/admin/mcp", "/acp/mcp", "/ucp/mcp"} {
 		for _, tc := range []struct {
@@ -77,7 +84,7 @@ func TestNestedBodyRefused(t *testing.T) {
 			status  int
 		}{
 			{"Megabyte", megabyte, false, http.StatusRequestEntityTooLarge},
-			{"MegabyteChunked", megabyte, true, http.StatusRequestEntityTooLarge},
+			{"OverTheCapChunked", overCap, true, http.StatusRequestEntityTooLarge},
 			{"UnderTheCap", underCap, false, http.StatusBadRequest},
 			{"OneTooDeep", nested(server.MaxJSONDepth+1, 0), false, http.StatusBadRequest},
 		} {
@@ -104,6 +111,16 @@ func TestNestedBodyRefused(t *testing.T) {
 	if r, err := h.post("/mcp", nested(server.MaxJSONDepth, 0), nil); err != nil || r.status != http.StatusOK || !strings.Contains(string(r.body), `"result"`) {
 		t.Errorf("a call %d deep: %d %s %v; want it served", server.MaxJSONDepth, r.status, r.body, err)
 	}
+	// As wide as the cap allows, shallow: every parser reads it, within bounds.
+	wide := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"whoami","arguments":{"a":[` +
+		strings.Repeat("{},", (server.MaxMCPBodyBytes-200)/3) + `{}]}}}`
+	var r reply
+	var err error
+	heap, stack := memoryOf(func() { r, err = h.postBody("/mcp", wide, false) })
+	if err != nil || r.status != http.StatusOK || heap > limit || stack > limit {
+		t.Errorf("%d KiB of {}: %d %.200s %v, %d MB of heap, %d MB of stack; want it served in under 16 MB", len(wide)>>10, r.status, r.body, err, heap>>20, stack>>20)
+	}
+	t.Logf("%d KiB of {}: heap %d KB, stack %d KB", len(wide)>>10, heap>>10, stack>>10)
 }
 
 // checkTooDeep checks the refusal of a body nested too deep: a JSON-RPC
@@ -129,9 +146,12 @@ func (h *host) postBody(path, body string, chunked bool) (reply, error) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	// The body once the server asks for it: refused on its length alone,
+	// it is never sent, and the client is not reset while sending it.
+	req.Header.Set("Expect", "100-continue")
 	// A connection of its own: the server's goroutine of a kept one would
 	// keep the stack an earlier request grew.
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 30 * time.Second}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, ExpectContinueTimeout: 10 * time.Second}, Timeout: 30 * time.Second}
 	resp, err := client.Do(req)
 	if err != nil {
 		return reply{}, err
