@@ -14,8 +14,8 @@
 // The feed is written as JSON Lines (one Product per line, the file of the
 // RFC's full replacement) or as one JSON object {"products": [...]} (the
 // body of the agent's PATCH /feeds/{id}/products). Handler serves the JSON
-// Lines over HTTP from a cache that is checked against the database on
-// every request (see Handler). `shop feed export` writes it to a file or
+// Lines over HTTP from a cache that follows imports at once and the
+// availability every Options.Refresh (see Handler). `shop feed export` writes it to a file or
 // stdout (ExportArgs, Export).
 package feed
 
@@ -29,6 +29,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"shop/catalog"
 )
@@ -54,7 +56,15 @@ type Options struct {
 	PublicURL string
 	// Logger receives the errors Handler cannot answer with; default none.
 	Logger *slog.Logger
+	// Refresh is how long Handler serves a feed before it reads the
+	// availability again (default DefaultRefresh): holds and sales change
+	// it at every checkout, and anyone can hold a variant's last units.
+	// An import is served at once.
+	Refresh time.Duration
 }
+
+// DefaultRefresh is Options.Refresh's default.
+const DefaultRefresh = time.Minute
 
 // Pages are the merchant's pages, as the policy names them; Links makes
 // them the seller's links of Options.
@@ -78,15 +88,22 @@ type Feed struct {
 	seller  *Seller
 	logger  *slog.Logger
 
+	refresh time.Duration
+	now     func() time.Time
+
 	mu     sync.Mutex // guards cached; held while one request regenerates it
 	cached *snapshot
+	builds atomic.Int64 // feeds generated, for the tests
 }
 
 // New returns the feed of c.
 func New(c *catalog.Catalog, opts Options) *Feed {
-	f := &Feed{catalog: c, logger: opts.Logger}
+	f := &Feed{catalog: c, logger: opts.Logger, refresh: opts.Refresh, now: time.Now}
 	if f.logger == nil {
 		f.logger = slog.New(slog.DiscardHandler)
+	}
+	if f.refresh <= 0 {
+		f.refresh = DefaultRefresh
 	}
 	if opts.Seller != "" || len(opts.Links) > 0 {
 		f.seller = &Seller{Name: opts.Seller}

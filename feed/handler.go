@@ -12,6 +12,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // state is what the feed depends on: the catalog's version (raised by every
@@ -45,31 +48,62 @@ func (f *Feed) state(ctx context.Context) (*state, error) {
 	return st, nil
 }
 
-// snapshot is the feed of one state, as gzipped JSON Lines.
+// snapshot is the feed of one state, as gzipped JSON Lines, and the JSON
+// Lines themselves once a client that takes no gzip asked for them.
 type snapshot struct {
-	key  string
-	gz   []byte
-	size int64 // uncompressed
+	key     string
+	version int64 // the catalog's, st.version
+	gz      []byte
+	size    int64 // uncompressed
+	// checked is when the state was last found to be this one; guarded by
+	// Feed.mu.
+	checked time.Time
+
+	inflate   sync.Once
+	plain     []byte
+	plainErr  error
+	inflation atomic.Int64 // times plain was made, for the tests
+}
+
+// uncompressed returns the feed's JSON Lines, inflated the first time only.
+func (s *snapshot) uncompressed() ([]byte, error) {
+	s.inflate.Do(func() {
+		s.inflation.Add(1)
+		zr, err := gzip.NewReader(bytes.NewReader(s.gz))
+		if err != nil {
+			s.plainErr = fmt.Errorf("feed: inflate: %w", err)
+			return
+		}
+		buf := bytes.NewBuffer(make([]byte, 0, s.size))
+		if _, err := io.Copy(buf, zr); err != nil {
+			s.plainErr = fmt.Errorf("feed: inflate: %w", err)
+			return
+		}
+		s.plain = buf.Bytes()
+	})
+	return s.plain, s.plainErr
 }
 
 // Handler serves the feed as JSON Lines, for GET (and HEAD)
 // /feeds/products.jsonl.
 //
 // The feed is generated once per state of the catalog and kept, gzipped,
-// in this process. Every request first reads the state from the database
-// (the catalog's version and the sold-out variants: two small queries), so
-// each replica serves the catalog as it is now, whichever replica or
-// command changed it, and regenerates only when it changed. The state is
-// the ETag: a crawler that sends it back in If-None-Match gets 304 Not
-// Modified. The body goes gzipped to clients that accept it.
+// in this process (and its JSON Lines too, once a client that takes no
+// gzip asked). Every request reads the catalog's version (one row), so
+// each replica serves an import at once, whichever replica or command made
+// it. The availability (the sold-out variants) is read again only when the
+// feed kept is older than Options.Refresh, and the feed generated again
+// only when it changed: holds and sales, which anyone can cause, regenerate
+// it at most once a Refresh. The state is the ETag: a crawler that sends it
+// back in If-None-Match gets 304 Not Modified.
 func (f *Feed) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st, err := f.state(r.Context())
+		snap, err := f.current(r.Context())
 		if err != nil {
 			f.fail(w, err)
 			return
 		}
-		etag := `"` + st.key + `"`
+		etag := `"` + snap.key + `"`
 		h := w.Header()
 		h.Set("ETag", etag)
 		h.Set("Cache-Control", "public, no-cache")
@@ -78,26 +112,16 @@ func (f *Feed) Handler() http.Handler {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-		snap, err := f.snapshot(r.Context(), st)
-		if err != nil {
+		h.Set("Content-Type", "application/jsonl; charset=utf-8")
+		body := snap.gz
+		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+			h.Set("Content-Encoding", "gzip")
+		} else if body, err = snap.uncompressed(); err != nil {
 			f.fail(w, err)
 			return
 		}
-		h.Set("Content-Type", "application/jsonl; charset=utf-8")
-		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
-			h.Set("Content-Encoding", "gzip")
-			h.Set("Content-Length", strconv.Itoa(len(snap.gz)))
-			_, _ = w.Write(snap.gz)
-			return
-		}
-		h.Set("Content-Length", strconv.FormatInt(snap.size, 10))
-		zr, err := gzip.NewReader(bytes.NewReader(snap.gz))
-		if err == nil {
-			_, err = io.Copy(w, zr)
-		}
-		if err != nil {
-			f.logger.Error("feed: send", "err", err)
-		}
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
 	})
 }
 
@@ -108,16 +132,38 @@ func (f *Feed) fail(w http.ResponseWriter, err error) {
 	http.Error(w, "the product feed is not available now; try again shortly", http.StatusServiceUnavailable)
 }
 
-// snapshot returns the feed of st: the one kept when it is st's, else a new
-// one. A new one is kept only when no import committed while it was
-// written; its availability is st's by construction (write takes it from
-// st), so what is kept under st's key is exactly st's feed.
-func (f *Feed) snapshot(ctx context.Context, st *state) (*snapshot, error) {
+// current returns the feed to serve now: the one kept while the catalog's
+// version is the one it was generated from and its availability was read
+// less than f.refresh ago; else the feed of the catalog's state now (the
+// one kept again when the state has not changed).
+func (f *Feed) current(ctx context.Context) (*snapshot, error) {
+	version, _, err := f.catalog.Version(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("feed: %w", err)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.cached != nil && f.cached.key == st.key {
-		return f.cached, nil
+	now := f.now()
+	if c := f.cached; c != nil && c.version == version && now.Sub(c.checked) < f.refresh {
+		return c, nil
 	}
+	st, err := f.state(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c := f.cached; c != nil && c.key == st.key {
+		c.checked = now
+		return c, nil
+	}
+	return f.snapshot(ctx, st, now)
+}
+
+// snapshot generates the feed of st, read at now. It is kept only when no
+// import committed while it was written; its availability is st's by
+// construction (write takes it from st), so what is kept under st's key is
+// exactly st's feed. The caller holds f.mu.
+func (f *Feed) snapshot(ctx context.Context, st *state, now time.Time) (*snapshot, error) {
+	f.builds.Add(1)
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed) // a valid level: never fails
 	cw := &countingWriter{w: zw}
@@ -127,7 +173,7 @@ func (f *Feed) snapshot(ctx context.Context, st *state) (*snapshot, error) {
 	if err := zw.Close(); err != nil {
 		return nil, fmt.Errorf("feed: compress: %w", err)
 	}
-	snap := &snapshot{key: st.key, gz: buf.Bytes(), size: cw.n}
+	snap := &snapshot{key: st.key, version: st.version, gz: buf.Bytes(), size: cw.n, checked: now}
 	after, _, err := f.catalog.Version(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("feed: %w", err)

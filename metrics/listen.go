@@ -34,9 +34,10 @@ func ListenAddr(flag, shopAddr string) (string, error) {
 }
 
 // Listen starts serving the metrics on addr (ListenAddr's) until ctx is
-// done, logging an error that ends it, and returns their URL; "off" when
-// addr is "".
-func (m *Metrics) Listen(ctx context.Context, addr string, logger *slog.Logger) (string, error) {
+// done, to the Hosts Serve accepts (hosts: the names beside localhost and
+// IP addresses), logging an error that ends it, and returns their URL;
+// "off" when addr is "".
+func (m *Metrics) Listen(ctx context.Context, addr string, hosts []string, logger *slog.Logger) (string, error) {
 	if addr == "" {
 		return "off", nil
 	}
@@ -45,7 +46,7 @@ func (m *Metrics) Listen(ctx context.Context, addr string, logger *slog.Logger) 
 		return "", fmt.Errorf("metrics: listen on %s: %w (choose another with --metrics-addr, or --metrics-addr off)", addr, err)
 	}
 	go func() {
-		if err := m.Serve(ctx, ln); err != nil {
+		if err := m.Serve(ctx, ln, hosts); err != nil {
 			logger.Error("metrics", "err", err)
 		}
 	}()

@@ -22,7 +22,7 @@
 //	reconciler_oldest_seconds                          gauge: age of the oldest of them (0: none)
 //	emails{status}                                     gauge: pending, failed
 //	emails_oldest_pending_seconds                      gauge
-//	rate_limit_refusals_total{scope}                   counter: buyer, address
+//	rate_limit_refusals_total{scope}                   counter: buyer, address, feed, feed
 //	metrics_source_errors_total{source}                counter: a database read that failed at a scrape
 //
 // and Go's runtime and process collectors (go_*, process_*).
@@ -34,6 +34,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -82,7 +84,7 @@ func New(src Sources) *Metrics {
 		Name: "shop_charge_amount_minor_total", Help: "Amounts of the charges asked of the payment provider, in minor units, by outcome and currency.",
 	}, []string{"outcome", "currency"})
 	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "shop_rate_limit_refusals_total", Help: "Requests refused with 429 by the rate limits, by scope (buyer, address).",
+		Name: "shop_rate_limit_refusals_total", Help: "Requests refused with 429 by the rate limits, by scope (buyer, address, feed).",
 	}, []string{"scope"})
 	m.reg.MustRegister(m.toolCalls, m.toolSeconds, m.sessionMoves, m.charges, m.chargedAmount, m.refusals,
 		newDatabaseCollector(src),
@@ -140,9 +142,19 @@ func (m *Metrics) RateLimited(scope string) {
 	m.refusals.WithLabelValues(scope).Inc()
 }
 
-// Serve answers /metrics (and every other path) on ln until ctx is done.
-func (m *Metrics) Serve(ctx context.Context, ln net.Listener) error {
-	hs := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
+// Timeouts of the metrics' listener: a scrape is one small request.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 10 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = time.Minute
+)
+
+// Serve answers /metrics (and every other path) on ln until ctx is done,
+// to requests whose Host is one of hosts, localhost or an IP address (see
+// checkHost).
+func (m *Metrics) Serve(ctx context.Context, ln net.Listener, hosts []string) error {
+	hs := m.httpServer(hosts)
 	go func() {
 		<-ctx.Done()
 		_ = hs.Close()
@@ -151,4 +163,39 @@ func (m *Metrics) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("metrics: %w", err)
 	}
 	return nil
+}
+
+// httpServer is the net/http server Serve runs.
+func (m *Metrics) httpServer(hosts []string) *http.Server {
+	return &http.Server{
+		Handler:           checkHost(hosts, m.Handler()),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+	}
+}
+
+// checkHost refuses requests whose Host is neither one of names, nor
+// localhost, nor an IP address, as the shop's own listener does, so that a
+// page on another site cannot read the metrics of a shop on the machine
+// through DNS rebinding. An IP address names no site whose DNS a page's
+// author controls; Prometheus scrapes by address more often than by name.
+func checkHost(names []string, next http.Handler) http.Handler {
+	allowed := map[string]bool{"localhost": true}
+	for _, n := range names {
+		allowed[strings.ToLower(n)] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.Trim(strings.ToLower(host), "[]")
+		if _, err := netip.ParseAddr(host); err != nil && !allowed[host] {
+			http.Error(w, "unknown Host: scrape the metrics by IP address, localhost or the shop's public host name", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -150,8 +149,9 @@ func handshake(r *http.Request) bool {
 // identify puts the caller into the request's context as a shop.Buyer: its
 // client address (set by the rate limiter's handler), and on an MCP POST the
 // host's user id that the JSON-RPC request's params._meta carries. It reads
-// the body (bounded by limitBody) and restores it for the MCP server, and
-// refuses a JSON-RPC batch before any of its elements runs.
+// the body (bounded by limitBody) and restores it for the MCP server; it
+// refuses a body nested deeper than MaxJSONDepth before anything parses it,
+// and a JSON-RPC batch before any of its elements runs.
 func identify(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isMCPPost(r) {
@@ -161,12 +161,17 @@ func identify(next http.Handler) http.Handler {
 		body, err := io.ReadAll(r.Body)
 		r.Body.Close()
 		if err != nil {
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				http.Error(w, fmt.Sprintf("request body too large: at most %d bytes", MaxBodyBytes), http.StatusRequestEntityTooLarge)
+			if tl, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				tooLarge(w, tl.Limit)
 				return
 			}
 			http.Error(w, "the request body could not be read: send it again", http.StatusBadRequest)
+			return
+		}
+		// Nothing parses a body before its depth is known: parsers recurse
+		// once a level, and a megabyte of [ made one take half a gigabyte.
+		if deeperThan(body, MaxJSONDepth) {
+			refuseTooDeep(w)
 			return
 		}
 		if isBatch(body) {

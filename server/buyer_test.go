@@ -43,7 +43,7 @@ func (b *syncBuffer) String() string {
 
 // host is a test host: it posts JSON-RPC to a shop serving whoami, a tool
 // that answers the shop.Buyer its context carries and counts its calls, on
-// /mcp and, to ownerToken, on /admin/mcp.
+// /mcp, /acp/mcp and /ucp/mcp and, to ownerToken, on /admin/mcp.
 type host struct {
 	url    string
 	calls  *atomic.Int64
@@ -71,6 +71,7 @@ func newHost(t *testing.T, opts server.Options) *host {
 	opts.Logger = logger
 	opts.MCP = server.NewMCP(mcpOpts)
 	opts.AdminMCP, opts.AdminTokens = server.NewMCP(mcpOpts), tokens
+	opts.ACP, opts.UCPMCP = server.NewMCP(mcpOpts), server.NewMCP(mcpOpts)
 	srv, err := server.New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +188,7 @@ func TestBuyerOverHTTP(t *testing.T) {
 	}
 	var got shop.Buyer
 	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, &got); err != nil || got != (shop.Buyer{Subject: "sdk-user", Address: "127.0.0.1"}) {
+	if err := json.Unmarshal(b, &got); err != nil || !cmp.Equal(got, shop.Buyer{Subject: "sdk-user", Address: "127.0.0.1"}) {
 		t.Errorf("buyer %+v (%v); want sdk-user at 127.0.0.1", got, err)
 	}
 }
@@ -216,7 +217,7 @@ func TestBuyerOverStdio(t *testing.T) {
 		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Meta: tc.meta}); err != nil {
 			t.Fatal(err)
 		}
-		if seen != tc.want {
+		if !cmp.Equal(seen, tc.want) {
 			t.Errorf("meta %v: buyer %+v; want %+v", tc.meta, seen, tc.want)
 		}
 	}

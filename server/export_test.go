@@ -7,3 +7,6 @@ var ConnectMCP = connectMCP
 // LeanSchema, for the external tests, is the input schema go-sdk holds for
 // a tool (leanSchema).
 var LeanSchema = leanSchema
+
+// DeeperThan, for the external tests, is the depth scan (deeperThan).
+var DeeperThan = deeperThan

@@ -15,22 +15,40 @@ import (
 	"shop"
 )
 
-// Defaults of the rate limits (Options). A buyer is the host's user id, else
-// the client address. Measured against them (CONTRACT.md §9): the whole MCP
-// conformance suite sends 115 requests in 0.9 s from one address with no
-// user id (conformance/run.mjs, a scenario at a time, 157 in 30 s), three
-// `shop purchase` runs 43 in 0.3 s: all inside a buyer's burst of 150, with
-// room to spare. One buyer's burst of 200 is refused unless it takes longer
-// than 2.5 s ((200-150)/20). 60 buyers of one host sending 5 calls each at
-// once from one address are 300 requests, 900 when the host opens a session
-// for each call (initialize and its notification, which name no buyer):
-// inside the address's backstop of 1000 at once, 300 a second after.
+// Defaults of the rate limits (Options). A buyer is a person when the host
+// named its user (Buyer.Subject) or a token named an account
+// (Buyer.AccountID); a caller that names nobody is its client address.
+//
+// A person's chat makes a few calls a turn, and a widget a few more: a
+// burst of 30 and 2 a second after hold what one person produces, while one
+// id sending 200 calls in four seconds has at most 38 served. A client that
+// names nobody may be many people (every user of a host that sends no id)
+// or a test client: the MCP conformance suite sends 115 requests in 0.9 s
+// from one address with no user id (conformance/run.mjs, a scenario at a
+// time, 157 in 30 s), three `shop purchase` runs 43 in 0.3 s, all inside an
+// address's buyer burst of 150. 60 people of one host sending 5 calls each
+// at once from one address are 300 requests, 900 when the host opens a
+// session for each call (initialize and its notification, which name no
+// buyer): inside the address's backstop of 1000 at once, 300 a second
+// after.
 const (
-	DefaultRateLimit        = 20   // requests per second per buyer
-	DefaultRateBurst        = 150  // requests at once per buyer
+	DefaultPersonRateLimit  = 2    // requests per second per person (host user id or account)
+	DefaultPersonRateBurst  = 30   // requests at once per person
+	DefaultRateLimit        = 20   // requests per second per client address naming no person
+	DefaultRateBurst        = 150  // requests at once per client address naming no person
 	DefaultAddressRateLimit = 300  // requests per second per client address, whoever the buyers
 	DefaultAddressRateBurst = 1000 // requests at once per client address
 )
+
+// Defaults of the product feed's own limit (Options.FeedRateLimit): a
+// crawler reads it every few minutes, and each answer is the whole catalog.
+const (
+	DefaultFeedRateLimit = 0.1 // GETs of the feed per second per client address: 6 a minute
+	DefaultFeedRateBurst = 10  // GETs of the feed at once per client address
+)
+
+// feedPath is the product feed's path, which has a limit of its own.
+const feedPath = "/feeds/products.jsonl"
 
 // rateLimitedCode is the JSON-RPC error code of a refused MCP request (the
 // range -32000 to -32099 is the server's own).
@@ -115,6 +133,18 @@ func (o *Options) rateDefaults() {
 	if o.RateBurst <= 0 {
 		o.RateBurst = DefaultRateBurst
 	}
+	if o.PersonRateLimit == 0 {
+		o.PersonRateLimit = DefaultPersonRateLimit
+	}
+	if o.PersonRateBurst <= 0 {
+		o.PersonRateBurst = DefaultPersonRateBurst
+	}
+	if o.FeedRateLimit == 0 {
+		o.FeedRateLimit = DefaultFeedRateLimit
+	}
+	if o.FeedRateBurst <= 0 {
+		o.FeedRateBurst = DefaultFeedRateBurst
+	}
 	if o.AddressRateLimit == 0 {
 		o.AddressRateLimit = DefaultAddressRateLimit
 	}
@@ -132,17 +162,22 @@ func (s *Server) limiter() *limiter {
 	l := &limiter{addr: clientAddr{header: o.ClientIPHeader, hops: o.TrustedProxyHops}, logger: s.logger, refused: o.RateLimited}
 	if o.RateLimit >= 0 {
 		l.buyers = newBuckets(o.RateLimit, o.RateBurst)
+		l.persons = newBuckets(o.PersonRateLimit, o.PersonRateBurst)
+		l.feeds = newBuckets(o.FeedRateLimit, o.FeedRateBurst)
 		l.addresses = newBuckets(o.AddressRateLimit, o.AddressRateBurst)
 	}
 	return l
 }
 
-// limiter rate-limits requests per buyer (Buyer.Key: the host's user id,
-// else the client address) and, as a backstop against one address making
-// up ids, per client address.
+// limiter rate-limits requests per buyer (Buyer.Key: a person, the linked
+// account or the host's user id, in persons; else the client address, in
+// buyers) and, as a backstop against one address making up ids, per client
+// address.
 type limiter struct {
 	addr      clientAddr
+	persons   *buckets // nil: no limit
 	buyers    *buckets // nil: no limit
+	feeds     *buckets // the product feed's GETs by address; nil: no limit
 	addresses *buckets // nil: no limit
 	logger    *slog.Logger
 	refused   func(scope string) // Options.RateLimited; may be nil
@@ -158,7 +193,10 @@ func (l *limiter) handler(next http.Handler) http.Handler {
 			if !l.take(w, r, l.addresses, b.Address, "from this address") {
 				return
 			}
-			if !handshake(r) && !l.take(w, r, l.buyers, b.Key(), "for this buyer") {
+			if r.URL.Path == feedPath && !l.take(w, r, l.feeds, b.Address, "for the product feed from this address") {
+				return
+			}
+			if !handshake(r) && !l.take(w, r, l.buyerBuckets(b), b.Key(), "for this buyer") {
 				return
 			}
 		}
@@ -168,6 +206,15 @@ func (l *limiter) handler(next http.Handler) http.Handler {
 		ctx := shop.WithBuyer(r.Context(), shop.Buyer{Address: l.addr.of(r)})
 		limited.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// buyerBuckets are the buckets of b's requests: a person's, or those of
+// the addresses that name nobody.
+func (l *limiter) buyerBuckets(b shop.Buyer) *buckets {
+	if shop.IsHostUser(b.Key()) {
+		return l.persons
+	}
+	return l.buyers
 }
 
 // take takes a token of key's bucket in bs, or answers 429 and reports false.
@@ -184,8 +231,11 @@ func (l *limiter) take(w http.ResponseWriter, r *http.Request, bs *buckets, key,
 	}
 	if l.refused != nil {
 		scope := "buyer"
-		if bs == l.addresses {
+		switch bs {
+		case l.addresses:
 			scope = "address"
+		case l.feeds:
+			scope = "feed"
 		}
 		l.refused(scope)
 	}

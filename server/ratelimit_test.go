@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -64,6 +66,26 @@ func count(replies []reply, status int) int {
 // refusalText is the message a refused MCP call answers with.
 var refusalText = regexp.MustCompile(`^too many requests (for this buyer|from this address); wait (\d+) seconds? and try again$`)
 
+// rpcError is a JSON-RPC error answer.
+type rpcError struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// rpcErrorOf decodes r as a JSON-RPC error answer, or fails the test.
+func rpcErrorOf(t *testing.T, r reply) rpcError {
+	t.Helper()
+	var msg rpcError
+	if err := json.Unmarshal(r.body, &msg); err != nil || r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("body %s (%s, %v): want a JSON-RPC error", r.body, r.header.Get("Content-Type"), err)
+	}
+	return msg
+}
+
 // checkRefusal checks a 429: Retry-After in whole seconds ≥ 1, and a
 // JSON-RPC error with the request's id whose message says who is limited
 // and how long to wait, the same seconds.
@@ -76,17 +98,7 @@ func checkRefusal(t *testing.T, r reply, id int, who string) {
 	if err != nil || secs < 1 {
 		t.Errorf("Retry-After %q: want whole seconds ≥ 1", r.header.Get("Retry-After"))
 	}
-	var msg struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(r.body, &msg); err != nil || r.header.Get("Content-Type") != "application/json" {
-		t.Fatalf("body %s (%s, %v): want a JSON-RPC error", r.body, r.header.Get("Content-Type"), err)
-	}
+	msg := rpcErrorOf(t, r)
 	m := refusalText.FindStringSubmatch(msg.Error.Message)
 	if msg.JSONRPC != "2.0" || string(msg.ID) != strconv.Itoa(id) || msg.Error.Code == 0 || m == nil || m[1] != who || m[2] != strconv.Itoa(secs) {
 		t.Errorf("refusal %s: want a JSON-RPC error with id %d saying: too many requests %s; wait %d seconds and try again", r.body, id, who, secs)
@@ -95,8 +107,8 @@ func checkRefusal(t *testing.T, r reply, id int, who string) {
 
 // TestRateLimitDefaultBuyers: with the default limits, 60 buyers of one
 // host, each with its own user id, sending 5 calls each at once from one
-// address (300 calls, far more than one buyer's burst) are never throttled;
-// a tool sees each one's own id.
+// address (300 calls, ten times a person's burst) are never throttled; a
+// tool sees each one's own id.
 func TestRateLimitDefaultBuyers(t *testing.T) {
 	h := newHost(t, server.Options{})
 	start := time.Now()
@@ -141,22 +153,34 @@ func TestRateLimitDefaultStatelessHost(t *testing.T) {
 	}
 }
 
-// TestRateLimitDefaultFlood: with the default limits, one user id sending
-// 200 calls in a burst is refused part of them, with Retry-After and a
-// JSON-RPC error the model can act on, logged once; other buyers of the
-// same address are still served, and so is a client that names no buyer:
-// the conformance suite sends 115 requests at once.
+// TestRateLimitDefaultFlood: with the default limits, one person (a host's
+// user id) sending 200 calls in four seconds, which nobody in a chat does,
+// is refused most of them, with Retry-After and a JSON-RPC error the model
+// can act on, logged once; a person's burst is served whole; other buyers
+// of the same address are still served, and so is a client that names no
+// buyer: the conformance suite sends 115 requests at once.
 func TestRateLimitDefaultFlood(t *testing.T) {
 	h := newHost(t, server.Options{})
 	start := time.Now()
-	replies := h.burst(t, 200, 20, func(i int) string { return toolCall(i+1, "flooder") }, nil)
+	replies := make([]reply, 200)
+	var wg sync.WaitGroup
+	for i := range replies {
+		wg.Go(func() {
+			var err error
+			if replies[i], err = h.post("/mcp", toolCall(i+1, "flooder"), nil); err != nil {
+				t.Errorf("call %d: %v", i, err)
+			}
+		})
+		time.Sleep(4 * time.Second / 200)
+	}
+	wg.Wait()
 	elapsed := time.Since(start)
 	served, refused := count(replies, http.StatusOK), count(replies, http.StatusTooManyRequests)
-	if refused == 0 || served+refused != 200 {
-		t.Fatalf("200 calls in %s: %d served, %d refused; want some refused with 429", elapsed, served, refused)
+	if served < server.DefaultPersonRateBurst || refused < 100 || served+refused != 200 {
+		t.Fatalf("200 calls in %s: %d served, %d refused; want the burst of %d served, then most refused with 429", elapsed, served, refused, server.DefaultPersonRateBurst)
 	}
-	// A bucket of 150, refilled at 20 a second during the burst.
-	if most := server.DefaultRateBurst + int(elapsed.Seconds()*server.DefaultRateLimit) + 1; served > most {
+	// A person's burst, refilled at their rate during the four seconds.
+	if most := server.DefaultPersonRateBurst + int(elapsed.Seconds()*server.DefaultPersonRateLimit) + 1; served > most {
 		t.Errorf("%d served in %s; want at most %d", served, elapsed, most)
 	}
 	for i, r := range replies {
@@ -165,6 +189,7 @@ func TestRateLimitDefaultFlood(t *testing.T) {
 			break
 		}
 	}
+	t.Logf("one person's 200 calls in %s: %d served", elapsed.Round(time.Millisecond), served)
 	if n := strings.Count(h.logs.String(), `msg="rate limited" limit="for this buyer" key=subject:flooder`); n != 1 {
 		t.Errorf("the flood was logged %d times; want once\n%s", n, h.logs)
 	}
@@ -254,5 +279,59 @@ func TestRateLimitSessionRequests(t *testing.T) {
 	}
 	if _, r, err := h.whoami(nil, nil); err != nil {
 		t.Errorf("the call after them: %d %s %v; want it served", r.status, r.body, err)
+	}
+}
+
+// TestRateLimitFeed: the product feed has a limit of its own per client
+// address, far below the others: its burst is served, the next GET is
+// refused with Retry-After and counted as the feed's, another address is
+// still served, and the rest of the shop is not touched.
+func TestRateLimitFeed(t *testing.T) {
+	var served atomic.Int64
+	var told sync.Map
+	srv, err := server.New(server.Options{
+		Feed: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			served.Add(1)
+			_, _ = w.Write([]byte("{}\n"))
+		}),
+		Static:         fstest.MapFS{"a.txt": {Data: []byte("a")}},
+		ClientIPHeader: "X-Forwarded-For",
+		RateLimited:    func(scope string) { told.Store(scope, true) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	get := func(path, client string) *http.Response {
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		req.Header.Set("X-Forwarded-For", client)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for i := range server.DefaultFeedRateBurst {
+		if resp := get("/feeds/products.jsonl", "192.0.2.1"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %d of the feed: %s; want the burst of %d served", i+1, resp.Status, server.DefaultFeedRateBurst)
+		}
+	}
+	resp := get("/feeds/products.jsonl", "192.0.2.1")
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "10" {
+		t.Errorf("the GET after the burst: %s, Retry-After %q; want 429 and 10 seconds", resp.Status, resp.Header.Get("Retry-After"))
+	}
+	if _, ok := told.Load("feed"); !ok {
+		t.Error("the refusal was not counted as the feed's")
+	}
+	if resp := get("/feeds/products.jsonl", "192.0.2.2"); resp.StatusCode != http.StatusOK {
+		t.Errorf("another address: %s", resp.Status)
+	}
+	if resp := get("/static/a.txt", "192.0.2.1"); resp.StatusCode != http.StatusOK {
+		t.Errorf("a static file from the limited address: %s", resp.Status)
+	}
+	if n := served.Load(); n != server.DefaultFeedRateBurst+1 {
+		t.Errorf("the feed served %d GETs; want %d", n, server.DefaultFeedRateBurst+1)
 	}
 }

@@ -24,9 +24,9 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Limits of the HTTP server; the timeouts are the defaults of Timeouts.
+// Limits of the HTTP server (bodies: body.go); the timeouts are the
+// defaults of Timeouts.
 const (
-	MaxBodyBytes      = 1 << 20 // a tool call's arguments are bounded far below this
 	readHeaderTimeout = 10 * time.Second
 	readTimeout       = 30 * time.Second
 	writeTimeout      = 60 * time.Second
@@ -80,11 +80,17 @@ type Options struct {
 	// TrustedOrigins are further browser origins allowed to call /mcp
 	// ("https://inspector.example.com").
 	TrustedOrigins []string
-	// RateLimit and RateBurst bound each buyer's requests per second and at
-	// once (default DefaultRateLimit, DefaultRateBurst). A buyer is the
-	// host's user id the request's _meta carries, else the client address
-	// (shop.Buyer.Key). A negative RateLimit turns every rate limit off,
-	// the address backstop too.
+	// PersonRateLimit and PersonRateBurst bound each person's requests per
+	// second and at once (default DefaultPersonRateLimit,
+	// DefaultPersonRateBurst): a person is a linked account, or the host's
+	// user id the request's _meta carries (shop.IsHostUser of
+	// shop.Buyer.Key). A negative PersonRateLimit turns only this limit off.
+	PersonRateLimit rate.Limit
+	PersonRateBurst int
+	// RateLimit and RateBurst bound the requests of a client address that
+	// name no person (default DefaultRateLimit, DefaultRateBurst): hosts
+	// that send no user id, test suites, scripts. A negative RateLimit
+	// turns every rate limit off, the others too.
 	RateLimit rate.Limit
 	RateBurst int
 	// AddressRateLimit and AddressRateBurst bound each client address's
@@ -95,6 +101,12 @@ type Options struct {
 	// above RateLimit.
 	AddressRateLimit rate.Limit
 	AddressRateBurst int
+	// FeedRateLimit and FeedRateBurst bound each client address's GETs of
+	// the product feed, per second and at once, beside the limits above
+	// (default DefaultFeedRateLimit, DefaultFeedRateBurst; a negative
+	// FeedRateLimit turns only this limit off).
+	FeedRateLimit rate.Limit
+	FeedRateBurst int
 	// ClientIPHeader names the header that carries the client's address
 	// behind a proxy or load balancer ("X-Forwarded-For"); set it only when
 	// such a proxy sets it, or clients could choose their own bucket.
@@ -105,7 +117,8 @@ type Options struct {
 	ClientIPHeader   string
 	TrustedProxyHops int
 	// RateLimited, when set, is told of every request refused with 429 and
-	// which limit refused it ("buyer" or "address"), for the operator's metrics.
+	// which limit refused it ("buyer", "address" or "feed"), for the
+	// operator's metrics.
 	RateLimited func(scope string)
 	// Logger receives access errors and server events.
 	Logger *slog.Logger
@@ -173,7 +186,7 @@ func New(opts Options) (*Server, error) {
 		mux.Handle("/pay/", pageHeaders(opts.PublicURL, opts.Pay))
 	}
 	if opts.Feed != nil {
-		mux.Handle("GET /feeds/products.jsonl", opts.Feed)
+		mux.Handle("GET "+feedPath, opts.Feed)
 	}
 	if opts.Static != nil {
 		mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler(opts.Static)))
@@ -219,7 +232,7 @@ func (s *Server) streamable(srv *mcp.Server) http.Handler {
 		Stateless:           true,
 		JSONResponse:        true,
 		Logger:              quiet(s.logger),
-		MaxRequestBodyBytes: MaxBodyBytes,
+		MaxRequestBodyBytes: MaxMCPBodyBytes,
 		// Our own Host check covers every address, not only loopback.
 		DisableLocalhostProtection: true,
 	})
@@ -310,17 +323,6 @@ func checkHost(hosts map[string]bool, next http.Handler) http.Handler {
 			http.Error(w, "unknown Host: set SHOP_PUBLIC_URL to the URL clients use to reach the shop", http.StatusForbidden)
 			return
 		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func limitBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > MaxBodyBytes {
-			http.Error(w, fmt.Sprintf("request body too large: at most %d bytes", MaxBodyBytes), http.StatusRequestEntityTooLarge)
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
 }

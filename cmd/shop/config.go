@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"shop/checkout"
+	"shop/feed"
 	"shop/notify"
 	"shop/payments"
 	"shop/server"
@@ -31,10 +32,14 @@ type Config struct {
 	WidgetDomain string
 
 	TrustedOrigins []string
-	// RateLimit and RateBurst bound each buyer's requests (the host's user
-	// id, else the client address) per second and at once; a negative
-	// RateLimit turns every rate limit off. AddressRateLimit and
-	// AddressRateBurst are the per-address backstop (negative: none).
+	// PersonRateLimit and PersonRateBurst bound each person's requests (a
+	// host's user id or a linked account) per second and at once (negative
+	// PersonRateLimit: no such limit). RateLimit and RateBurst bound those
+	// of a client address that names no person; a negative RateLimit turns
+	// every rate limit off. AddressRateLimit and AddressRateBurst are the
+	// per-address backstop (negative: none).
+	PersonRateLimit  float64
+	PersonRateBurst  int
 	RateLimit        float64
 	RateBurst        int
 	AddressRateLimit float64
@@ -79,6 +84,9 @@ type Config struct {
 	// MetricsAddr is where serve answers /metrics (--metrics-addr): "" for
 	// the loopback port after --addr's, "off" for nowhere.
 	MetricsAddr string
+	// FeedRefresh is how long GET /feeds/products.jsonl serves a feed
+	// before it reads the availability again (--feed-refresh).
+	FeedRefresh time.Duration
 }
 
 // Defaults of the command line.
@@ -100,13 +108,16 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	fs.StringVar(&cfg.DB, "db", DefaultDB, "SQLite file path or postgres:// URL")
 	fs.StringVar(&cfg.PolicyFile, "config", "", "merchant policy YAML file")
 	origins := fs.String("trusted-origins", "", "comma-separated browser origins allowed to call /mcp")
-	fs.Float64Var(&cfg.RateLimit, "rate-limit", server.DefaultRateLimit, "requests per second per buyer (the host's user id, else the client address); negative: no rate limits at all")
-	fs.IntVar(&cfg.RateBurst, "rate-burst", server.DefaultRateBurst, "requests at once per buyer")
+	fs.Float64Var(&cfg.PersonRateLimit, "person-rate-limit", server.DefaultPersonRateLimit, "requests per second per person (a host's user id or a linked account); negative: no such limit")
+	fs.IntVar(&cfg.PersonRateBurst, "person-rate-burst", server.DefaultPersonRateBurst, "requests at once per person")
+	fs.Float64Var(&cfg.RateLimit, "rate-limit", server.DefaultRateLimit, "requests per second per client address naming no person; negative: no rate limits at all")
+	fs.IntVar(&cfg.RateBurst, "rate-burst", server.DefaultRateBurst, "requests at once per client address naming no person")
 	fs.Float64Var(&cfg.AddressRateLimit, "address-rate-limit", server.DefaultAddressRateLimit, "requests per second per client address, whatever buyers they name; negative: no such backstop")
 	fs.IntVar(&cfg.AddressRateBurst, "address-rate-burst", server.DefaultAddressRateBurst, "requests at once per client address")
 	fs.StringVar(&cfg.ClientIPHeader, "client-ip-header", "", "header your proxy appends the client's address to, e.g. X-Forwarded-For")
 	fs.IntVar(&cfg.TrustedProxyHops, "trusted-proxy-hops", 1, "how many proxies of yours append to --client-ip-header: the client is that many entries from its right")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", checkout.DefaultTTL, "how long a checkout session holds its stock after its last change")
+	fs.DurationVar(&cfg.FeedRefresh, "feed-refresh", feed.DefaultRefresh, "how long the served product feed keeps its availability before reading it again")
 	fs.DurationVar(&cfg.ReconcileGrace, "reconcile-grace", checkout.DefaultReconcileGrace, "how long a payment may stay unsettled before the reconciler asks the provider")
 	// Flags may come before or after the positional arguments.
 	var rest []string
@@ -141,6 +152,9 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	}
 	if cfg.SessionTTL < time.Minute || cfg.SessionTTL > 24*time.Hour {
 		return nil, fmt.Errorf("--session-ttl %s: send a duration from 1m to 24h, such as 30m", cfg.SessionTTL)
+	}
+	if cfg.FeedRefresh < time.Second || cfg.FeedRefresh > time.Hour {
+		return nil, fmt.Errorf("--feed-refresh %s: send a duration from 1s to 1h, such as 1m", cfg.FeedRefresh)
 	}
 	if cfg.DB == "" {
 		return nil, errors.New("--db: send a SQLite file path or a postgres:// URL")
@@ -194,6 +208,10 @@ func (cfg *Config) checkRateLimits() error {
 	switch {
 	case cfg.RateLimit == 0:
 		return errors.New("--rate-limit 0 would refuse every request: send a positive number, or a negative one for no limit")
+	case cfg.PersonRateLimit == 0:
+		return errors.New("--person-rate-limit 0 would refuse every request: send a positive number, or a negative one for no limit")
+	case cfg.PersonRateBurst < 1:
+		return fmt.Errorf("--person-rate-burst %d: send at least 1", cfg.PersonRateBurst)
 	case cfg.AddressRateLimit == 0:
 		return errors.New("--address-rate-limit 0 would refuse every request: send a positive number, or a negative one for no backstop")
 	case cfg.RateBurst < 1:

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"shop"
+	"shop/feed"
 	"shop/server"
 )
 
@@ -129,8 +130,8 @@ func TestConfigSharedPaymentTokens(t *testing.T) {
 	}
 }
 
-// TestConfigRateLimits: the rate-limit flags default to the server's
-// defaults, and values that would refuse everyone or name no client are
+// TestConfigRateLimits: the rate-limit flags (and the feed's refresh)
+// default to the server's (and the feed's) defaults, and values that would refuse everyone or name no client are
 // refused at start, saying what to send.
 func TestConfigRateLimits(t *testing.T) {
 	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }, Logger: slog.New(slog.DiscardHandler)}
@@ -139,16 +140,18 @@ func TestConfigRateLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.RateLimit != server.DefaultRateLimit || cfg.RateBurst != server.DefaultRateBurst ||
+		cfg.PersonRateLimit != server.DefaultPersonRateLimit || cfg.PersonRateBurst != server.DefaultPersonRateBurst ||
 		cfg.AddressRateLimit != server.DefaultAddressRateLimit || cfg.AddressRateBurst != server.DefaultAddressRateBurst ||
-		cfg.TrustedProxyHops != 1 || cfg.ClientIPHeader != "" {
+		cfg.TrustedProxyHops != 1 || cfg.ClientIPHeader != "" || cfg.FeedRefresh != feed.DefaultRefresh {
 		t.Errorf("defaults %+v", cfg)
 	}
-	cfg, err = m.parseFlags("serve", []string{"--rate-limit", "5", "--rate-burst", "9", "--address-rate-limit", "-1",
+	cfg, err = m.parseFlags("serve", []string{"--rate-limit", "5", "--rate-burst", "9", "--person-rate-limit", "0.5", "--person-rate-burst", "60", "--address-rate-limit", "-1",
 		"--address-rate-burst", "7", "--client-ip-header", "X-Forwarded-For", "--trusted-proxy-hops", "2"}, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.RateLimit != 5 || cfg.RateBurst != 9 || cfg.AddressRateLimit != -1 || cfg.AddressRateBurst != 7 ||
+		cfg.PersonRateLimit != 0.5 || cfg.PersonRateBurst != 60 ||
 		cfg.ClientIPHeader != "X-Forwarded-For" || cfg.TrustedProxyHops != 2 {
 		t.Errorf("flags %+v", cfg)
 	}
@@ -159,6 +162,9 @@ func TestConfigRateLimits(t *testing.T) {
 		{[]string{"--rate-limit", "0"}, "--rate-limit 0 would refuse every request"},
 		{[]string{"--address-rate-limit", "0"}, "--address-rate-limit 0 would refuse every request"},
 		{[]string{"--rate-burst", "0"}, "--rate-burst 0: send at least 1"},
+		{[]string{"--person-rate-limit", "0"}, "--person-rate-limit 0 would refuse every request"},
+		{[]string{"--person-rate-burst", "0"}, "--person-rate-burst 0: send at least 1"},
+		{[]string{"--feed-refresh", "0s"}, "--feed-refresh 0s: send a duration from 1s to 1h"},
 		{[]string{"--address-rate-burst", "-3"}, "--address-rate-burst -3: send at least 1"},
 		{[]string{"--client-ip-header", "X-Forwarded-For", "--trusted-proxy-hops", "0"}, "--trusted-proxy-hops 0: send the number of your proxies"},
 		{[]string{"--trusted-proxy-hops", "2"}, "--trusted-proxy-hops counts entries of --client-ip-header"},

@@ -10,7 +10,7 @@ import (
 // and its links the policy's pages.
 func (a *app) productFeed(m *Main) *feed.Feed {
 	return feed.New(a.catalog, feed.Options{
-		Seller: a.policy.Name, PublicURL: a.cfg.PublicURL, Logger: m.Logger,
+		Seller: a.policy.Name, PublicURL: a.cfg.PublicURL, Logger: m.Logger, Refresh: a.cfg.FeedRefresh,
 		Links: feed.Pages(a.policy.Links).Links(), // the policy's Links, field for field
 	})
 }

@@ -127,7 +127,7 @@ func (m *Main) purchaseEnv() purchase.Env {
 
 // benchEnv is what `shop bench` takes from the program.
 func (m *Main) benchEnv() bench.Env {
-	return bench.Env{Stdout: m.Stdout, Stderr: m.Stderr, Logger: m.Logger, Version: version(), MaxBodyBytes: server.MaxBodyBytes,
+	return bench.Env{Stdout: m.Stdout, Stderr: m.Stderr, Logger: m.Logger, Version: version(), MaxBodyBytes: server.MaxMCPBodyBytes,
 		TuneGC: func() { server.TuneGC(m.Getenv, m.Logger) },
 		Usage:  func(problem string) error { return m.usageError("bench", problem) }}
 }

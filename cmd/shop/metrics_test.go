@@ -63,6 +63,13 @@ func TestMetrics(t *testing.T) {
 			t.Error("the public port answers /metrics")
 		}
 	}
+	rebound, _ := http.NewRequest("GET", url, nil)
+	rebound.Host = "evil.example" // a page's name, rebound to the machine
+	if resp, err := http.DefaultClient.Do(rebound); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("/metrics to Host evil.example: %v %v; want 403", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	before := scrape(t, url)
 
 	buyer := connect(t, shop.url)

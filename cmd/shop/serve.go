@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
@@ -42,7 +43,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	metricsURL, err := a.metrics.Listen(ctx, metricsAddr, m.Logger)
+	metricsURL, err := a.metrics.Listen(ctx, metricsAddr, metricsHosts(cfg), m.Logger)
 	if err != nil {
 		return err
 	}
@@ -69,6 +70,19 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		m.Started(ln.Addr().String())
 	}
 	return srv.Serve(ctx, ln)
+}
+
+// metricsHosts are the host names /metrics answers to beside localhost and
+// IP addresses: the public URL's and the one --metrics-addr names.
+func metricsHosts(cfg *Config) []string {
+	var hosts []string
+	if u, err := url.Parse(cfg.PublicURL); err == nil && u.Hostname() != "" {
+		hosts = append(hosts, u.Hostname())
+	}
+	if h, _, err := net.SplitHostPort(cfg.MetricsAddr); err == nil && h != "" {
+		hosts = append(hosts, h)
+	}
+	return hosts
 }
 
 // warnUnset warns at start of what serve runs without.
@@ -111,6 +125,8 @@ func (a *app) httpServer(m *Main) (*server.Server, error) {
 
 		// The rest of the rate limits (RateLimit, ClientIPHeader above).
 		RateBurst:        a.cfg.RateBurst,
+		PersonRateLimit:  rate.Limit(a.cfg.PersonRateLimit),
+		PersonRateBurst:  a.cfg.PersonRateBurst,
 		AddressRateLimit: rate.Limit(a.cfg.AddressRateLimit),
 		AddressRateBurst: a.cfg.AddressRateBurst,
 		TrustedProxyHops: a.cfg.TrustedProxyHops,
