@@ -30,6 +30,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"shop"
 	"shop/checkout"
@@ -48,6 +49,8 @@ type ACP struct {
 	store    *idempotency.Store
 	currency string
 	tools    []*spec
+	keys     map[string][]byte
+	now      func() time.Time
 }
 
 // Options configure the binding.
@@ -55,11 +58,14 @@ type Options struct {
 	// Currency is the shop's (lower-case ISO 4217), which create's
 	// payload.currency must name.
 	Currency string
+	// SigningKeys are the agents' keys (ParseSigningKeys), by agent name:
+	// an agent with a key must sign its calls.
+	SigningKeys map[string][]byte
 }
 
 // New returns the binding over c, keeping idempotency keys in store.
 func New(c *checkout.Checkout, store *idempotency.Store, opts Options) (*ACP, error) {
-	a := &ACP{checkout: c, store: store, currency: opts.Currency}
+	a := &ACP{checkout: c, store: store, currency: opts.Currency, keys: opts.SigningKeys, now: time.Now}
 	if a.currency == "" {
 		return nil, fmt.Errorf("acp: no currency")
 	}
@@ -99,5 +105,21 @@ func (a *ACP) Instructions(shopName string) string {
 }
 
 // scope is the idempotency scope of a keyed call: the dialect, the agent,
-// the tool and the session (the REST binding's endpoint path).
-func scope(agent, tool, id string) string { return "acp|" + agent + "|" + tool + "|" + id }
+// the tool and the session (the REST binding's endpoint path). Callers
+// without a token (an endpoint opened with --acp-open) are one agent name
+// but not one caller: their keys are scoped by the client's address too,
+// so that nobody replays another's key to read their session.
+func scope(ctx context.Context, tool, id string) string {
+	agent := shop.AgentFrom(ctx)
+	if agent == anonymous {
+		agent += "@" + shop.BuyerFrom(ctx).Address
+	}
+	return "acp|" + agent + "|" + tool + "|" + id
+}
+
+// anonymous is shop.AgentFrom's name of a caller without a token.
+const anonymous = "anonymous"
+
+// MaxIDLen bounds the envelope's id (a session id is far shorter): what a
+// caller sends becomes part of stored keys only once bounded.
+const MaxIDLen = 256
