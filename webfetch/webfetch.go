@@ -59,6 +59,11 @@ type Options struct {
 	HeaderTimeout time.Duration
 	// MinTTL, MaxTTL and DefaultTTL bound Response.TTL [1 min, 1 h, 5 min].
 	MinTTL, MaxTTL, DefaultTTL time.Duration
+	// Slots bound the fetches under way at once [16]; PerHost and
+	// PerAddress bound those to one host name and to one address (an IPv4
+	// address or an IPv6 /64) [4 each]. A fetch waits for its slots within
+	// Timeout.
+	Slots, PerHost, PerAddress int
 }
 
 func (o Options) withDefaults() Options {
@@ -73,6 +78,14 @@ func (o Options) withDefaults() Options {
 	if o.MaxURLLen <= 0 {
 		o.MaxURLLen = 2048
 	}
+	for _, n := range []struct {
+		v *int
+		d int
+	}{{&o.Slots, 16}, {&o.PerHost, 4}, {&o.PerAddress, 4}} {
+		if *n.v <= 0 {
+			*n.v = n.d
+		}
+	}
 	def(&o.Timeout, 5*time.Second)
 	def(&o.HeaderTimeout, 2*time.Second)
 	def(&o.MinTTL, time.Minute)
@@ -85,6 +98,9 @@ func (o Options) withDefaults() Options {
 type Fetcher struct {
 	opts   Options
 	client *http.Client
+
+	slots            chan struct{}
+	hosts, addresses *shares
 }
 
 // Response is a fetched document.
@@ -99,6 +115,8 @@ type Response struct {
 // New returns a Fetcher bounded by o.
 func New(o Options) *Fetcher {
 	f := &Fetcher{opts: o.withDefaults()}
+	f.slots = make(chan struct{}, f.opts.Slots)
+	f.hosts, f.addresses = newShares(f.opts.PerHost), newShares(f.opts.PerAddress)
 	dialer := &net.Dialer{Timeout: f.opts.Timeout, Control: f.checkAddress}
 	f.client = &http.Client{
 		Timeout: f.opts.Timeout,
@@ -129,10 +147,15 @@ func (f *Fetcher) checkAddress(_, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return err
 	}
-	if !Public(ip) && !(f.opts.AllowLoopback && ip.Unmap().IsLoopback()) {
+	if !f.allowed(ip) {
 		return fmt.Errorf("%w: %s", ErrPrivateAddress, ip)
 	}
 	return nil
+}
+
+// allowed reports whether ip may be connected to.
+func (f *Fetcher) allowed(ip netip.Addr) bool {
+	return Public(ip) || (f.opts.AllowLoopback && ip.Unmap().IsLoopback())
 }
 
 // CheckURL accepts an absolute https URL without credentials (http on
@@ -169,6 +192,11 @@ func (f *Fetcher) Get(ctx context.Context, rawURL, accept string) (*Response, er
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
 	defer cancel()
+	release, err := f.acquireAll(ctx, u.Hostname())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, &URLError{"cannot be fetched"}

@@ -3,10 +3,13 @@ package webfetch
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -191,4 +194,80 @@ func TestGet(t *testing.T) {
 	if _, err := strict.Get(ctx, "https"+strings.TrimPrefix(srv.URL, "http")+"/ok.json", "application/json"); !errors.Is(err, ErrPrivateAddress) {
 		t.Errorf("https on loopback without AllowLoopback: %v", err)
 	}
+}
+
+// TestShares: slow fetches hold only their host's and their address's
+// share of the slots: a fetch from another host goes through at once,
+// and so does one to another address when the first address is full.
+func TestShares(t *testing.T) {
+	release := make(chan struct{})
+	arrived := make(chan string, 16)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- r.Host
+		<-release
+		w.Write([]byte("slow"))
+	}))
+	defer slow.Close()
+	fast := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("fast")) }))
+	defer fast.Close()
+	other := httptest.NewUnstartedServer(fast.Config.Handler)
+	ln, err := net.Listen("tcp", "127.0.0.2:0") // another loopback address
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Listener = ln
+	other.Start()
+	defer other.Close()
+	port := func(s *httptest.Server) uint16 { return s.Listener.Addr().(*net.TCPAddr).AddrPort().Port() }
+	f := New(Options{AllowLoopback: true, PerHost: 2, PerAddress: 3, HeaderTimeout: 10 * time.Second, Timeout: 10 * time.Second})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	get := func(url string) {
+		wg.Go(func() {
+			if _, err := f.Get(ctx, url, "*/*"); err != nil {
+				t.Errorf("Get(%s): %v", url, err)
+			}
+		})
+	}
+	waitArrivals := func(n int) {
+		t.Helper()
+		for range n {
+			select {
+			case <-arrived:
+			case <-time.After(5 * time.Second):
+				t.Fatal("a slow fetch did not arrive")
+			}
+		}
+	}
+	quick := func(url string, want bool) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		defer cancel()
+		_, err := f.Get(ctx, url, "*/*")
+		if got := err == nil; got != want {
+			t.Errorf("Get(%s) at once: %v, want done=%v", url, err, want)
+		}
+	}
+	slowURL := func(host string, i int) string { return fmt.Sprintf("http://%s:%d/slow/%d", host, port(slow), i) }
+
+	// Host 127.0.0.1 takes its two slots; a third fetch of it waits.
+	get(slowURL("127.0.0.1", 1))
+	get(slowURL("127.0.0.1", 2))
+	waitArrivals(2)
+	get(slowURL("127.0.0.1", 3))
+	// Another host of the same address goes through (the address has 3).
+	quick(fmt.Sprintf("http://localhost:%d/", port(fast)), true)
+	// A third host fills the address: a fourth host of it waits ...
+	get(slowURL("[::ffff:127.0.0.1]", 4))
+	waitArrivals(1)
+	quick(fmt.Sprintf("http://[::ffff:7f00:1]:%d/", port(fast)), false)
+	// ... while another address does not.
+	quick(fmt.Sprintf("http://127.0.0.2:%d/", port(other)), true)
+	select {
+	case h := <-arrived:
+		t.Errorf("a fetch beyond its host's share reached %s", h)
+	default:
+	}
+	close(release)
+	wg.Wait()
 }
