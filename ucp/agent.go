@@ -24,7 +24,6 @@ const (
 	defaultProfileTTL = 5 * time.Minute
 	failedProfileTTL  = 10 * time.Second // a failing profile is not fetched again sooner
 	maxCachedProfiles = 1024
-	maxFetches        = 16 // at once, whatever the agents
 )
 
 var versionPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
@@ -51,10 +50,10 @@ type profiles struct {
 	mu    sync.Mutex
 	cache map[string]cachedProfile
 	// fetching are the fetches under way, by URL: callers of one URL wait
-	// for one fetch. slots bound the fetches under way at once, so that
-	// unknown agents cost the shop a fixed outbound footprint.
+	// for one fetch. The fetcher bounds the fetches under way at once, in
+	// all and to each host and address, so that unknown agents cost the
+	// shop a fixed outbound footprint and a slow one stalls only itself.
 	fetching map[string]chan struct{}
-	slots    chan struct{}
 }
 
 type cachedProfile struct {
@@ -65,7 +64,7 @@ type cachedProfile struct {
 
 func newProfiles(loopback bool) *profiles {
 	return &profiles{now: time.Now, cache: map[string]cachedProfile{},
-		fetching: map[string]chan struct{}{}, slots: make(chan struct{}, maxFetches),
+		fetching: map[string]chan struct{}{},
 		fetcher: webfetch.New(webfetch.Options{
 			AllowLoopback: loopback, MaxBytes: maxProfileBytes, Timeout: profileTimeout,
 			MaxURLLen: maxProfileURLLen, MinTTL: minProfileTTL, MaxTTL: maxProfileTTL,
@@ -82,6 +81,9 @@ func (p *profiles) get(ctx context.Context, raw string) (*agentProfile, error) {
 	}
 	key := u.String()
 	for {
+		if c, ok := p.cached(hostKey(u.Hostname())); ok {
+			return c.answer() // the host failed: none of its profiles is fetched for now
+		}
 		if c, ok := p.cached(key); ok {
 			return c.answer()
 		}
@@ -97,7 +99,7 @@ func (p *profiles) get(ctx context.Context, raw string) (*agentProfile, error) {
 				p.mu.Unlock()
 				close(done)
 			}()
-			return p.fetchInto(ctx, key).answer()
+			return p.fetchInto(ctx, u).answer()
 		}
 		p.mu.Unlock()
 		// Another call fetches this profile now: its answer is ours.
@@ -124,39 +126,50 @@ func (c cachedProfile) answer() (*agentProfile, error) {
 	return c.profile, nil
 }
 
-// fetchInto fetches the profile at key, at most maxFetches at once, and
-// caches the outcome: the profile for its TTL, a failure for
-// failedProfileTTL.
-func (p *profiles) fetchInto(ctx context.Context, key string) cachedProfile {
-	select {
-	case p.slots <- struct{}{}:
-		defer func() { <-p.slots }()
-	case <-ctx.Done():
-		return cachedProfile{err: discoveryError("profile_unreachable", "the agent profile could not be fetched in time")}
-	}
-	prof, ttl, perr := p.fetch(ctx, key)
+// hostKey is the cache's key of a host's failure.
+func hostKey(host string) string { return "host " + host }
+
+// fetchInto fetches the profile at u and caches the outcome: the profile
+// for its TTL, a failure for failedProfileTTL, and a failure of the host
+// itself (unreachable, slow, not public) for all of the host's URLs.
+func (p *profiles) fetchInto(ctx context.Context, u *url.URL) cachedProfile {
+	key := u.String()
+	prof, ttl, perr, hostFailed := p.fetch(ctx, key)
 	now := p.now()
 	entry := cachedProfile{profile: prof, err: perr, expires: now.Add(ttl)}
 	if perr != nil {
 		entry.expires = now.Add(failedProfileTTL)
 	}
+	if ctx.Err() != nil && perr != nil {
+		return entry // the caller gave up: nothing is learned of the profile
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.cache) >= maxCachedProfiles { // bounded: drop the expired, then any, to make room
-		for k, v := range p.cache {
-			if !now.Before(v.expires) {
-				delete(p.cache, k)
-			}
-		}
-		for k := range p.cache {
-			if len(p.cache) < maxCachedProfiles {
-				break
-			}
+	p.makeRoom(now)
+	p.cache[key] = entry
+	if hostFailed {
+		p.cache[hostKey(u.Hostname())] = entry
+	}
+	return entry
+}
+
+// makeRoom keeps the cache bounded: it drops the expired entries, then
+// any, when it is full.
+func (p *profiles) makeRoom(now time.Time) {
+	if len(p.cache) < maxCachedProfiles-1 {
+		return
+	}
+	for k, v := range p.cache {
+		if !now.Before(v.expires) {
 			delete(p.cache, k)
 		}
 	}
-	p.cache[key] = entry
-	return entry
+	for k := range p.cache {
+		if len(p.cache) < maxCachedProfiles-1 {
+			break
+		}
+		delete(p.cache, k)
+	}
 }
 
 // checkURL accepts an absolute https URL (http on a loopback host when
@@ -178,31 +191,33 @@ func (p *profiles) checkURL(raw string) (*url.URL, *shop.ProtocolError) {
 }
 
 // fetch GETs and reads a profile, bounded in time and size, and returns it
-// with how long it may be kept. Its errors never echo what the agent's
+// with how long it may be kept, or why not and whether the host itself
+// failed (rather than this URL). Its errors never echo what the agent's
 // server answered.
-func (p *profiles) fetch(ctx context.Context, u string) (*agentProfile, time.Duration, *shop.ProtocolError) {
+func (p *profiles) fetch(ctx context.Context, u string) (*agentProfile, time.Duration, *shop.ProtocolError, bool) {
 	resp, err := p.fetcher.Get(ctx, u, "application/json")
 	if err != nil {
 		why := "the agent profile could not be fetched"
 		switch {
 		case errors.Is(err, webfetch.ErrBadURL):
-			return nil, 0, discoveryError("invalid_profile_url", "the agent profile URL cannot be fetched")
+			return nil, 0, discoveryError("invalid_profile_url", "the agent profile URL cannot be fetched"), false
 		case errors.Is(err, webfetch.ErrTooLarge):
-			return nil, 0, discoveryError("profile_malformed", fmt.Sprintf("the agent profile is larger than %d bytes", maxProfileBytes))
+			return nil, 0, discoveryError("profile_malformed", fmt.Sprintf("the agent profile is larger than %d bytes", maxProfileBytes)), false
 		case errors.Is(err, webfetch.ErrStatus):
 			why += ": it did not answer 200 (profiles must answer 200, without redirects)"
+			return nil, 0, discoveryError("profile_unreachable", why), false
 		case errors.Is(err, webfetch.ErrPrivateAddress):
 			why += ": its host is not a public address"
 		case errors.Is(err, webfetch.ErrTimeout):
 			why += ": it took too long"
 		}
-		return nil, 0, discoveryError("profile_unreachable", why)
+		return nil, 0, discoveryError("profile_unreachable", why), true
 	}
 	prof, perr := parseProfile(resp.Body)
 	if perr != nil {
-		return nil, 0, perr
+		return nil, 0, perr, false
 	}
-	return prof, resp.TTL, nil
+	return prof, resp.TTL, nil, false
 }
 
 // parseProfile reads a platform profile: a JSON object whose ucp names a

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"shop"
+	"shop/webfetch"
 )
 
 // code is the UCP code in a protocol error's data.
@@ -191,5 +192,61 @@ func TestProfilesOneFetchAtATime(t *testing.T) {
 	}
 	if n := fetches.Load(); n != 1 {
 		t.Errorf("ten callers at once fetched the profile %d times, want once", n)
+	}
+}
+
+// TestProfilesHostFailureCached: a host that does not answer in time fails
+// all its profile URLs for failedProfileTTL without being asked again,
+// while a profile that is merely missing fails only its own URL; and no
+// error echoes the status the agent's server answered.
+func TestProfilesHostFailureCached(t *testing.T) {
+	var hits atomic.Int32
+	release := make(chan struct{})
+	profile := `{"ucp": {"version": "2026-04-08", "capabilities": {}}}`
+	stalls := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.URL.Path == "/slow.json" {
+			<-release
+		}
+		w.Write([]byte(profile))
+	}))
+	defer stalls.Close()
+	defer close(release)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/teapot.json" {
+			w.WriteHeader(http.StatusTeapot)
+			return
+		}
+		w.Write([]byte(profile))
+	}))
+	defer other.Close()
+	now := time.Date(2026, 4, 8, 12, 0, 0, 0, time.UTC)
+	p := newProfiles(true)
+	p.now = func() time.Time { return now }
+	p.fetcher = webfetch.New(webfetch.Options{AllowLoopback: true, HeaderTimeout: 200 * time.Millisecond})
+	ctx := context.Background()
+
+	if _, err := p.get(ctx, stalls.URL+"/slow.json"); code(t, err) != "profile_unreachable" {
+		t.Fatalf("a stalled profile: %v", err)
+	}
+	start := time.Now()
+	if _, err := p.get(ctx, stalls.URL+"/other.json"); code(t, err) != "profile_unreachable" || hits.Load() != 1 {
+		t.Errorf("another profile of the failed host: %v, %d requests to it, want the host's failure without asking", err, hits.Load())
+	}
+	if d := time.Since(start); d > 100*time.Millisecond {
+		t.Errorf("the host's cached failure took %v", d)
+	}
+	now = now.Add(failedProfileTTL + time.Second)
+	if _, err := p.get(ctx, stalls.URL+"/other.json"); err != nil {
+		t.Errorf("after failedProfileTTL: %v", err)
+	}
+
+	_, err := p.get(ctx, other.URL+"/teapot.json")
+	var pe *shop.ProtocolError
+	if !errors.As(err, &pe) || strings.Contains(string(pe.Data)+pe.Message, "418") {
+		t.Errorf("a profile answering 418: %v, which echoes the status or is no protocol error", err)
+	}
+	if _, err := p.get(ctx, other.URL+"/agent.json"); err != nil {
+		t.Errorf("a URL's failure failed its host: %v", err)
 	}
 }
