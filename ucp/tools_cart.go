@@ -84,7 +84,7 @@ func (u *UCP) createCart(ctx context.Context, args CreateCartArgs) (CartResult, 
 	if err != nil {
 		return u.cartAnswer(c, nil, err)
 	}
-	ct, err := u.checkout.CreateCart(ctx, req)
+	ct, err := u.checkout.CreateCart(buyerContext(ctx, c, req.Buyer), req)
 	return u.cartAnswer(c, ct, err)
 }
 
@@ -110,7 +110,11 @@ func (u *UCP) updateCart(ctx context.Context, args UpdateCartArgs) (CartResult, 
 	if err != nil {
 		return u.cartAnswer(c, nil, err)
 	}
-	ct, err := u.checkout.UpdateCart(ctx, args.ID, req)
+	buyer := req.Buyer
+	if buyer == nil {
+		buyer = cur.Buyer
+	}
+	ct, err := u.checkout.UpdateCart(buyerContext(ctx, c, buyer), args.ID, req)
 	return u.cartAnswer(c, ct, err)
 }
 
