@@ -110,11 +110,17 @@ func (a *ACP) Instructions(shopName string) string {
 // but not one caller: their keys are scoped by the client's address too,
 // so that nobody replays another's key to read their session.
 func scope(ctx context.Context, tool, id string) string {
+	return "acp|" + caller(ctx) + "|" + tool + "|" + id
+}
+
+// caller is the calling agent's name, and for a caller without a token
+// (anonymous) its client address too.
+func caller(ctx context.Context) string {
 	agent := shop.AgentFrom(ctx)
 	if agent == anonymous {
 		agent += "@" + shop.BuyerFrom(ctx).Address
 	}
-	return "acp|" + agent + "|" + tool + "|" + id
+	return agent
 }
 
 // anonymous is shop.AgentFrom's name of a caller without a token.
