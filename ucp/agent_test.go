@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -249,4 +250,42 @@ func TestProfilesHostFailureCached(t *testing.T) {
 	if _, err := p.get(ctx, other.URL+"/agent.json"); err != nil {
 		t.Errorf("a URL's failure failed its host: %v", err)
 	}
+}
+
+// TestProfilesSlowHostStallsOnlyItself: 32 slow profile URLs of one host
+// take that host's share of the fetch slots, not everyone's: a new agent
+// on another host gets its profile at once.
+func TestProfilesSlowHostStallsOnlyItself(t *testing.T) {
+	release := make(chan struct{})
+	var slowHits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/slow/") {
+			slowHits.Add(1)
+			<-release
+		}
+		w.Write([]byte(`{"ucp": {"version": "2026-04-08", "capabilities": {}}}`))
+	}))
+	defer srv.Close()
+	p := newProfiles(true)
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Go(func() { _, _ = p.get(context.Background(), fmt.Sprintf("%s/slow/%d.json", srv.URL, i)) })
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for slowHits.Load() < 4 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	other := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/agent.json"
+	start := time.Now()
+	if _, err := p.get(context.Background(), other); err != nil {
+		t.Errorf("a new agent on another host: %v", err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("a new agent on another host waited %v behind a slow one", d)
+	}
+	if n := slowHits.Load(); n > 4 {
+		t.Errorf("%d fetches of the slow host at once, want its share of 4", n)
+	}
+	close(release)
+	wg.Wait()
 }

@@ -59,10 +59,11 @@ type Options struct {
 	HeaderTimeout time.Duration
 	// MinTTL, MaxTTL and DefaultTTL bound Response.TTL [1 min, 1 h, 5 min].
 	MinTTL, MaxTTL, DefaultTTL time.Duration
-	// Slots bound the fetches under way at once [16]; PerHost and
-	// PerAddress bound those to one host name and to one address (an IPv4
-	// address or an IPv6 /64) [4 each]. A fetch waits for its slots within
-	// Timeout.
+	// Slots bound the fetches under way at once [32]; PerHost and
+	// PerAddress bound those to one host name [4] and to one address (an
+	// IPv4 address or an IPv6 /64) [8], the address's share larger, for
+	// the hosts a CDN or a hosting service puts on one address. A fetch
+	// waits for its slots within Timeout.
 	Slots, PerHost, PerAddress int
 }
 
@@ -81,7 +82,7 @@ func (o Options) withDefaults() Options {
 	for _, n := range []struct {
 		v *int
 		d int
-	}{{&o.Slots, 16}, {&o.PerHost, 4}, {&o.PerAddress, 4}} {
+	}{{&o.Slots, 32}, {&o.PerHost, 4}, {&o.PerAddress, 8}} {
 		if *n.v <= 0 {
 			*n.v = n.d
 		}
