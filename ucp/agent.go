@@ -129,25 +129,34 @@ func (c cachedProfile) answer() (*agentProfile, error) {
 // hostKey is the cache's key of a host's failure.
 func hostKey(host string) string { return "host " + host }
 
+// What the cache learns of a failed fetch.
+type failure int
+
+const (
+	urlFailed  failure = iota // this URL: kept failedProfileTTL
+	hostFailed                // its host (unreachable, slow, not public): all its URLs
+	notAsked                  // the shop was busy: nothing is learned
+)
+
 // fetchInto fetches the profile at u and caches the outcome: the profile
 // for its TTL, a failure for failedProfileTTL, and a failure of the host
-// itself (unreachable, slow, not public) for all of the host's URLs.
+// itself for all of the host's URLs.
 func (p *profiles) fetchInto(ctx context.Context, u *url.URL) cachedProfile {
 	key := u.String()
-	prof, ttl, perr, hostFailed := p.fetch(ctx, key)
+	prof, ttl, perr, failed := p.fetch(ctx, key)
 	now := p.now()
 	entry := cachedProfile{profile: prof, err: perr, expires: now.Add(ttl)}
 	if perr != nil {
 		entry.expires = now.Add(failedProfileTTL)
-	}
-	if ctx.Err() != nil && perr != nil {
-		return entry // the caller gave up: nothing is learned of the profile
+		if failed == notAsked || ctx.Err() != nil {
+			return entry // the caller gave up, or the shop was busy: nothing is learned of the profile
+		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.makeRoom(now)
 	p.cache[key] = entry
-	if hostFailed {
+	if perr != nil && failed == hostFailed {
 		p.cache[hostKey(u.Hostname())] = entry
 	}
 	return entry
@@ -191,33 +200,39 @@ func (p *profiles) checkURL(raw string) (*url.URL, *shop.ProtocolError) {
 }
 
 // fetch GETs and reads a profile, bounded in time and size, and returns it
-// with how long it may be kept, or why not and whether the host itself
-// failed (rather than this URL). Its errors never echo what the agent's
-// server answered.
-func (p *profiles) fetch(ctx context.Context, u string) (*agentProfile, time.Duration, *shop.ProtocolError, bool) {
+// with how long it may be kept, or why not and what failed. Its errors
+// never echo what the agent's server answered.
+func (p *profiles) fetch(ctx context.Context, u string) (*agentProfile, time.Duration, *shop.ProtocolError, failure) {
 	resp, err := p.fetcher.Get(ctx, u, "application/json")
 	if err != nil {
-		why := "the agent profile could not be fetched"
-		switch {
-		case errors.Is(err, webfetch.ErrBadURL):
-			return nil, 0, discoveryError("invalid_profile_url", "the agent profile URL cannot be fetched"), false
-		case errors.Is(err, webfetch.ErrTooLarge):
-			return nil, 0, discoveryError("profile_malformed", fmt.Sprintf("the agent profile is larger than %d bytes", maxProfileBytes)), false
-		case errors.Is(err, webfetch.ErrStatus):
-			why += ": it did not answer 200 (profiles must answer 200, without redirects)"
-			return nil, 0, discoveryError("profile_unreachable", why), false
-		case errors.Is(err, webfetch.ErrPrivateAddress):
-			why += ": its host is not a public address"
-		case errors.Is(err, webfetch.ErrTimeout):
-			why += ": it took too long"
-		}
-		return nil, 0, discoveryError("profile_unreachable", why), true
+		perr, failed := fetchError(err)
+		return nil, 0, perr, failed
 	}
 	prof, perr := parseProfile(resp.Body)
 	if perr != nil {
-		return nil, 0, perr, false
+		return nil, 0, perr, urlFailed
 	}
-	return prof, resp.TTL, nil, false
+	return prof, resp.TTL, nil, urlFailed
+}
+
+// fetchError is the protocol error of a failed fetch, and what failed.
+func fetchError(err error) (*shop.ProtocolError, failure) {
+	why := "the agent profile could not be fetched"
+	switch {
+	case errors.Is(err, webfetch.ErrBadURL):
+		return discoveryError("invalid_profile_url", "the agent profile URL cannot be fetched"), urlFailed
+	case errors.Is(err, webfetch.ErrTooLarge):
+		return discoveryError("profile_malformed", fmt.Sprintf("the agent profile is larger than %d bytes", maxProfileBytes)), urlFailed
+	case errors.Is(err, webfetch.ErrStatus):
+		return discoveryError("profile_unreachable", why+": it did not answer 200 (profiles must answer 200, without redirects)"), urlFailed
+	case errors.Is(err, webfetch.ErrBusy):
+		return discoveryError("profile_unreachable", why+" now: the shop is fetching too many profiles; retry in a few seconds"), notAsked
+	case errors.Is(err, webfetch.ErrPrivateAddress):
+		why += ": its host is not a public address"
+	case errors.Is(err, webfetch.ErrTimeout):
+		why += ": it took too long"
+	}
+	return discoveryError("profile_unreachable", why), hostFailed
 }
 
 // parseProfile reads a platform profile: a JSON object whose ucp names a

@@ -24,7 +24,7 @@ type share struct {
 
 func newShares(limit int) *shares { return &shares{limit: limit, m: map[string]*share{}} }
 
-// acquire waits for one of key's slots, or for ctx to end (ErrTimeout);
+// acquire waits for one of key's slots, or for ctx to end (ErrBusy);
 // release gives the slot back.
 func (s *shares) acquire(ctx context.Context, key string) (release func(), err error) {
 	s.mu.Lock()
@@ -47,7 +47,7 @@ func (s *shares) acquire(ctx context.Context, key string) (release func(), err e
 		return func() { <-sh.slots; leave() }, nil
 	case <-ctx.Done():
 		leave()
-		return nil, ErrTimeout
+		return nil, ErrBusy
 	}
 }
 
@@ -82,7 +82,7 @@ func (f *Fetcher) acquireAll(ctx context.Context, host string) (release func(), 
 		return release, nil
 	case <-ctx.Done():
 		release()
-		return nil, ErrTimeout
+		return nil, ErrBusy
 	}
 }
 

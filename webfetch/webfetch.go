@@ -35,6 +35,9 @@ var (
 	ErrBadURL = errors.New("webfetch: the URL is not acceptable")
 	// ErrTimeout: the fetch took longer than allowed.
 	ErrTimeout = errors.New("webfetch: the fetch took too long")
+	// ErrBusy: no slot came free in time (for the host, its address or
+	// the Fetcher): the target was not asked.
+	ErrBusy = errors.New("webfetch: too many fetches under way; try again in a few seconds")
 )
 
 // URLError is CheckURL's refusal: Reason says what is wrong, as a phrase
@@ -184,8 +187,8 @@ func (f *Fetcher) CheckURL(raw string) (*url.URL, error) {
 }
 
 // Get fetches rawURL with the given Accept header. Errors wrap
-// ErrBadURL, ErrPrivateAddress, ErrTimeout, ErrStatus or ErrTooLarge, or
-// are some other failure to connect or read.
+// ErrBadURL, ErrPrivateAddress, ErrBusy, ErrTimeout, ErrStatus or
+// ErrTooLarge, or are some other failure to connect or read.
 func (f *Fetcher) Get(ctx context.Context, rawURL, accept string) (*Response, error) {
 	u, err := f.CheckURL(rawURL)
 	if err != nil {
