@@ -12,11 +12,15 @@
 // call; idempotency keys (package idempotency, in the database, scoped by
 // the agent, the tool and the session); and the negotiated capabilities,
 // which are the same for every session (the payment handlers the shop
-// takes), so nothing of them is stored.
+// takes), so nothing of them is stored. Callers without a token (an endpoint
+// opened with --acp-open) are told apart by their client address, for their
+// idempotency keys and their buyers.
 //
 // Errors the tools answer (data.type, data.code):
 //   - invalid_request: missing_api_version, unsupported_api_version,
-//     missing_required_field and invalid (param the field), session_not_found,
+//     missing_required_field and invalid (param the field; an id longer than
+//     MaxIDLen too), signature_required and invalid_signature (an agent with
+//     a signing key, see Signature), session_not_found,
 //     unsupported_currency, idempotency_conflict, idempotency_in_flight, and
 //     out_of_stock, price_changed and the like when a session cannot be paid;
 //   - processing_error: payment_declined, requires_3ds, internal_error;
