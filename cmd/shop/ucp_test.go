@@ -334,10 +334,10 @@ func ucpPay(t *testing.T, url string, s *mcp.ClientSession, profile string, co u
 	}
 	_ = ucpCall[ucp.ErrorResponse](t, s, "get_order", map[string]any{"meta": meta, "id": "ord_aaaaaaaaaaaaaaaaaaaaaaaaaa", "email": "ada@example.com"})
 	// The order id alone is not enough: /mcp's get_order asks for the email too.
-	if e := ucpCall[ucp.ErrorResponse](t, s, "get_order", map[string]any{"meta": meta, "id": done.Order.ID, "email": "mallory@example.com"}); e.Messages[0].Code != "not_found" {
+	if e := ucpCall[ucp.ErrorResponse](t, s, "get_order", map[string]any{"meta": meta, "id": done.Order.ID, "email": "mallory@example.com"}); len(e.Messages) == 0 || e.Messages[0].Code != "not_found" {
 		t.Errorf("get_order with another email: %+v", e.Messages)
 	}
-	if e := ucpCall[ucp.ErrorResponse](t, s, "get_order", map[string]any{"meta": meta, "id": done.Order.ID}); e.Messages[0].Code != "missing" || e.Messages[0].Path != "$.email" {
+	if e := ucpCall[ucp.ErrorResponse](t, s, "get_order", map[string]any{"meta": meta, "id": done.Order.ID}); len(e.Messages) == 0 || e.Messages[0].Code != "missing" || e.Messages[0].Path != "$.email" {
 		t.Errorf("get_order without the email: %+v", e.Messages)
 	}
 }
