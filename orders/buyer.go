@@ -138,3 +138,8 @@ func tracking(ctx context.Context, db *gorm.DB, ids []string) (map[string][]cont
 func trackingOf(f fulfilmentRow) contract.Tracking {
 	return contract.Tracking{Carrier: f.Carrier, TrackingNumber: f.TrackingNumber, TrackingURL: f.TrackingURL, ShippedAt: f.CreatedAt.UTC()}
 }
+
+// Summary is a one-paragraph account of an order for people and models, as
+// get_order's text: number, date, lines, shipping, total, tracking, payment
+// and the receipt's address.
+func Summary(ord *contract.Order) string { return summary(ord) }
