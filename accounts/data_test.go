@@ -16,6 +16,7 @@ import (
 	"shop/checkout"
 	"shop/contract"
 	"shop/database/dbtest"
+	"shop/mcptest"
 	"shop/orders"
 	"shop/payments"
 )
@@ -67,17 +68,26 @@ func owner() context.Context {
 	return shop.WithActor(context.Background(), shop.Actor{Role: shop.Owner, Label: "test"})
 }
 
-// call runs tool name with args and decodes its structured content into out
-// (when not nil); it returns the tool's error.
+// call runs tool name with args, checks its structured content against the
+// tool's outputSchema and decodes it into out (when not nil); it returns
+// the tool's error.
 func (w *world) call(t *testing.T, ctx context.Context, name string, args any, out any) error {
 	t.Helper()
 	raw, err := json.Marshal(args)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := w.tools[name].Handle(ctx, raw)
+	tool := w.tools[name]
+	res, err := tool.Handle(ctx, raw)
 	if err != nil {
 		return err
+	}
+	schema, err := mcptest.Compile(tool.OutputSchema)
+	if err == nil {
+		err = mcptest.Validate(schema, res.Structured)
+	}
+	if err != nil {
+		t.Errorf("%s: %v", name, err)
 	}
 	if out != nil {
 		reflect.ValueOf(out).Elem().SetZero()
