@@ -3,6 +3,7 @@ package accounts_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"gorm.io/gorm"
@@ -225,6 +226,46 @@ func TestDeleteAccountByOwner(t *testing.T) {
 		w.mustCall(t, owner(), "list_audit_events", map[string]any{"tool": "delete_account"}, &events)
 		if len(events.Events) != 1 || events.Events[0].Actor != "owner:test" {
 			t.Errorf("audit events: %+v", events.Events)
+		}
+	})
+}
+
+// TestAddressesConcurrent: calls at once never save more than MaxAddresses
+// addresses nor leave more than one default.
+func TestAddressesConcurrent(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		w := newWorld(t, db)
+		ada := ensure(t, db, "ada@example.com")
+		const calls = 2 * accounts.MaxAddresses
+		errs := make(chan error, calls)
+		var wg sync.WaitGroup
+		for i := range calls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := w.data.AddAddress(linked(ada), ada.ID, checkout.Address{Name: fmt.Sprint("Ada ", i), LineOne: "2 Elm St",
+					City: "Portland", State: "OR", Country: "US", PostalCode: "97201"}, true)
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		refused := 0
+		for err := range errs {
+			switch {
+			case err == nil:
+			case shop.ErrorCode(err) == shop.Invalid:
+				refused++
+			default:
+				t.Errorf("add: %v", err)
+			}
+		}
+		var saved, defaults int64
+		db.Table("account_addresses").Where("account_id = ?", ada.ID).Count(&saved)
+		db.Table("account_addresses").Where("account_id = ? AND is_default = ?", ada.ID, true).Count(&defaults)
+		if saved != accounts.MaxAddresses || defaults != 1 || refused != calls-accounts.MaxAddresses {
+			t.Errorf("%d calls at once: %d saved, %d default, %d refused; want %d, 1, %d", calls, saved, defaults, refused,
+				accounts.MaxAddresses, calls-accounts.MaxAddresses)
 		}
 	})
 }
