@@ -3,6 +3,7 @@ package accounts_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -152,6 +153,12 @@ func TestDeleteMyAccount(t *testing.T) {
 		}
 		if _, err := accounts.Get(ctx, db, ada.ID); err != accounts.ErrNotFound {
 			t.Errorf("the account is still there: %v", err)
+		}
+		var events orders.AuditList
+		w.mustCall(t, owner(), "list_audit_events", map[string]any{"tool": "delete_my_account"}, &events)
+		if len(events.Events) != 1 || events.Events[0].Actor != "buyer" || !strings.Contains(string(events.Events[0].After), ada.ID) ||
+			strings.Contains(string(events.Events[0].After), "ada@") {
+			t.Errorf("audit of the deletion: %+v", events.Events)
 		}
 		var n int64
 		db.Table("account_addresses").Where("account_id = ?", ada.ID).Count(&n)

@@ -136,7 +136,7 @@ func (d *Data) Tools() []shop.Tool {
 		shop.NewTool(shop.Tool{Name: "delete_my_account", Title: "Delete my account", Destructive: true,
 			Description: "Delete the buyer's account with the shop, only when the buyer asked for it: its saved addresses are removed and " +
 				"every connection of it (tokens) ends; orders stay with the shop, under the email they were placed with, for its books. " +
-				"Send confirm_email, the account's email. The buyer may connect again later, which makes a new account." + acct +
+				"Send confirm_email, the account's email. The shop's audit log records the deletion (without the email). The buyer may connect again later, which makes a new account." + acct +
 				" Errors: missing or invalid $.confirm_email (not the account's email).",
 		}, d.deleteMyAccount),
 	}
@@ -257,7 +257,12 @@ func (d *Data) deleteMyAccount(ctx context.Context, args DeleteMyAccountArgs) (D
 	if NormalizeEmail(args.ConfirmEmail) != a.Email {
 		return DeletedResult{}, "", shop.Errorf(shop.Invalid, "$.confirm_email", "this is not the account's email; get_my_account shows it")
 	}
-	out, err := d.Delete(ctx, a.ID, nil)
+	out, err := d.Delete(ctx, a.ID, func(tx *gorm.DB, out *Deleted) error {
+		// The staff's log records that the buyer deleted their account,
+		// without the email the buyer asked the shop to forget.
+		return d.orders.Audit(ctx, tx, orders.Event{Actor: "buyer", Action: "delete_my_account",
+			After: map[string]any{"account_id": out.AccountID, "addresses_removed": out.Addresses, "orders_kept": out.OrdersKept}})
+	})
 	if err != nil {
 		return DeletedResult{}, "", err
 	}
