@@ -196,7 +196,7 @@ func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow,
 	in := orders.NewOrder{
 		ID: orderID, SessionID: row.ID, Buyer: st.Buyer, Address: st.Address,
 		LineItems: snap.LineItems, Totals: snap.Totals, Links: c.links(),
-		Currency: row.Currency, Total: row.Total, Channel: row.Channel,
+		Currency: row.Currency, Total: row.Total, Channel: row.Channel, AccountID: accountOf(row.BuyerKey),
 		Payment: contract.Payment{Provider: att.Provider, Mode: att.Mode, Reference: res.Reference, Status: string(payments.Succeeded)},
 	}
 	if st.Buyer != nil {

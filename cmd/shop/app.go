@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/accounts"
 	"shop/acp"
 	"shop/catalog"
 	"shop/checkout"
@@ -37,6 +38,7 @@ type app struct {
 	checkout *checkout.Checkout
 	orders   *orders.Orders
 	admin    *orders.Admin
+	accounts *accounts.Data
 	charger  checkout.Charger
 	acp      *acp.ACP
 	idem     *idempotency.Store
@@ -110,7 +112,11 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 			return a.idem.Sweep(ctx, time.Now().Add(-idempotency.Retention))
 		},
 		SessionMoved: a.metrics.SessionMoved,
+		AccountAddress: func(ctx context.Context, id string) (*checkout.Address, error) {
+			return a.accounts.DefaultAddress(ctx, id)
+		},
 	})
+	a.accounts = accounts.NewData(a.db, a.orders, accounts.DataOptions{CheckAddress: a.checkout.CheckAddress})
 	a.acp, err = acp.New(a.checkout, a.idem, acp.Options{Currency: a.policy.Currency().Code(), SigningKeys: cfg.ACPSigningKeys})
 	return err
 }
@@ -170,7 +176,7 @@ func (a *app) buyerMCP(m *Main) *mcp.Server {
 		Domain: a.cfg.WidgetDomain, RedirectDomains: a.redirectDomains()})
 	return a.mcpServer(m, server.MCPOptions{Name: "shop", Title: a.policy.Name, Resources: w.Resources(),
 		Instructions: w.Instructions(a.policy.Name, a.policy.Currency().Code()),
-		Tools:        slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), w.Tools())})
+		Tools:        slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), a.accounts.Tools(), w.Tools())})
 }
 
 // acpMCP is the MCP server of the ACP binding (/acp/mcp).
@@ -210,7 +216,7 @@ func (a *app) redirectDomains() []string {
 // every caller is (`shop admin`), otherwise each caller's token says.
 func (a *app) adminMCP(m *Main, actor *shop.Actor) *mcp.Server {
 	return a.mcpServer(m, server.MCPOptions{Name: "shop-admin", Title: a.policy.Name + " (staff)", Actor: actor,
-		Instructions: a.admin.Instructions(a.policy.Name, a.policy.Currency().Code()), Tools: a.admin.Tools()})
+		Instructions: a.admin.Instructions(a.policy.Name, a.policy.Currency().Code()), Tools: slices.Concat(a.admin.Tools(), a.accounts.AdminTools())})
 }
 
 // version is the module version the binary was built from, or "dev".
