@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -187,7 +188,7 @@ func TestBuyerOverHTTP(t *testing.T) {
 	}
 	var got shop.Buyer
 	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, &got); err != nil || got != (shop.Buyer{Subject: "sdk-user", Address: "127.0.0.1"}) {
+	if err := json.Unmarshal(b, &got); err != nil || !reflect.DeepEqual(got, shop.Buyer{Subject: "sdk-user", Address: "127.0.0.1"}) {
 		t.Errorf("buyer %+v (%v); want sdk-user at 127.0.0.1", got, err)
 	}
 }
@@ -216,7 +217,7 @@ func TestBuyerOverStdio(t *testing.T) {
 		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Meta: tc.meta}); err != nil {
 			t.Fatal(err)
 		}
-		if seen != tc.want {
+		if !reflect.DeepEqual(seen, tc.want) {
 			t.Errorf("meta %v: buyer %+v; want %+v", tc.meta, seen, tc.want)
 		}
 	}
