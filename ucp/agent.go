@@ -5,19 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/netip"
 	"net/url"
 	"regexp"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"shop"
+	"shop/webfetch"
 )
 
 // Bounds of an agent profile fetch (overview.md, Profile Requirements).
@@ -51,10 +45,8 @@ type agentCapability struct {
 // The cache only spares fetches: every replica fetches for itself, and
 // nothing depends on two replicas agreeing.
 type profiles struct {
-	client *http.Client
-	// loopback allows http:// profiles on loopback addresses (tests).
-	loopback bool
-	now      func() time.Time
+	fetcher *webfetch.Fetcher
+	now     func() time.Time
 
 	mu    sync.Mutex
 	cache map[string]cachedProfile
@@ -72,53 +64,13 @@ type cachedProfile struct {
 }
 
 func newProfiles(loopback bool) *profiles {
-	p := &profiles{loopback: loopback, now: time.Now, cache: map[string]cachedProfile{},
-		fetching: map[string]chan struct{}{}, slots: make(chan struct{}, maxFetches)}
-	dialer := &net.Dialer{Timeout: profileTimeout, Control: p.checkAddress}
-	p.client = &http.Client{
-		Timeout: profileTimeout,
-		Transport: &http.Transport{
-			Proxy:                 nil, // a proxy would dial for us, past checkAddress
-			DialContext:           dialer.DialContext,
-			TLSHandshakeTimeout:   profileTimeout,
-			ResponseHeaderTimeout: profileTimeout,
-			MaxIdleConns:          16,
-			IdleConnTimeout:       time.Minute,
-		},
-		// Profiles must not redirect, and a redirect is not followed.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-	return p
-}
-
-// checkAddress refuses to connect anywhere but a public unicast address
-// (a loopback one too, when loopback is allowed): it runs on the address
-// actually dialed, after name resolution, so a name that resolves to a
-// private address is refused as well.
-func (p *profiles) checkAddress(network, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return err
-	}
-	if !publicAddr(ip.Unmap()) && !(p.loopback && ip.Unmap().IsLoopback()) {
-		return fmt.Errorf("%w: %s", errPrivateAddress, ip)
-	}
-	return nil
-}
-
-var errPrivateAddress = errors.New("not a public address")
-
-var sharedSpace = netip.MustParsePrefix("100.64.0.0/10") // carrier-grade NAT
-
-// publicAddr reports whether ip is a public unicast address: not loopback,
-// private, link-local, shared, multicast or unspecified.
-func publicAddr(ip netip.Addr) bool {
-	return ip.IsGlobalUnicast() && !ip.IsPrivate() && !sharedSpace.Contains(ip) &&
-		!(ip.Is4() && ip.As4()[0] == 0)
+	return &profiles{now: time.Now, cache: map[string]cachedProfile{},
+		fetching: map[string]chan struct{}{}, slots: make(chan struct{}, maxFetches),
+		fetcher: webfetch.New(webfetch.Options{
+			AllowLoopback: loopback, MaxBytes: maxProfileBytes, Timeout: profileTimeout,
+			MaxURLLen: maxProfileURLLen, MinTTL: minProfileTTL, MaxTTL: maxProfileTTL,
+			DefaultTTL: defaultProfileTTL,
+		})}
 }
 
 // get returns the agent profile at raw, fetched or from the cache; a
@@ -210,73 +162,47 @@ func (p *profiles) fetchInto(ctx context.Context, key string) cachedProfile {
 // checkURL accepts an absolute https URL (http on a loopback host when
 // loopback is allowed) without credentials.
 func (p *profiles) checkURL(raw string) (*url.URL, *shop.ProtocolError) {
-	bad := func(why string) (*url.URL, *shop.ProtocolError) {
-		return nil, discoveryError("invalid_profile_url", "meta[\"ucp-agent\"].profile "+why)
-	}
 	if raw == "" {
-		return bad(`is missing: send meta: {"ucp-agent": {"profile": "https://…/your-agent-profile.json"}}`)
+		return nil, discoveryError("invalid_profile_url", `meta["ucp-agent"].profile is missing: send meta: {"ucp-agent": {"profile": "https://…/your-agent-profile.json"}}`)
 	}
-	if len(raw) > maxProfileURLLen {
-		return bad(fmt.Sprintf("is longer than %d characters", maxProfileURLLen))
+	u, err := p.fetcher.CheckURL(raw)
+	if err != nil {
+		why := "must be an absolute https URL without credentials"
+		var ue *webfetch.URLError
+		if errors.As(err, &ue) {
+			why = ue.Reason
+		}
+		return nil, discoveryError("invalid_profile_url", `meta["ucp-agent"].profile `+why)
 	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || u.User != nil || u.Opaque != "" {
-		return bad("must be an absolute https URL without credentials")
-	}
-	switch {
-	case u.Scheme == "https":
-	case u.Scheme == "http" && p.loopback && loopbackHost(u.Hostname()):
-	default:
-		return bad("must use https")
-	}
-	u.Fragment = ""
 	return u, nil
 }
 
-func loopbackHost(h string) bool {
-	if h == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(h)
-	return err == nil && ip.IsLoopback()
-}
-
 // fetch GETs and reads a profile, bounded in time and size, and returns it
-// with how long it may be kept.
+// with how long it may be kept. Its errors never echo what the agent's
+// server answered.
 func (p *profiles) fetch(ctx context.Context, u string) (*agentProfile, time.Duration, *shop.ProtocolError) {
-	ctx, cancel := context.WithTimeout(ctx, profileTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, 0, discoveryError("invalid_profile_url", "the agent profile URL cannot be fetched")
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := p.client.Do(req)
+	resp, err := p.fetcher.Get(ctx, u, "application/json")
 	if err != nil {
 		why := "the agent profile could not be fetched"
-		if errors.Is(err, errPrivateAddress) {
+		switch {
+		case errors.Is(err, webfetch.ErrBadURL):
+			return nil, 0, discoveryError("invalid_profile_url", "the agent profile URL cannot be fetched")
+		case errors.Is(err, webfetch.ErrTooLarge):
+			return nil, 0, discoveryError("profile_malformed", fmt.Sprintf("the agent profile is larger than %d bytes", maxProfileBytes))
+		case errors.Is(err, webfetch.ErrStatus):
+			why += ": it did not answer 200 (profiles must answer 200, without redirects)"
+		case errors.Is(err, webfetch.ErrPrivateAddress):
 			why += ": its host is not a public address"
-		} else if errors.Is(err, context.DeadlineExceeded) {
+		case errors.Is(err, webfetch.ErrTimeout):
 			why += ": it took too long"
 		}
 		return nil, 0, discoveryError("profile_unreachable", why)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, 0, discoveryError("profile_unreachable", fmt.Sprintf("the agent profile answered HTTP %d (profiles must answer 200, without redirects)", resp.StatusCode))
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxProfileBytes+1))
-	if err != nil {
-		return nil, 0, discoveryError("profile_unreachable", "the agent profile could not be read")
-	}
-	if len(body) > maxProfileBytes {
-		return nil, 0, discoveryError("profile_malformed", fmt.Sprintf("the agent profile is larger than %d bytes", maxProfileBytes))
-	}
-	prof, perr := parseProfile(body)
+	prof, perr := parseProfile(resp.Body)
 	if perr != nil {
 		return nil, 0, perr
 	}
-	return prof, profileTTL(resp.Header.Get("Cache-Control")), nil
+	return prof, resp.TTL, nil
 }
 
 // parseProfile reads a platform profile: a JSON object whose ucp names a
@@ -302,21 +228,6 @@ func parseProfile(body []byte) (*agentProfile, *shop.ProtocolError) {
 		}
 	}
 	return &agentProfile{Version: doc.UCP.Version, Capabilities: doc.UCP.Capabilities}, nil
-}
-
-// profileTTL is how long a profile may be kept: its Cache-Control max-age,
-// at least a minute and at most an hour, five minutes when it says none.
-func profileTTL(cc string) time.Duration {
-	ttl := defaultProfileTTL
-	for _, d := range strings.Split(cc, ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(strings.ToLower(d)), "=")
-		if k == "max-age" {
-			if n, err := strconv.Atoi(strings.Trim(v, `"`)); err == nil {
-				ttl = time.Duration(n) * time.Second
-			}
-		}
-	}
-	return min(max(ttl, minProfileTTL), maxProfileTTL)
 }
 
 // negotiate is the capabilities the shop and the agent share at the shop's

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,52 +14,6 @@ import (
 
 	"shop"
 )
-
-func TestPublicAddr(t *testing.T) {
-	cases := []struct {
-		addr   string
-		public bool
-	}{
-		{"93.184.216.34", true},
-		{"2606:2800:220:1:248:1893:25c8:1946", true},
-		{"127.0.0.1", false},
-		{"::1", false},
-		{"10.1.2.3", false},
-		{"172.16.0.1", false},
-		{"192.168.1.1", false},
-		{"169.254.169.254", false}, // link-local: cloud metadata
-		{"fe80::1", false},
-		{"fc00::1", false},
-		{"100.64.0.1", false}, // shared address space
-		{"0.0.0.0", false},
-		{"0.1.2.3", false},
-		{"224.0.0.1", false},
-		{"ff02::1", false},
-	}
-	for _, c := range cases {
-		if got := publicAddr(netip.MustParseAddr(c.addr)); got != c.public {
-			t.Errorf("publicAddr(%s) = %v, want %v", c.addr, got, c.public)
-		}
-	}
-}
-
-func TestProfileTTL(t *testing.T) {
-	cases := []struct {
-		header string
-		want   time.Duration
-	}{
-		{"", defaultProfileTTL},
-		{"public, max-age=300", 300 * time.Second},
-		{"public, max-age=5", minProfileTTL},
-		{"max-age=86400, public", maxProfileTTL},
-		{"no-store", defaultProfileTTL},
-	}
-	for _, c := range cases {
-		if got := profileTTL(c.header); got != c.want {
-			t.Errorf("profileTTL(%q) = %v, want %v", c.header, got, c.want)
-		}
-	}
-}
 
 // code is the UCP code in a protocol error's data.
 func code(t *testing.T, err error) string {
