@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/webfetch"
 )
 
 // The authorization server is github.com/ory/fosite: it speaks the protocol
@@ -42,10 +43,10 @@ type Options struct {
 	Key []byte
 	// Shop is the merchant's name, on the login pages and in the email.
 	Shop string
-	// Fetch fetches the clients' metadata documents (webfetch).
-	Fetch Fetcher
-	// AllowHTTPClients accepts http client_id URLs (tests on 127.0.0.1 only).
-	AllowHTTPClients bool
+	// Fetch fetches the clients' metadata documents: https only, public
+	// addresses only (webfetch.Options.AllowLoopback in tests only),
+	// bounded in size and time, with the TTL their headers allow.
+	Fetch *webfetch.Fetcher
 	// Logger receives the server's errors; codes and tokens are never logged.
 	Logger *slog.Logger
 	// Emails, when false, refuses logins up front: without an outbox
@@ -81,7 +82,7 @@ func New(db *gorm.DB, opts Options) (*Server, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	s.clients = &clients{db: db, fetch: opts.Fetch, audience: s.resource, allowHTTP: opts.AllowHTTPClients, cache: map[string]cachedClient{}}
+	s.clients = &clients{db: db, fetch: opts.Fetch, audience: s.resource, cache: map[string]cachedClient{}}
 	s.store = &store{db: db, clients: s.clients}
 	mac := hmac.New(sha256.New, opts.Key)
 	mac.Write([]byte("shop oauth tokens"))
@@ -95,9 +96,8 @@ func New(db *gorm.DB, opts Options) (*Server, error) {
 		AudienceMatchingStrategy: fosite.ExactAudienceMatchingStrategy,
 		RefreshTokenScopes:       []string{}, // every grant gets a refresh token, not only "offline" ones
 		TokenURL:                 issuer + "/oauth/token",
-		// PKCE binds the code to the client that asked for it; a state a
-		// client sends is echoed, and one it does not send is no error.
-		MinParameterEntropy: -1,
+		// fosite asks every authorization request for a state of at least
+		// 8 characters (MinParameterEntropy), as hosts send.
 	}
 	s.provider = compose.Compose(cfg, s.store, compose.NewOAuth2HMACStrategy(cfg),
 		compose.OAuth2AuthorizeExplicitFactory,
@@ -270,4 +270,19 @@ func (s *Server) Verify(ctx context.Context, token string) (shop.Buyer, error) {
 		return shop.Buyer{}, err
 	}
 	return shop.Buyer{AccountID: acct.ID, AccountEmail: acct.Email, Scopes: ar.GetGrantedScopes()}, nil
+}
+
+// Challenge is the WWW-Authenticate challenge that asks a host to link the
+// buyer's account for scopes (all of them when none), naming the protected
+// resource metadata to start from; errCode is "invalid_token" for a token
+// refused, "insufficient_scope" for a tool that needs a link or a scope.
+func (s *Server) Challenge(errCode string, scopes []string) string {
+	if len(scopes) == 0 {
+		scopes = shop.Scopes
+	}
+	c := fmt.Sprintf(`Bearer resource_metadata=%q, scope=%q`, s.ResourceMetadataURL(), strings.Join(scopes, " "))
+	if errCode != "" {
+		c += fmt.Sprintf(`, error=%q`, errCode)
+	}
+	return c
 }

@@ -18,14 +18,8 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/webfetch"
 )
-
-// Fetcher fetches a client's metadata document (its client_id URL) the safe
-// way: https only, public addresses only, bounded in size and time. It
-// answers the body and how long it may be cached (from its headers).
-type Fetcher interface {
-	Fetch(ctx context.Context, rawURL string) (body []byte, ttl time.Duration, err error)
-}
 
 // clients finds the OAuth clients: a client whose id is an https URL is
 // described by the metadata document at that URL (Client ID Metadata
@@ -33,10 +27,8 @@ type Fetcher interface {
 // in oauth_clients.
 type clients struct {
 	db       *gorm.DB
-	fetch    Fetcher
+	fetch    *webfetch.Fetcher
 	audience string
-	// allowHTTP lets a document's URL be http on a loopback host (tests).
-	allowHTTP bool
 
 	mu    sync.Mutex
 	cache map[string]cachedClient
@@ -79,7 +71,7 @@ var errUnknownClient = fosite.ErrInvalidClient.WithHint("The client is unknown, 
 
 // isMetadataURL reports whether id names a client by its metadata document.
 func (c *clients) isMetadataURL(id string) bool {
-	return strings.HasPrefix(id, "https://") || (c.allowHTTP && strings.HasPrefix(id, "http://"))
+	return strings.HasPrefix(id, "https://") || strings.HasPrefix(id, "http://")
 }
 
 // GetClient answers the client with id (fosite.ClientManager).
@@ -142,12 +134,12 @@ func (c *clients) document(ctx context.Context, rawURL string) (*Client, error) 
 	if ok && time.Now().Before(cached.expires) {
 		return cached.client, nil
 	}
-	body, ttl, err := c.fetch.Fetch(ctx, rawURL)
+	resp, err := c.fetch.Get(ctx, rawURL, "application/json")
 	if err != nil {
 		return nil, errUnknownClient.WithWrap(err).WithDebug(err.Error())
 	}
 	var doc clientDocument
-	if err := json.Unmarshal(body, &doc); err != nil {
+	if err := json.Unmarshal(resp.Body, &doc); err != nil {
 		return nil, errUnknownClient.WithHint("The client's metadata document is not a JSON object.")
 	}
 	if doc.ClientID != rawURL {
@@ -160,7 +152,7 @@ func (c *clients) document(ctx context.Context, rawURL string) (*Client, error) 
 		return nil, errUnknownClient.WithHint(err.Error())
 	}
 	cl := c.client(rawURL, clip(doc.ClientName, maxClientNameLen), doc.RedirectURIs)
-	ttl = min(max(ttl, minClientTTL), maxClientTTL)
+	ttl := min(max(resp.TTL, minClientTTL), maxClientTTL)
 	c.mu.Lock()
 	if len(c.cache) >= maxClientCache {
 		clear(c.cache) // a cache, not a record: refetching is always right

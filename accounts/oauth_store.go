@@ -82,7 +82,7 @@ func (s *store) create(ctx context.Context, kind, signature string, req fosite.R
 		exp = time.Now().Add(refreshLifespan)
 	}
 	row := grantRow{
-		SignatureHash: hash(signature), Kind: kind, RequestID: req.GetID(), ClientID: req.GetClient().GetID(),
+		SignatureHash: grantKey(kind, signature), Kind: kind, RequestID: req.GetID(), ClientID: req.GetClient().GetID(),
 		AccountID: sess.GetSubject(), Scopes: strings.Join(req.GetGrantedScopes(), " "),
 		Audience: strings.Join(req.GetGrantedAudience(), " "), Form: string(formJSON),
 		RequestedAt: req.GetRequestedAt().UTC(), ExpiresAt: exp.UTC(), Active: true, CreatedAt: time.Now().UTC(),
@@ -98,7 +98,7 @@ func (s *store) create(ctx context.Context, kind, signature string, req fosite.R
 // inactive (fosite revokes the family of a code or refresh token used twice).
 func (s *store) get(ctx context.Context, kind, signature string, sess fosite.Session, inactive error) (fosite.Requester, error) {
 	var row grantRow
-	err := s.db.WithContext(ctx).Where("signature_hash = ? AND kind = ?", hash(signature), kind).Take(&row).Error
+	err := s.db.WithContext(ctx).Where("signature_hash = ? AND kind = ?", grantKey(kind, signature), kind).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, fosite.ErrNotFound
 	}
@@ -128,13 +128,17 @@ func (s *store) get(ctx context.Context, kind, signature string, sess fosite.Ses
 	return req, nil
 }
 
+// grantKey is the key of a grant: the hash of its kind and signature (a
+// code's PKCE challenge is stored under the code's signature too).
+func grantKey(kind, signature string) string { return hash(kind + ":" + signature) }
+
 func fields(s string) []string { return strings.Fields(s) }
 
 // deactivate marks the active grant of kind with signature used; a grant
 // already used (by a concurrent caller too) is answered with used.
 func (s *store) deactivate(ctx context.Context, kind, signature string, used error) error {
 	res := s.db.WithContext(ctx).Model(&grantRow{}).
-		Where("signature_hash = ? AND kind = ? AND active", hash(signature), kind).Update("active", false)
+		Where("signature_hash = ? AND kind = ? AND active", grantKey(kind, signature), kind).Update("active", false)
 	if res.Error != nil {
 		return fmt.Errorf("use %s grant: %w", kind, res.Error)
 	}
@@ -145,7 +149,7 @@ func (s *store) deactivate(ctx context.Context, kind, signature string, used err
 }
 
 func (s *store) delete(ctx context.Context, kind, signature string) error {
-	err := s.db.WithContext(ctx).Where("signature_hash = ? AND kind = ?", hash(signature), kind).Delete(&grantRow{}).Error
+	err := s.db.WithContext(ctx).Where("signature_hash = ? AND kind = ?", grantKey(kind, signature), kind).Delete(&grantRow{}).Error
 	if err != nil {
 		return fmt.Errorf("delete %s grant: %w", kind, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/accounts"
 	"shop/acp"
 	"shop/catalog"
 	"shop/checkout"
@@ -24,6 +25,7 @@ import (
 	"shop/payments"
 	"shop/server"
 	"shop/ucp"
+	"shop/webfetch"
 	"shop/widgets"
 )
 
@@ -40,6 +42,8 @@ type app struct {
 	charger  checkout.Charger
 	acp      *acp.ACP
 	idem     *idempotency.Store
+	// accounts is the buyers' authorization server (CONTRACT.md §10).
+	accounts *accounts.Server
 	// mailer delivers the buyer's emails; nil when the shop sends none.
 	mailer *notify.Worker
 	// metrics are the operator's (served by serve on --metrics-addr).
@@ -94,6 +98,13 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 	a.metrics = a.newMetrics() // its sources are read at scrapes, once everything below is wired
 	a.catalog = catalog.New(a.db, a.policy.Currency(), &catalog.Options{PublicURL: cfg.PublicURL})
 	a.orders = orders.New(a.db, &orders.Options{PublicURL: cfg.PublicURL, ReceiptKey: key, Emails: a.emails(m)})
+	a.accounts, err = accounts.New(a.db, accounts.Options{
+		PublicURL: cfg.PublicURL, Key: key, Shop: a.policy.Name, Logger: m.Logger, Emails: a.mailer != nil,
+		Fetch: webfetch.New(webfetch.Options{AllowLoopback: cfg.AccountsAllowLoopback, MaxBytes: 64 << 10}),
+	})
+	if err != nil {
+		return err
+	}
 	refunder, ok := a.charger.(orders.Refunder)
 	if !ok {
 		return fmt.Errorf("payment provider %s cannot refund", a.charger.Name())
@@ -170,6 +181,7 @@ func (a *app) buyerMCP(m *Main) *mcp.Server {
 		Domain: a.cfg.WidgetDomain, RedirectDomains: a.redirectDomains()})
 	return a.mcpServer(m, server.MCPOptions{Name: "shop", Title: a.policy.Name, Resources: w.Resources(),
 		Instructions: w.Instructions(a.policy.Name, a.policy.Currency().Code()),
+		Challenge:    func(scopes []string) string { return a.accounts.Challenge("insufficient_scope", scopes) },
 		Tools:        slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), w.Tools())})
 }
 
