@@ -29,9 +29,9 @@ func TestLink(t *testing.T) {
 
 		t.Run("Metadata", func(t *testing.T) {
 			var as, pr map[string]any
-			_, body := read(t)(http.Get(e.url+"/.well-known/oauth-authorization-server"))
+			_, body := read(t)(http.Get(e.url + "/.well-known/oauth-authorization-server"))
 			json.Unmarshal([]byte(body), &as)
-			_, body = read(t)(http.Get(e.url+"/.well-known/oauth-protected-resource/mcp"))
+			_, body = read(t)(http.Get(e.url + "/.well-known/oauth-protected-resource/mcp"))
 			json.Unmarshal([]byte(body), &pr)
 			if as["issuer"] != e.url || as["client_id_metadata_document_supported"] != true ||
 				as["authorization_response_iss_parameter_supported"] != true || as["code_challenge_methods_supported"].([]any)[0] != "S256" {
