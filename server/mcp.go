@@ -35,7 +35,9 @@ type MCPOptions struct {
 	// Challenge, when set, is the WWW-Authenticate challenge that starts
 	// linking the buyer's account for the given scopes (see BearerAuth);
 	// an account tool called by a buyer it does not allow answers it in
-	// its result's _meta["mcp/www_authenticate"].
+	// its result's _meta["mcp/www_authenticate"]. When set, the server
+	// links buyers' accounts, and each tool's descriptor declares its
+	// securitySchemes in its _meta.
 	Challenge func(scopes []string) string
 }
 
@@ -91,7 +93,7 @@ func newMCP(opts MCPOptions) *mcp.Server {
 	srv.AddReceivingMiddleware(clientCapabilities(logger))
 	full := make(map[string]json.RawMessage, len(opts.Tools))
 	for _, t := range opts.Tools {
-		tool := mcpTool(t)
+		tool := mcpTool(t, opts.Challenge != nil)
 		full[t.Name], tool.InputSchema = t.InputSchema, leanSchema(t.InputSchema)
 		srv.AddTool(tool, handler(t, opts, logger))
 	}
@@ -135,7 +137,7 @@ func listMeta(live map[string]func(context.Context) map[string]any) mcp.Middlewa
 	}
 }
 
-func mcpTool(t shop.Tool) *mcp.Tool {
+func mcpTool(t shop.Tool, schemes bool) *mcp.Tool {
 	destructive, openWorld := t.Destructive, false
 	var output any
 	if t.OutputSchema != nil {
@@ -154,13 +156,16 @@ func mcpTool(t shop.Tool) *mcp.Tool {
 			IdempotentHint:  t.Idempotent,
 			OpenWorldHint:   &openWorld,
 		},
-		Meta: toolMeta(t),
+		Meta: toolMeta(t, schemes),
 	}
 }
 
 // toolMeta is t's _meta with its securitySchemes (shop.AuthRequirement),
 // which hosts read there as well as at the top of the descriptor.
-func toolMeta(t shop.Tool) map[string]any {
+func toolMeta(t shop.Tool, schemes bool) map[string]any {
+	if !schemes {
+		return t.Meta
+	}
 	meta := make(map[string]any, len(t.Meta)+1)
 	for k, v := range t.Meta {
 		meta[k] = v
