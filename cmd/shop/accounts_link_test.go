@@ -46,6 +46,10 @@ func TestAccountLink(t *testing.T) {
 	// requires; the shop trusts the test server's certificate).
 	landed := make(chan string, 1)
 	callback := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/callback" {
+			http.NotFound(w, r) // the browser's favicon.ico
+			return
+		}
 		select {
 		case landed <- "http://" + r.Host + r.URL.String():
 		default:
