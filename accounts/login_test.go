@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -94,6 +95,26 @@ func TestDeleteAccountRevokes(t *testing.T) {
 		}
 		if status, next := e.refresh(t, e.clientID, tk.RefreshToken); status != http.StatusBadRequest || next.AccessToken != "" {
 			t.Fatalf("refresh after deleting the account: %d", status)
+		}
+	})
+}
+
+// TestSweep: expired login flows and grants are deleted, live ones kept.
+func TestSweep(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		e := newEnv(t, db)
+		verifier, challenge := pkce()
+		code := e.authorize(t, e.clientID, e.redirect, challenge, "sweep@example.com")
+		e.exchange(t, e.clientID, e.redirect, code, verifier)
+		e.startFlow(t, "open@example.com")
+		count := func(table string) (n int64) { db.Table(table).Count(&n); return n }
+		flows, grants := count("login_flows"), count("oauth_grants")
+		if n, err := accounts.Sweep(context.Background(), db, time.Now()); err != nil || n != 0 {
+			t.Fatalf("sweep now: %d %v", n, err)
+		}
+		n, err := accounts.Sweep(context.Background(), db, time.Now().Add(31*24*time.Hour))
+		if err != nil || n != flows+grants || count("login_flows")+count("oauth_grants") != 0 {
+			t.Fatalf("sweep in a month: %d of %d flows and %d grants (%v)", n, flows, grants, err)
 		}
 	})
 }

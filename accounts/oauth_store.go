@@ -246,3 +246,18 @@ func (s *store) GetPKCERequestSession(ctx context.Context, sig string, sess fosi
 func (s *store) DeletePKCERequestSession(ctx context.Context, sig string) error {
 	return s.delete(ctx, kindPKCE, sig)
 }
+
+// Sweep deletes what can no longer be used: login flows past their expiry
+// and grants past theirs (a used refresh token stays until then, so that
+// its reuse is still caught). It answers how many rows went.
+func Sweep(ctx context.Context, db *gorm.DB, now time.Time) (int64, error) {
+	flows := db.WithContext(ctx).Where("expires_at < ?", now.UTC()).Delete(&flowRow{})
+	if flows.Error != nil {
+		return 0, fmt.Errorf("sweep login flows: %w", flows.Error)
+	}
+	grants := db.WithContext(ctx).Where("expires_at < ?", now.UTC()).Delete(&grantRow{})
+	if grants.Error != nil {
+		return flows.RowsAffected, fmt.Errorf("sweep grants: %w", grants.Error)
+	}
+	return flows.RowsAffected + grants.RowsAffected, nil
+}

@@ -118,7 +118,12 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 		Linker: linker, LinkKey: key,
 		OrderRefunds: func(ctx context.Context) (int, error) { return a.admin.ReconcileRefunds(ctx, cfg.ReconcileGrace) },
 		AlsoSweep: func(ctx context.Context) (int64, error) {
-			return a.idem.Sweep(ctx, time.Now().Add(-idempotency.Retention))
+			n, err := a.idem.Sweep(ctx, time.Now().Add(-idempotency.Retention))
+			if err != nil {
+				return n, err
+			}
+			m, err := accounts.Sweep(ctx, a.db, time.Now())
+			return n + m, err
 		},
 		SessionMoved: a.metrics.SessionMoved,
 	})
