@@ -99,7 +99,7 @@ func TestLink(t *testing.T) {
 			resp, err := b.PostForm(e.url+"/login/consent", url.Values{"csrf": {csrf}, "decision": {"deny"}})
 			read(t)(resp, err)
 			loc, _ := url.Parse(resp.Header.Get("Location"))
-			if q := loc.Query(); q.Get("error") != "access_denied" || q.Get("code") != "" {
+			if q := loc.Query(); q.Get("error") != "access_denied" || q.Get("code") != "" || q.Get("iss") != e.url {
 				t.Fatalf("deny redirected to %s", loc)
 			}
 		})
