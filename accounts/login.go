@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/mail"
+	"net/url"
 	"strings"
 	"time"
 
@@ -127,7 +128,7 @@ func (p *pages) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		p.s.logRefusal(ctx, "authorization refused", err)
-		p.s.provider.WriteAuthorizeError(ctx, w, ar, err)
+		p.s.provider.WriteAuthorizeError(ctx, issWriter(w, p.s.issuer), ar, err)
 		return
 	}
 	client, _ := ar.GetClient().(*Client)
@@ -394,11 +395,11 @@ func (p *pages) consent(w http.ResponseWriter, r *http.Request) {
 	ar, err := p.rebuild(ctx, row)
 	if err != nil {
 		p.s.logRefusal(ctx, "authorization refused", err)
-		p.s.provider.WriteAuthorizeError(ctx, w, ar, err)
+		p.s.provider.WriteAuthorizeError(ctx, issWriter(w, p.s.issuer), ar, err)
 		return
 	}
 	if r.PostFormValue("decision") != "allow" {
-		p.s.provider.WriteAuthorizeError(ctx, w, ar, fosite.ErrAccessDenied.WithHint("The buyer denied the request."))
+		p.s.provider.WriteAuthorizeError(ctx, issWriter(w, p.s.issuer), ar, fosite.ErrAccessDenied.WithHint("The buyer denied the request."))
 		return
 	}
 	for _, s := range grantedScopes(ar) {
@@ -408,9 +409,34 @@ func (p *pages) consent(w http.ResponseWriter, r *http.Request) {
 	resp, err := p.s.provider.NewAuthorizeResponse(ctx, ar, &fosite.DefaultSession{Subject: *row.AccountID})
 	if err != nil {
 		p.s.logRefusal(ctx, "authorization refused", err)
-		p.s.provider.WriteAuthorizeError(ctx, w, ar, err)
+		p.s.provider.WriteAuthorizeError(ctx, issWriter(w, p.s.issuer), ar, err)
 		return
 	}
-	resp.AddParameter("iss", p.s.issuer) // RFC 9207
-	p.s.provider.WriteAuthorizeResponse(ctx, w, ar, resp)
+	p.s.provider.WriteAuthorizeResponse(ctx, issWriter(w, p.s.issuer), ar, resp)
+}
+
+// issWriter adds the issuer as iss (RFC 9207) to the redirect back to the
+// client that fosite writes, a code's or an error's: fosite has no option
+// for it on errors.
+func issWriter(w http.ResponseWriter, issuer string) http.ResponseWriter {
+	return &issResponse{ResponseWriter: w, issuer: issuer}
+}
+
+type issResponse struct {
+	http.ResponseWriter
+	issuer string
+}
+
+func (w *issResponse) WriteHeader(code int) {
+	if code >= 300 && code < 400 {
+		if u, err := url.Parse(w.Header().Get("Location")); err == nil && u.IsAbs() {
+			q := u.Query()
+			if q.Get("iss") == "" {
+				q.Set("iss", w.issuer)
+				u.RawQuery = q.Encode()
+				w.Header().Set("Location", u.String())
+			}
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
 }

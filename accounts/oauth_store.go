@@ -105,9 +105,13 @@ func (s *store) get(ctx context.Context, kind, signature string, sess fosite.Ses
 	if err != nil {
 		return nil, fmt.Errorf("read %s grant: %w", kind, err)
 	}
-	client, err := s.clients.GetClient(ctx, row.ClientID)
-	if err != nil {
-		return nil, err
+	// An access token is checked on every call to /mcp: it needs its
+	// client's id only, not its document fetched again or its row read.
+	var client fosite.Client = s.clients.client(row.ClientID, "", nil)
+	if kind != kindAccess {
+		if client, err = s.clients.GetClient(ctx, row.ClientID); err != nil {
+			return nil, err
+		}
 	}
 	var form url.Values
 	if err := json.Unmarshal([]byte(row.Form), &form); err != nil {
