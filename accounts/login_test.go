@@ -118,3 +118,21 @@ func TestSweep(t *testing.T) {
 		}
 	})
 }
+
+// TestLoginCodeExpires: a sign-in code is refused after its ten minutes,
+// even typed right.
+func TestLoginCodeExpires(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		e := newEnv(t, db)
+		_, challenge := pkce()
+		b := browser()
+		_, page := read(t)(b.Get(e.authorizeURL(e.clientID, e.redirect, challenge, e.url+"/mcp")))
+		csrf := csrfOf(t, page)
+		read(t)(b.PostForm(e.url+"/login/email", url.Values{"csrf": {csrf}, "email": {"late@example.com"}}))
+		db.Exec("UPDATE login_flows SET code_expires_at = ? WHERE email = 'late@example.com'", time.Now().Add(-time.Second).UTC())
+		status, page := read(t)(b.PostForm(e.url+"/login/code", url.Values{"csrf": {csrf}, "code": {e.lastCode(t, "late@example.com")}}))
+		if status != http.StatusForbidden || strings.Contains(page, `value="allow"`) {
+			t.Fatalf("an expired code: %d", status)
+		}
+	})
+}
