@@ -11,6 +11,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -65,6 +66,20 @@ func TestBearerAuth(t *testing.T) {
 			!strings.Contains(string(body), as.ResourceMetadataURL()) {
 			t.Fatalf("whoami as a guest: %d %s", status, body)
 		}
+		// tools/list declares the tool's securitySchemes at the top of its
+		// descriptor and in its _meta.
+		status, _, body = post(t, ts.URL, "", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		var listed struct {
+			Tools []struct {
+				SecuritySchemes []shop.SecurityScheme
+				Meta            struct{ SecuritySchemes []shop.SecurityScheme } `json:"_meta"`
+			}
+		}
+		json.Unmarshal(rpcResult(body), &listed)
+		want := []shop.SecurityScheme{{Type: "oauth2", Scopes: []string{shop.ScopeOrdersRead}}}
+		if len(listed.Tools) != 1 || !reflect.DeepEqual(listed.Tools[0].SecuritySchemes, want) || !reflect.DeepEqual(listed.Tools[0].Meta.SecuritySchemes, want) {
+			t.Fatalf("tools/list: %d %s", status, body)
+		}
 		status, challenge, _ := callWhoami(t, ts.URL, token+"x")
 		if status != http.StatusUnauthorized || !strings.Contains(challenge, `resource_metadata="`+as.ResourceMetadataURL()+`"`) {
 			t.Fatalf("an unknown token: %d %q", status, challenge)
@@ -74,7 +89,14 @@ func TestBearerAuth(t *testing.T) {
 
 func callWhoami(t *testing.T, base, token string) (int, string, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`))
+	return post(t, base, token, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`)
+}
+
+// post sends a JSON-RPC request to /mcp with token as its bearer token
+// (none when empty) and answers the status, WWW-Authenticate and body.
+func post(t *testing.T, base, token, rpc string) (int, string, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(rpc))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")

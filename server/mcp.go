@@ -92,12 +92,19 @@ func newMCP(opts MCPOptions) *mcp.Server {
 		&mcp.ServerOptions{Instructions: opts.Instructions, Logger: quiet(logger), Capabilities: capabilities(opts.Resources)})
 	srv.AddReceivingMiddleware(clientCapabilities(logger))
 	full := make(map[string]json.RawMessage, len(opts.Tools))
+	var schemes map[string][]shop.SecurityScheme
+	if opts.Challenge != nil {
+		schemes = make(map[string][]shop.SecurityScheme, len(opts.Tools))
+	}
 	for _, t := range opts.Tools {
 		tool := mcpTool(t, opts.Challenge != nil)
 		full[t.Name], tool.InputSchema = t.InputSchema, leanSchema(t.InputSchema)
+		if schemes != nil {
+			schemes[t.Name] = t.Auth.SecuritySchemes()
+		}
 		srv.AddTool(tool, handler(t, opts, logger))
 	}
-	srv.AddReceivingMiddleware(fullSchemas(full))
+	srv.AddReceivingMiddleware(fullSchemas(full, schemes))
 	live := map[string]func(context.Context) map[string]any{}
 	for _, r := range opts.Resources {
 		srv.AddResource(mcpResource(r), resourceHandler(r, logger))
