@@ -18,16 +18,17 @@ import (
 // need them.
 const (
 	// ScopeOrders allows reading the buyer's orders.
-	ScopeOrders = "orders:read"
+	ScopeOrders = shop.ScopeOrdersRead
 	// ScopeAccount allows reading and changing the account: its addresses,
 	// its deletion.
-	ScopeAccount = "account"
+	ScopeAccount = shop.ScopeAccount
 )
 
 // AccountRequired is the code of an account tool's refusal when the call
 // carries no linked account, or one whose token lacks the tool's scope: the
-// buyer can connect (or reconnect) their account with the shop.
-const AccountRequired shop.Code = "account_required"
+// buyer can connect (or reconnect) their account with the shop. It is the
+// code package server answers such a call with, before the tool runs.
+const AccountRequired = shop.Unauthorized
 
 // Data is a linked buyer's own data: their account, saved addresses and
 // orders, and the account's deletion, for the account tools and the staff.

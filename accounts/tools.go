@@ -29,6 +29,12 @@ var toolScopes = map[string]string{
 // that is not one of them.
 func ToolScope(name string) string { return toolScopes[name] }
 
+// authFor is the account tool name's requirement: its scope, on a linked
+// account. Package server refuses other buyers with the linking challenge.
+func authFor(name string) shop.AuthRequirement {
+	return shop.AuthRequirement{Scopes: []string{toolScopes[name]}}
+}
+
 // AccountResult is get_my_account's structured content, and that of the
 // tools that change the account's addresses.
 type AccountResult struct {
@@ -107,33 +113,33 @@ const needsAccount = " Needs the buyer's connected account (scope %s); without i
 func (d *Data) Tools() []shop.Tool {
 	acct, ord := fmt.Sprintf(needsAccount, ScopeAccount), fmt.Sprintf(needsAccount, ScopeOrders)
 	return []shop.Tool{
-		shop.NewTool(shop.Tool{Name: "get_my_account", Title: "Get my account", ReadOnly: true, Idempotent: true,
+		shop.NewTool(shop.Tool{Name: "get_my_account", Auth: authFor("get_my_account"), Title: "Get my account", ReadOnly: true, Idempotent: true,
 			Description: "The buyer's account with the shop: email, linked_since, saved shipping addresses and the default one, " +
 				"which new checkout sessions start with (as they start with the account's email)." + acct,
 		}, d.getMyAccount),
-		shop.NewTool(shop.Tool{Name: "add_my_address", Title: "Save an address",
+		shop.NewTool(shop.Tool{Name: "add_my_address", Auth: authFor("add_my_address"), Title: "Save an address",
 			Description: fmt.Sprintf("Save a shipping address to the buyer's account, checked as a checkout session checks it; "+
 				"make_default: true makes new checkout sessions start with it. An account keeps at most %d. Answers the account.", MaxAddresses) + acct +
 				" Errors: missing or invalid $.address.* (the field to fix), invalid $.address (too many).",
 		}, d.addMyAddress),
-		shop.NewTool(shop.Tool{Name: "remove_my_address", Title: "Remove a saved address", Destructive: true, Idempotent: true,
+		shop.NewTool(shop.Tool{Name: "remove_my_address", Auth: authFor("remove_my_address"), Title: "Remove a saved address", Destructive: true, Idempotent: true,
 			Description: "Remove one of the buyer's saved addresses (address_id from get_my_account); when it was the default, the most recently " +
 				"saved of the others becomes the default. Answers the account." + acct + " Errors: not_found $.address_id.",
 		}, d.removeMyAddress),
-		shop.NewTool(shop.Tool{Name: "set_my_default_address", Title: "Choose my default address", Idempotent: true,
+		shop.NewTool(shop.Tool{Name: "set_my_default_address", Auth: authFor("set_my_default_address"), Title: "Choose my default address", Idempotent: true,
 			Description: "Make one of the buyer's saved addresses (address_id from get_my_account) the one new checkout sessions start with. " +
 				"Answers the account." + acct + " Errors: not_found $.address_id.",
 		}, d.setMyDefault),
-		shop.NewTool(shop.Tool{Name: "list_my_orders", Title: "List my orders", ReadOnly: true, Idempotent: true,
+		shop.NewTool(shop.Tool{Name: "list_my_orders", Auth: authFor("list_my_orders"), Title: "List my orders", ReadOnly: true, Idempotent: true,
 			Description: "The buyer's own orders, newest first, each whole: status, lines, totals in minor units, the receipt link " +
 				"(permalink_url) and tracking per parcel once shipped; orders placed as a guest with the account's email are included. " +
 				"For the next page pass next_cursor as cursor." + ord + " Errors: invalid $.limit, invalid $.cursor.",
 		}, d.listMyOrders),
-		shop.NewTool(shop.Tool{Name: "get_my_order", Title: "Get my order", ReadOnly: true, Idempotent: true,
+		shop.NewTool(shop.Tool{Name: "get_my_order", Auth: authFor("get_my_order"), Title: "Get my order", ReadOnly: true, Idempotent: true,
 			Description: "One of the buyer's own orders (order_id from list_my_orders): status, lines, totals, the receipt link and tracking " +
 				"per parcel once shipped." + ord + " Errors: missing or invalid $.order_id, not_found.",
 		}, d.getMyOrder),
-		shop.NewTool(shop.Tool{Name: "delete_my_account", Title: "Delete my account", Destructive: true,
+		shop.NewTool(shop.Tool{Name: "delete_my_account", Auth: authFor("delete_my_account"), Title: "Delete my account", Destructive: true,
 			Description: "Delete the buyer's account with the shop, only when the buyer asked for it: its saved addresses are removed and " +
 				"every connection of it (tokens) ends; orders stay with the shop, under the email they were placed with, for its books. " +
 				"Send confirm_email, the account's email. The shop's audit log records the deletion (without the email). The buyer may connect again later, which makes a new account." + acct +
