@@ -171,49 +171,64 @@ func providers(t *testing.T) map[string]provider {
 // then the shop's database restored to before it (the provider keeps the
 // charge), then the buyer pays again with a new token, and once more with
 // another. The provider keeps one charge, and the session has one order:
-// never two charges kept.
+// never two charges kept. Once the buyer pays again first (the first try
+// reuses the lost attempt's key), once the reconciler's search of the
+// provider's payments runs first.
 func TestRestoredDatabaseChargesOnce(t *testing.T) {
 	ctx := context.Background()
 	for _, d := range dbtest.Dialects {
-		for name, prov := range providers(t) {
-			t.Run(string(d)+"/"+name, func(t *testing.T) {
-				r := newRestorable(t, d)
-				p := payingShopOpts(t, r.db, &checkout.Options{Charger: prov.charger}, nil)
-				s := p.ready(t)
-				r.save()
-				p = payingShopOpts(t, r.db, &checkout.Options{Charger: prov.charger}, nil)
-				if got, err := p.co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay("pm_card_visa")}); err != nil || got.Status != checkout.Completed {
-					t.Fatalf("the purchase: %v %+v", err, got)
+		for _, name := range []string{"stripe", "sandbox"} {
+			for _, scanFirst := range []bool{false, true} {
+				run := string(d) + "/" + name + "/buyer_first"
+				if scanFirst {
+					run = string(d) + "/" + name + "/reconciler_first"
 				}
-				p = payingShopOpts(t, r.restore(), &checkout.Options{Charger: prov.charger}, nil)
-				if n := p.count(t, "orders"); n != 0 {
-					t.Fatalf("%d orders after the restore, want none", n)
-				}
-				// The first try reuses the lost attempt's key: the provider
-				// holds the charge made under it, which becomes the order.
-				for _, token := range []string{"pm_card_mastercard", "pm_card_amex"} {
-					got, err := p.co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay(token)})
-					if err != nil || got.Status != checkout.Completed {
-						t.Errorf("paying again with %s: %v %+v", token, err, got)
+				t.Run(run, func(t *testing.T) {
+					prov := providers(t)[name]
+					r := newRestorable(t, d)
+					p := payingShopOpts(t, r.db, &checkout.Options{Charger: prov.charger}, nil)
+					s := p.ready(t)
+					r.save()
+					p = payingShopOpts(t, r.db, &checkout.Options{Charger: prov.charger}, nil)
+					if got, err := p.co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay("pm_card_visa")}); err != nil || got.Status != checkout.Completed {
+						t.Fatalf("the purchase: %v %+v", err, got)
 					}
-				}
-				p.clk.Add(time.Hour) // past the reconciler's grace
-				if _, err := p.co.Reconcile(ctx); err != nil {
-					t.Fatal(err)
-				}
-				kept := prov.kept(t)
-				orders := p.count(t, "orders")
-				if len(kept) != 1 || orders != 1 {
-					t.Errorf("the provider keeps %d charges %v, the shop has %d orders; want one of each", len(kept), kept, orders)
-				}
-				var ref string
-				if err := p.db.Raw("SELECT payment_reference FROM orders WHERE checkout_session_id = ?", s.ID).Scan(&ref).Error; err != nil {
-					t.Fatal(err)
-				}
-				if len(kept) == 1 && ref != kept[0] {
-					t.Errorf("the order was paid by %q, the charge kept is %s", ref, kept[0])
-				}
-			})
+					p = payingShopOpts(t, r.restore(), &checkout.Options{Charger: prov.charger}, nil)
+					if n := p.count(t, "orders"); n != 0 {
+						t.Fatalf("%d orders after the restore, want none", n)
+					}
+					if scanFirst {
+						if n, err := p.co.ScanPayments(ctx); err != nil || n != 1 {
+							t.Errorf("the reconciler's search settled %d, %v; want 1", n, err)
+						}
+					}
+					// Without the search first, the first try reuses the lost
+					// attempt's key: the provider holds the charge made under
+					// it, which becomes the order.
+					for _, token := range []string{"pm_card_mastercard", "pm_card_amex"} {
+						got, err := p.co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay(token)})
+						if err != nil || got.Status != checkout.Completed {
+							t.Errorf("paying again with %s: %v %+v", token, err, got)
+						}
+					}
+					p.clk.Add(time.Hour) // past the reconciler's grace
+					if _, err := p.co.Reconcile(ctx); err != nil {
+						t.Fatal(err)
+					}
+					kept := prov.kept(t)
+					orders := p.count(t, "orders")
+					if len(kept) != 1 || orders != 1 {
+						t.Errorf("the provider keeps %d charges %v, the shop has %d orders; want one of each", len(kept), kept, orders)
+					}
+					var ref string
+					if err := p.db.Raw("SELECT payment_reference FROM orders WHERE checkout_session_id = ?", s.ID).Scan(&ref).Error; err != nil {
+						t.Fatal(err)
+					}
+					if len(kept) == 1 && ref != kept[0] {
+						t.Errorf("the order was paid by %q, the charge kept is %s", ref, kept[0])
+					}
+				})
+			}
 		}
 	}
 }
