@@ -6,6 +6,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"shop"
 	"shop/checkout"
 	"shop/database/dbtest"
 	"shop/payments"
@@ -111,6 +112,46 @@ func TestScanPaymentsWithoutAttempt(t *testing.T) {
 					t.Errorf("%d orders, want 2", orders)
 				}
 			})
+		}
+	})
+}
+
+// TestReusedKeyOtherAmount: the provider holds, under the key of a new
+// attempt, a charge of another amount (made by an attempt the shop lost,
+// before the session changed). Nothing is charged for the attempt, which
+// fails; the charge held is recorded on it and refunded; the buyer's next
+// try pays under a new key and makes the order.
+func TestReusedKeyOtherAmount(t *testing.T) {
+	ctx := context.Background()
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		p := payingShop(t, db, nil)
+		s := p.ready(t)
+		old, err := p.sandbox.Charge(ctx, payments.Request{Amount: total(s) - 100, Currency: s.Currency, Token: "pm_card_visa",
+			IdempotencyKey: "shop_" + s.ID + "_attempt_1", Metadata: map[string]string{"checkout_session_id": s.ID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = p.co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay("pm_card_mastercard")})
+		if shop.ErrorCode(err) != shop.Conflict {
+			t.Fatalf("paying under a key holding another amount: %v, want conflict", err)
+		}
+		var attempt, surplus struct{ Status, Reference, Reason string }
+		db.Raw("SELECT status, reference FROM payment_attempts WHERE idempotency_key = ?", "shop_"+s.ID+"_attempt_1").Scan(&attempt)
+		db.Raw("SELECT status, reference, reason FROM surplus_payments WHERE session_id = ?", s.ID).Scan(&surplus)
+		if attempt.Status != "orphaned" || attempt.Reference != old.Reference {
+			t.Errorf("attempt %+v, want orphaned with %s", attempt, old.Reference)
+		}
+		if surplus.Status != "refunded" || surplus.Reference != old.Reference || surplus.Reason != "the amount paid is not the session's total" {
+			t.Errorf("surplus %+v", surplus)
+		}
+		got, err := p.co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay("pm_card_amex")})
+		if err != nil || got.Status != checkout.Completed {
+			t.Fatalf("paying again: %v %+v", err, got)
+		}
+		var kept int64
+		db.Raw("SELECT COUNT(*) FROM sandbox_charges WHERE status = 'succeeded' AND refunded < amount").Scan(&kept)
+		if kept != 1 {
+			t.Errorf("%d charges kept, want 1", kept)
 		}
 	})
 }
