@@ -61,8 +61,8 @@ func (c *Checkout) ScanPayments(ctx context.Context) (int, error) {
 // names the session and the key) that no attempt accounts for becomes the
 // session's order when the session is still payable at that amount, as
 // after a crash; otherwise it is refunded, recorded as a surplus payment
-// with an audit event. A charge an attempt has is settled as that
-// attempt's outcome.
+// with an audit event. A charge of an attempt given up on is refunded; one
+// of a pending attempt is left to that attempt's settlement.
 func (c *Checkout) SettlePayment(ctx context.Context, key string) error {
 	res, found, err := c.charger.Lookup(ctx, key)
 	if err != nil || !found || res.Status != payments.Succeeded {
@@ -83,10 +83,13 @@ func (c *Checkout) settlePayment(ctx context.Context, res *payments.Result) (boo
 	err := c.db.WithContext(ctx).Where("idempotency_key = ?", key).Take(&att).Error
 	switch {
 	case err == nil:
-		if att.Status != attemptPending && att.Status != attemptFailed {
-			return false, nil // settled with its outcome
+		if att.Status != attemptFailed {
+			// Settled with its outcome, or pending: settled by whoever
+			// learns it (the caller, ReconcileSession, Reconcile after
+			// its grace period).
+			return false, nil
 		}
-		return c.settleFound(ctx, &att, res)
+		return c.settleFound(ctx, &att, res) // given up on, the charge made after all: refunded
 	case !errors.Is(err, gorm.ErrRecordNotFound):
 		return false, fmt.Errorf("payment attempt %s: %w", key, err)
 	}
