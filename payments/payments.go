@@ -132,7 +132,9 @@ var ErrUnknownOutcome = errors.New("payment outcome unknown")
 
 // ErrKeyReused wraps the error for an idempotency key sent again with a
 // different request (Stripe's idempotency_error). Nothing was charged for
-// the second request; the key still belongs to the first.
+// the second request; the key still belongs to the first, whose charge
+// (Lookup finds it) may be one the caller has lost its record of: the
+// outcome of the caller's payment is unknown until it looks.
 var ErrKeyReused = errors.New("idempotency key reused with a different request")
 
 // RefundRequest is one refund of a charge.
