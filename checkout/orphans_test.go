@@ -2,6 +2,7 @@ package checkout_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"gorm.io/gorm"
@@ -152,6 +153,46 @@ func TestReusedKeyOtherAmount(t *testing.T) {
 		db.Raw("SELECT COUNT(*) FROM sandbox_charges WHERE status = 'succeeded' AND refunded < amount").Scan(&kept)
 		if kept != 1 {
 			t.Errorf("%d charges kept, want 1", kept)
+		}
+	})
+}
+
+// TestLostPaymentSettledOnce: the webhook's deliveries and the reconciler's
+// searches, on replicas at once, settle a payment no attempt has once: one
+// order paid by it, nothing refunded, whichever wins.
+func TestLostPaymentSettledOnce(t *testing.T) {
+	ctx := context.Background()
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		p := payingShop(t, db, nil)
+		replica := payingShop(t, db, nil)
+		for range 3 {
+			s := p.ready(t)
+			key := "shop_" + s.ID + "_attempt_1"
+			paid := lostCharge(t, p.sandbox, s, key, "pm_card_visa")
+			var wg sync.WaitGroup
+			for i := range 6 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					co := []*checkout.Checkout{p.co, replica.co}[i%2]
+					if i < 4 {
+						_ = co.SettlePayment(ctx, key) // a loser may answer a conflict: Stripe delivers again
+					} else {
+						_, _ = co.ScanPayments(ctx)
+					}
+				}()
+			}
+			wg.Wait()
+			if _, err := p.co.ScanPayments(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var orders, surplus, refunded int64
+			db.Raw("SELECT COUNT(*) FROM orders WHERE checkout_session_id = ? AND payment_reference = ?", s.ID, paid.Reference).Scan(&orders)
+			db.Raw("SELECT COUNT(*) FROM surplus_payments WHERE session_id = ?", s.ID).Scan(&surplus)
+			db.Raw("SELECT refunded FROM sandbox_charges WHERE reference = ?", paid.Reference).Scan(&refunded)
+			if orders != 1 || surplus != 0 || refunded != 0 {
+				t.Errorf("%d orders paid by the payment, %d surplus payments, %d refunded; want 1, 0, 0", orders, surplus, refunded)
+			}
 		}
 	})
 }
