@@ -75,6 +75,11 @@ func TestScanPaymentsWithoutAttempt(t *testing.T) {
 				if ref != paid.Reference || refunded(paid.Reference) != 0 {
 					t.Errorf("order paid by %q, want %s, not refunded (refunded %d)", ref, paid.Reference, refunded(paid.Reference))
 				}
+				var recovered int64
+				db.Raw("SELECT COUNT(*) FROM audit_events WHERE action = 'payment.recovered' AND session_id = ?", s.ID).Scan(&recovered)
+				if recovered != 1 {
+					t.Errorf("%d audit events of the recovered payment, want 1", recovered)
+				}
 
 				// A session completed by another payment: refunded.
 				s2 := p.ready(t)
