@@ -20,7 +20,7 @@ import { useEffect, useState } from "preact/hooks";
 import { address, addressFields, obj, paymentLink, session as readSession, str, type Obj, type Order, type Session } from "./lib/data";
 import { money } from "./lib/format";
 import { Host, markReady, ToolError, toolError } from "./lib/host";
-import { t } from "./lib/i18n";
+import { language, t } from "./lib/i18n";
 import { Status } from "./lib/ui";
 import { AddressForm, fieldParam, Lines, Links, PayWaiting, Receipt, Shipping, Totals, type Form } from "./checkout/parts";
 import { Confirming, Pay } from "./checkout/pay";
@@ -521,7 +521,9 @@ function Checkout() {
       </section>
       <ul class="notes" id="notes" aria-label={t("notes")}>
         {s.messages
-          .filter((m) => m.type === "info" && !m.param && m.code !== CANCELED)
+          // The shop's notes are English sentences (for the model too); in
+          // another language the form, the options and the totals show the same.
+          .filter((m) => m.type === "info" && !m.param && m.code !== CANCELED && language() === "en")
           .map((m) => (
             <li class="muted" key={m.content}>
               {m.content}

@@ -18,7 +18,7 @@ function amount(x: Total, f: Fmt): string {
 // named are the totals and links the widget names in the buyer's language
 // (the shop's own display_text is English); others show the shop's name.
 const named = new Set<string>([
-  ...["items_base", "items_discount", "subtotal", "discount", "fulfillment", "tax", "total"].map((k) => "total_" + k),
+  ...["items_base_amount", "items_discount", "subtotal", "discount", "fulfillment", "tax", "total"].map((k) => "total_" + k),
   ...["terms_of_use", "privacy_policy", "return_policy", "support"].map((k) => "link_" + k),
 ]);
 

@@ -68,7 +68,7 @@ export const de: Messages = {
   fieldPostal: "Postleitzahl",
   fieldCountry: "Land (2 Buchstaben, z. B. DE)",
   fieldPhone: "Telefon (optional)",
-  total_items_base: "Artikel",
+  total_items_base_amount: "Artikel",
   total_items_discount: "Artikelrabatte",
   total_subtotal: "Zwischensumme",
   total_discount: "Rabatt",

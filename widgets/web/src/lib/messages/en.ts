@@ -74,7 +74,7 @@ export const en = {
   fieldPostal: "Postal code",
   fieldCountry: "Country (2 letters, e.g. US)",
   fieldPhone: "Phone (optional)",
-  total_items_base: "Items",
+  total_items_base_amount: "Items",
   total_items_discount: "Item discounts",
   total_subtotal: "Subtotal",
   total_discount: "Discount",

@@ -68,7 +68,7 @@ export const es: Messages = {
   fieldPostal: "Código postal",
   fieldCountry: "País (2 letras, p. ej. ES)",
   fieldPhone: "Teléfono (opcional)",
-  total_items_base: "Artículos",
+  total_items_base_amount: "Artículos",
   total_items_discount: "Descuentos de artículos",
   total_subtotal: "Subtotal",
   total_discount: "Descuento",

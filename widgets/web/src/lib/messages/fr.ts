@@ -68,7 +68,7 @@ export const fr: Messages = {
   fieldPostal: "Code postal",
   fieldCountry: "Pays (2 lettres, p. ex. FR)",
   fieldPhone: "Téléphone (facultatif)",
-  total_items_base: "Articles",
+  total_items_base_amount: "Articles",
   total_items_discount: "Remises sur les articles",
   total_subtotal: "Sous-total",
   total_discount: "Remise",

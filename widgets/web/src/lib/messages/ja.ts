@@ -68,7 +68,7 @@ export const ja: Messages = {
   fieldPostal: "郵便番号",
   fieldCountry: "国（英字2文字、例：JP）",
   fieldPhone: "電話番号（任意）",
-  total_items_base: "商品",
+  total_items_base_amount: "商品",
   total_items_discount: "商品の割引",
   total_subtotal: "小計",
   total_discount: "割引",

@@ -68,7 +68,7 @@ export const ptBR: Messages = {
   fieldPostal: "CEP",
   fieldCountry: "País (2 letras, ex.: BR)",
   fieldPhone: "Telefone (opcional)",
-  total_items_base: "Itens",
+  total_items_base_amount: "Itens",
   total_items_discount: "Descontos nos itens",
   total_subtotal: "Subtotal",
   total_discount: "Desconto",
