@@ -138,6 +138,9 @@ func testSheetCancel(t *testing.T, p *page, h loadOptions) {
 		s.PaymentProvider.SupportedPaymentMethods[1].Type != "apple_pay" || s.PaymentProvider.SupportedPaymentMethods[2].Type != "google_pay" {
 		t.Fatalf("the sheet shop's session: payment_sheet %v, methods %+v", s.PaymentSheet, s.PaymentProvider.SupportedPaymentMethods)
 	}
+	if d := s.LineItems[0].Description; d != "A steel mug with a glossy enamel coat and a rolled rim, built for campfire coffee and long porch mornings." {
+		t.Errorf("the line's description %q, want the first sentence of the product's", d)
+	}
 	p.loadCheckout(s.ID, with(h, loadOptions{Sheets: []string{"cancel", "pay"}}))
 	p.in(chromedp.Click(chromedp.CSS("#pay")))
 	p.waitFor("the cancelled note", `!!document.querySelector("#pay-cancelled") && !document.querySelector("#pay").disabled`)
