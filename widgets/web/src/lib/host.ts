@@ -87,6 +87,7 @@ export class Host {
     window.addEventListener("openai:set_globals", (e) => {
       const globals = obj((e as CustomEvent).detail).globals;
       this.fromOpenAI(obj(globals) as OpenAI);
+      this.apply();
       const out = obj(globals).toolOutput;
       if (out) handlers.result(out);
       handlers.changed();
