@@ -73,7 +73,7 @@ export function Pay({ host, s, busy, other, reason, onStart, onPaid, onSession, 
       if (now.order) return void (await onPaid(now.order));
       if (now.status === "in_progress") return onUnknown();
     }
-    setNote({ kind: "failed", text: t("sheetFailed", { why }) });
+    setNote({ kind: "failed", text: t("sheetFailed", { why: why.replace(/[.。]\s*$/, "") }) });
   }
 
   async function pay() {
