@@ -104,6 +104,9 @@ export function Pay({ host, s, busy, other, reason, onStart, onPaid, onSession, 
   }
 
   const alert = note?.kind === "error" ? note.text : declined[0]?.content;
+  // A linked buyer's saved methods (payment_provider.managed_payment_methods)
+  // belong here, above Pay, on either road: a choice that pays through
+  // complete_checkout with the method's id, beside the sheet and the page.
   return (
     <section aria-label={t("payment")} class="stack" style={{ gap: "6px" }}>
       {reason && !note && !alert && (
