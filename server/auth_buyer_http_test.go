@@ -153,7 +153,7 @@ func link(t *testing.T, db *gorm.DB, base, email string) string {
 	csrf := m[1]
 	do(b.PostForm(base+"/login/email", url.Values{"csrf": {csrf}, "email": {email}}))
 	var text string
-	db.Raw("SELECT body_text FROM emails WHERE kind = 'login_code'").Scan(&text)
+	db.Raw("SELECT body_text FROM emails WHERE kind = 'login_code' AND recipient = ?", strings.ToLower(email)).Scan(&text)
 	code := regexp.MustCompile(`\d{6}`).FindString(text)
 	do(b.PostForm(base+"/login/code", url.Values{"csrf": {csrf}, "code": {code}}))
 	resp, _ := do(b.PostForm(base+"/login/consent", url.Values{"csrf": {csrf}, "decision": {"allow"}}))
