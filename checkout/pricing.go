@@ -21,6 +21,7 @@ type cartLine struct {
 	Name       string   // shown to the buyer
 	Images     []string // image URLs of the variant
 	UnitAmount int64    // minor units, from the catalog
+	OnHand     int64    // the variant's stock on hand (addrlimits.go)
 }
 
 // pricingInput is everything price needs; it does no I/O.
