@@ -53,7 +53,7 @@ func TestOwnHoldsNeverBlock(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 				lost := &lostAnswer{}
-				p := payingShop(t, db, lost)
+				p := payingShopWith(t, db, lost, noShare)
 				lost.Sandbox = p.sandbox
 				if err := db.Exec("UPDATE variants SET stock = 3 WHERE id = ?", pan).Error; err != nil {
 					t.Fatal(err)
