@@ -79,6 +79,9 @@ type Config struct {
 	// MetricsAddr is where serve answers /metrics (--metrics-addr): "" for
 	// the loopback port after --addr's, "off" for nowhere.
 	MetricsAddr string
+	// HostAddresses are AI hosts' egress ranges (--host-addresses
+	// CIDR:units,…), added to the policy's limits.host_addresses.
+	HostAddresses []checkout.HostAddress
 }
 
 // Defaults of the command line.
@@ -96,6 +99,11 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	if withAddr {
 		fs.StringVar(&cfg.Addr, "addr", DefaultAddr, "listen address")
 		fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "where /metrics listens (default: 127.0.0.1 and the port after --addr's; off: nowhere)")
+		fs.Func("host-addresses", "an AI host's egress ranges and what their buyers may hold in all, CIDR:units, comma-separated (docs/limits.md)", func(s string) error {
+			h, err := checkout.ParseHostAddresses(s)
+			cfg.HostAddresses = append(cfg.HostAddresses, h...)
+			return err
+		})
 	}
 	fs.StringVar(&cfg.DB, "db", DefaultDB, "SQLite file path or postgres:// URL")
 	fs.StringVar(&cfg.PolicyFile, "config", "", "merchant policy YAML file")
