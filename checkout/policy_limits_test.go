@@ -75,3 +75,57 @@ func TestPolicyLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestHostAddresses: the policy's host ranges and serve's --host-addresses
+// are checked, and an address in a range gets its units and the hourly
+// caps in proportion; one outside gets the household's.
+func TestHostAddresses(t *testing.T) {
+	yaml := validYAML(t) + "\nlimits:\n  host_addresses:\n    - cidr: 203.0.113.0/24\n      units: 5000\n    - cidr: \"2001:db8::/32\"\n      units: 1000\n"
+	p, err := LoadPolicy(strings.NewReader(yaml), "policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := p.BuyerLimits()
+	for _, tc := range []struct {
+		addr         string
+		units, scale int64
+	}{
+		{"203.0.113.9", 5000, 50},
+		{"2001:db8:1:2::/64", 1000, 10},
+		{"198.51.100.1", DefaultUnitsPerAddress, 1},
+		{"", DefaultUnitsPerAddress, 1},
+	} {
+		if got := l.forAddress(tc.addr); got.units != tc.units || got.scale != tc.scale {
+			t.Errorf("forAddress(%q) = %+v, want units %d scale %d", tc.addr, got, tc.units, tc.scale)
+		}
+	}
+	_, err = LoadPolicy(strings.NewReader(validYAML(t)+"\nlimits:\n  host_addresses:\n    - cidr: 203.0.113.0\n      units: 0\n"), "policy.yaml")
+	var got []string
+	for _, line := range errLines(err) {
+		if i := strings.LastIndex(line, " (line "); i > 0 {
+			line = line[:i]
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		`policy.yaml: limits.host_addresses[0].cidr: must be a CIDR range such as 203.0.113.0/24 or 2001:db8::/32 (got "203.0.113.0")`,
+		"policy.yaml: limits.host_addresses[0].units: must be a whole number from 1 to 10000000 (got 0)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct {
+		flag string
+		ok   bool
+	}{
+		{"203.0.113.0/24:5000,2001:db8::/32:100", true},
+		{"203.0.113.0/24", false},
+		{"203.0.113.0/24:0", false},
+		{"nonsense:5", false},
+	} {
+		h, err := ParseHostAddresses(tc.flag)
+		if (err == nil) != tc.ok {
+			t.Errorf("ParseHostAddresses(%q) = %+v, %v; want ok %v", tc.flag, h, err, tc.ok)
+		}
+	}
+}
