@@ -59,7 +59,7 @@ func withoutMoneyless(t *testing.T, order string) string {
 	if len(kept) == len(d.Order.PaymentAttempts) {
 		t.Fatalf("no attempt that took no money in %s", order)
 	}
-	d.Order.PaymentAttempts = kept
+	d.Order.PaymentAttempts, d.Order.PaymentAttemptsTotal = kept, int64(len(kept))
 	b, err := json.Marshal(d)
 	if err != nil {
 		t.Fatal(err)
