@@ -206,7 +206,8 @@ func (c *Checkout) creationCap(ctx context.Context, tx *gorm.DB, table, what str
 	tx = tx.WithContext(ctx)
 	l := c.policy.BuyerLimits()
 	since := now.Add(-time.Hour)
-	if key := b.Key(); key != "" {
+	// A key of the address alone is the address's: its cap below is theirs.
+	if key := b.Key(); shop.IsHostUser(key) {
 		if err := database.LockKey(tx, "shop.buyer:"+key); err != nil {
 			return fmt.Errorf("lock buyer: %w", err)
 		}

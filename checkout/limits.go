@@ -42,15 +42,16 @@ type Limits struct {
 	// addresses, and the per-address hourly caps below in proportion.
 	HostAddresses []HostAddress `yaml:"host_addresses"`
 
-	// SessionsPerHour bounds the checkout sessions one buyer creates in an
-	// hour, and apart from them their carts (default 30).
+	// SessionsPerHour bounds the checkout sessions one buyer (a host's user
+	// or a linked account) creates in an hour, and apart from them their
+	// carts (default 30).
 	SessionsPerHour int64 `yaml:"sessions_per_hour"`
 	// SessionsPerAddressHour bounds the checkout sessions, and apart the
 	// carts, created from one client address in an hour (default 120).
 	SessionsPerAddressHour int64 `yaml:"sessions_per_address_hour"`
 	// PaymentsPerHour bounds complete_checkout's payment attempts of one
-	// buyer in an hour (default 10); PaymentsPerAddressHour those from one
-	// client address (default 30).
+	// buyer (a host's user or a linked account) in an hour (default 10);
+	// PaymentsPerAddressHour those from one client address (default 30).
 	PaymentsPerHour        int64 `yaml:"payments_per_hour"`
 	PaymentsPerAddressHour int64 `yaml:"payments_per_address_hour"`
 	// DeclinesBeforeLock is how many declined payments, each within
@@ -69,6 +70,14 @@ type HostAddress struct {
 	// Units is what all the unverified buyers behind the range may hold at
 	// once, in place of UnitsPerAddress.
 	Units int64 `yaml:"units"`
+}
+
+// NoHourlyCaps lifts the caps per hour on the sessions, carts and payments
+// of a buyer and of an address to their bounds: for a shop served without
+// rate limits (serve's --rate-limit -1, as for a benchmark).
+func (l *Limits) NoHourlyCaps() {
+	l.SessionsPerHour, l.SessionsPerAddressHour = maxPerHour, maxPerHour
+	l.PaymentsPerHour, l.PaymentsPerAddressHour = maxPerHour, maxPerHour
 }
 
 // ParseHostAddresses parses serve's --host-addresses: comma-separated

@@ -48,8 +48,8 @@ func (c *Checkout) paymentCaps(ctx context.Context, tx *gorm.DB, row *sessionRow
 		{"buyer_key", row.BuyerKey, "shop.buyer:", l.PaymentsPerHour, "one buyer"},
 		{"buyer_address", row.BuyerAddress, "shop.address:", l.PaymentsPerAddressHour * l.forAddress(row.BuyerAddress).scale, "one network address"},
 	} {
-		if by.value == "" {
-			continue
+		if by.value == "" || (by.column == "buyer_key" && !shop.IsHostUser(by.value)) {
+			continue // nobody known, or a buyer keyed by the address: its cap is theirs
 		}
 		if err := database.LockKey(tx, by.lock+by.value); err != nil {
 			return fmt.Errorf("lock payer: %w", err)
