@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -16,20 +15,7 @@ import (
 // rotations is how many ids the attacker invented from one address.
 const rotations = 156
 
-// limitsDB opens the database of a running shop, for the tests to count
-// its holds.
-func limitsDB(t *testing.T, dsn string) *gorm.DB {
-	t.Helper()
-	db, err := database.Open(context.Background(), dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = database.Close(db) })
-	return db
-}
-
-// liveHeld sums the live stock holds, and lists the variants with at least
-// 40 units on hand.
+// liveHeld sums the live stock holds.
 func liveHeld(t *testing.T, db *gorm.DB) int64 {
 	t.Helper()
 	var n int64
@@ -39,6 +25,7 @@ func liveHeld(t *testing.T, db *gorm.DB) int64 {
 	return n
 }
 
+// bigVariants lists the variants with at least 40 units on hand.
 func bigVariants(t *testing.T, db *gorm.DB) []string {
 	t.Helper()
 	var ids []string
@@ -75,7 +62,7 @@ func TestHoardingRotation(t *testing.T) {
 func testRotationMCP(t *testing.T, d database.Dialect) {
 	dsn := dbtest.DSN(t, d)
 	shop := startShop(t, dsn, nil)
-	db := limitsDB(t, dsn)
+	db := pgOpen(t, dsn) // any dialect's
 	ids := bigVariants(t, db)
 	s := connect(t, shop.url)
 	line := func(id string, n int) map[string]any { return map[string]any{"id": id, "quantity": n} }
@@ -118,12 +105,14 @@ func testRotationACP(t *testing.T, d database.Dialect) {
 func testRotationUCP(t *testing.T, d database.Dialect) {
 	dsn := dbtest.DSN(t, d)
 	shop := startShop(t, dsn, ucpEnv)
-	db := limitsDB(t, dsn)
+	db := pgOpen(t, dsn) // any dialect's
 	ids := bigVariants(t, db)
 	agents := serveAgentProfiles(t)
 	profile := agents.URL + "/agent.json"
 	s := connectUCP(t, shop.url)
-	line := func(id string, n int) map[string]any { return map[string]any{"item": map[string]any{"id": id}, "quantity": n} }
+	line := func(id string, n int) map[string]any {
+		return map[string]any{"item": map[string]any{"id": id}, "quantity": n}
+	}
 	for i := range rotations {
 		_, err := callRaw(s, "create_checkout", map[string]any{"meta": ucpMeta(profile, ""), "checkout": map[string]any{
 			"line_items":  fiftyUnits(ids, i, line),
@@ -145,7 +134,7 @@ func TestHostAddressBuyers(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			dsn := dbtest.DSN(t, d)
 			url := startShopArgs(t, nil, "--db", dsn, "--host-addresses", "127.0.0.0/8:5000")
-			db := limitsDB(t, dsn)
+			db := pgOpen(t, dsn) // any dialect's
 			ids := bigVariants(t, db)
 			s := connect(t, url)
 			for i := range 60 {
