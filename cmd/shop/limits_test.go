@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -155,4 +158,24 @@ func TestHostAddressBuyers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// demoPolicyWith writes the demo merchant's policy with more keys of its
+// limits (lines such as "unverified_share_percent: 100") to a file of the
+// test's, for serve's --config.
+func demoPolicyWith(t *testing.T, limits ...string) string {
+	t.Helper()
+	raw, err := os.ReadFile("../../testdata/demo/policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(raw), "\nlimits:\n", "\nlimits:\n  "+strings.Join(limits, "\n  ")+"\n", 1)
+	if text == string(raw) {
+		t.Fatal("the demo policy has no limits section")
+	}
+	file := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }
