@@ -199,18 +199,21 @@ func createdSince(tx *gorm.DB, table, column, value string, since time.Time) (in
 
 // creationCap refuses, with an unavailable error, a new row of table (what
 // names it for the buyer) when its buyer or their client address created
-// as many as the policy allows in the last hour. It runs in the
+// as many as the policy allows in the last hour. It runs first in the
 // transaction that inserts the row, taking the buyer's lock and then the
-// address's (the order of holdlimits.go and holdRoom).
+// address's (the order of holdlimits.go and holdRoom, which take them again).
 func (c *Checkout) creationCap(ctx context.Context, tx *gorm.DB, table, what string, b shop.Buyer, now time.Time) error {
 	tx = tx.WithContext(ctx)
 	l := c.policy.BuyerLimits()
 	since := now.Add(-time.Hour)
-	// A key of the address alone is the address's: its cap below is theirs.
-	if key := b.Key(); shop.IsHostUser(key) {
+	key := b.Key()
+	if key != "" {
 		if err := database.LockKey(tx, "shop.buyer:"+key); err != nil {
 			return fmt.Errorf("lock buyer: %w", err)
 		}
+	}
+	// A key of the address alone is the address's: its cap below is theirs.
+	if shop.IsHostUser(key) {
 		n, err := createdSince(tx, table, "buyer_key", key, since)
 		if err != nil {
 			return err

@@ -48,11 +48,14 @@ func (c *Checkout) paymentCaps(ctx context.Context, tx *gorm.DB, row *sessionRow
 		{"buyer_key", row.BuyerKey, "shop.buyer:", l.PaymentsPerHour, "one buyer"},
 		{"buyer_address", row.BuyerAddress, "shop.address:", l.PaymentsPerAddressHour * l.forAddress(row.BuyerAddress).scale, "one network address"},
 	} {
-		if by.value == "" || (by.column == "buyer_key" && !shop.IsHostUser(by.value)) {
-			continue // nobody known, or a buyer keyed by the address: its cap is theirs
+		if by.value == "" {
+			continue
 		}
 		if err := database.LockKey(tx, by.lock+by.value); err != nil {
 			return fmt.Errorf("lock payer: %w", err)
+		}
+		if by.column == "buyer_key" && !shop.IsHostUser(by.value) {
+			continue // a buyer keyed by the address: the address's cap is theirs
 		}
 		var n int64
 		err := database.QueryRow(tx, "SELECT COUNT(*) FROM payment_attempts a JOIN checkout_sessions s ON s.id = a.session_id"+

@@ -61,10 +61,10 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 	err := retryConflicts(func() error {
 		return c.transact(ctx, func(tx *gorm.DB) error {
 			row = fresh
-			if _, err := c.reprice(ctx, tx, &row, st, now); err != nil {
+			if err := c.creationCap(ctx, tx, "checkout_sessions", "checkout sessions", buyer, now); err != nil {
 				return err
 			}
-			if err := c.creationCap(ctx, tx, "checkout_sessions", "checkout sessions", buyer, now); err != nil {
+			if _, err := c.reprice(ctx, tx, &row, st, now); err != nil {
 				return err
 			}
 			if err := insertRow(tx, &row); err != nil {
