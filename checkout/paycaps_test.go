@@ -3,6 +3,7 @@ package checkout_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +90,43 @@ func TestPaymentCaps(t *testing.T) {
 		p.clk.Add(time.Hour + time.Second)
 		if err := decline(a, session(a)); err != nil {
 			t.Errorf("an hour later: %v", err)
+		}
+	})
+}
+
+// TestUnreservedIsPaid: a session whose items the share did not let it
+// hold is ready and pays while the stock is there; once another buyer took
+// the last unit, paying it charges nothing and says out_of_stock.
+func TestUnreservedIsPaid(t *testing.T) {
+	const variant = "cast-iron-skillet-12-in"
+	ctx := context.Background()
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		p := payingShop(t, db, nil)
+		if err := db.Exec("UPDATE variants SET stock = 2 WHERE id = ?", variant).Error; err != nil {
+			t.Fatal(err)
+		}
+		open := func(who string) *checkout.Session {
+			s, err := p.co.Create(buyerAt(who, "192.0.2."+who[1:]), checkout.Request{Items: items(variant, 1), Address: californian,
+				Buyer: &checkout.Buyer{Email: who + "@example.com"}})
+			if err != nil || s.Status != checkout.Ready {
+				t.Fatalf("%s: %v %+v", who, err, s)
+			}
+			return s
+		}
+		a, b, c := open("u1"), open("u2"), open("u3") // the share of 2 units is 1: a holds it
+		if sessionHolds(t, db, a.ID) != 1 || !unreservedSaid(b) || !unreservedSaid(c) {
+			t.Fatalf("holds: a %d, b not reserved %v, c %v", sessionHolds(t, db, a.ID), unreservedSaid(b), unreservedSaid(c))
+		}
+		if got, err := p.co.Complete(ctx, checkout.CompleteRequest{SessionID: b.ID, Payment: pay("pm_card_visa")}); err != nil || got.Status != checkout.Completed {
+			t.Fatalf("b pays: %v %+v", err, got)
+		}
+		// One unit left, a holds it: c's payment finds none.
+		got, err := p.co.Complete(ctx, checkout.CompleteRequest{SessionID: c.ID, Payment: pay("pm_card_visa")})
+		if err != nil || got.Status != checkout.NotReady || !slices.Contains(errorParams(got), "out_of_stock $.line_items[0].item.quantity") {
+			t.Fatalf("c pays with no unit left: %v %+v", err, got)
+		}
+		if n := p.count(t, "payment_attempts"); n != 1 {
+			t.Errorf("%d attempts, want b's alone", n)
 		}
 	})
 }
