@@ -194,3 +194,29 @@ func isCode(err error, code shop.Code) bool {
 	var e *shop.Error
 	return errors.As(err, &e) && e.Code == code
 }
+
+// TestLineImagesBounded: a product with the catalog's 10 images shows and
+// keeps at most 3 on a session's line.
+func TestLineImagesBounded(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		co, _ := demoShop(t, db)
+		var imgs []string
+		for i := range 10 {
+			imgs = append(imgs, fmt.Sprintf(`"/static/products/photo-%d.svg"`, i))
+		}
+		if err := db.Exec("UPDATE products SET images = ? WHERE id = (SELECT product_id FROM variants WHERE id = ?)",
+			"["+strings.Join(imgs, ",")+"]", "enamel-camp-mug-cream").Error; err != nil {
+			t.Fatal(err)
+		}
+		s, err := co.Create(as("192.0.2.1"), checkout.Request{Items: items("enamel-camp-mug-cream", 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(s.LineItems[0].Images); n != 3 {
+			t.Errorf("the line has %d images, want 3", n)
+		}
+		if got, err := co.Get(context.Background(), s.ID); err != nil || len(got.LineItems[0].Images) != 3 {
+			t.Errorf("as kept: %v %+v", err, got)
+		}
+	})
+}
