@@ -374,9 +374,7 @@ func (p *payPages) payView(l *i18n.Lang, s *checkout.Session, token, problem, em
 			v.Option = newOptionView(l, o.Title, "", o.Carrier, format(o.Total), o.EarliestDeliveryTime, o.LatestDeliveryTime)
 		}
 	}
-	for _, k := range s.Links {
-		v.Links = append(v.Links, linkView{Label: linkLabel(l, k.Type), URL: k.URL})
-	}
+	v.Links = linkViews(l, s.Links)
 	for i, c := range testCards {
 		v.Cards = append(v.Cards, cardView{Value: c.Value, Label: c.label(l), Checked: i == 0})
 	}

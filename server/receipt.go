@@ -173,13 +173,21 @@ func newReceiptView(ord *contract.Order, l *i18n.Lang) *receiptView {
 	if opt := rec.FulfillmentOption; opt != nil {
 		v.Option = newOptionView(l, opt.Title, opt.Subtitle, opt.Carrier, format(opt.Total), opt.EarliestDeliveryTime, opt.LatestDeliveryTime)
 	}
-	for _, k := range rec.Links {
-		if k.Type == "support_url" && slices.ContainsFunc(rec.Links, func(s contract.Link) bool { return s.Type == "support" && s.URL == k.URL }) {
+	v.Links = linkViews(l, rec.Links)
+	return v
+}
+
+// linkViews are the legal and support links of a session or an order, each
+// page once.
+func linkViews(l *i18n.Lang, links []contract.Link) []linkView {
+	var out []linkView
+	for _, k := range links {
+		if k.Type == "support_url" && slices.ContainsFunc(links, func(s contract.Link) bool { return s.Type == "support" && s.URL == k.URL }) {
 			continue // the support page again, under ChatGPT's name for it
 		}
-		v.Links = append(v.Links, linkView{Label: linkLabel(l, k.Type), URL: k.URL})
+		out = append(out, linkView{Label: linkLabel(l, k.Type), URL: k.URL})
 	}
-	return v
+	return out
 }
 
 // word is a status code in the page's language: the catalog's message under
