@@ -168,7 +168,7 @@ func TestReceiptPageLanguage(t *testing.T) {
 			"Voraussichtlich zwischen 4. Oktober 2025 und 6. Oktober 2025.", "Rabatt −$10.00", "$1,022.00", "Anbieter", "Referenz",
 			"erfolgreich", "Nutzungsbedingungen", "Rückgabe", "Jane Doe", "Enamel mug", "Springfield, IL 62701"}},
 		{"ja-JP", "ja", []string{"注文番号 1001", "ありがとうございます", "注文日時：2025年10月1日 12:30 UTC", "状況：確定",
-			"数量", "単価", "小計", "税", "配送", "Standard（USPS）：$5.00。", "お届け予定：2025年10月4日〜2025年10月6日。",
+			"数量", "単価", "小計", "税", "配送", "Standard（USPS）：$5.00。お届け予定：2025年10月4日〜2025年10月6日。",
 			"割引 −$10.00", "$1,022.00", "決済代行会社", "参照番号", "成功", "利用規約", "Jane Doe", "Enamel mug"}},
 	}
 	for _, tc := range cases {

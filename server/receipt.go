@@ -146,7 +146,7 @@ func newOptionView(l *i18n.Lang, title, subtitle, carrier, price string, earlies
 	}
 	text := l.T("option_price", "option", name, "price", price)
 	if w := window(l, earliest, latest); w != "" {
-		text += " " + l.T("option_expected", "window", w)
+		text += l.T("sentence_space") + l.T("option_expected", "window", w)
 	}
 	return &optionView{Text: text}
 }
