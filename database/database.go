@@ -80,10 +80,6 @@ func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 		dialector = postgres.Open(withoutJIT(dsn))
 	default:
 		keepFreedMemory() // malloc.go
-		// The log's frames a commit at a time (walbuffer.go).
-		if err := useWALBuffer(); err != nil {
-			return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
-		}
 		// Connections that keep their prepared statements (sqlitestmts.go).
 		connector := sqliteConnector{dsn: sqliteDSN(dsn), driver: &sqlite3.SQLiteDriver{}}
 		pool = sql.OpenDB(connector)
