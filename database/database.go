@@ -79,7 +79,6 @@ func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 	case Postgres:
 		dialector = postgres.Open(withoutJIT(dsn))
 	default:
-		keepFreedMemory() // malloc.go
 		// Connections that keep their prepared statements (sqlitestmts.go).
 		connector := sqliteConnector{dsn: sqliteDSN(dsn), driver: &sqlite3.SQLiteDriver{}}
 		pool = sql.OpenDB(connector)
