@@ -69,14 +69,6 @@ func buyerContext(ctx context.Context, req *mcp.CallToolRequest) context.Context
 // message and code; anything else is logged with its detail and answered
 // with a generic text, so no SQL or provider JSON reaches the model.
 func NewMCP(opts MCPOptions) *mcp.Server {
-	srv := newMCP(opts)
-	srv.AddReceivingMiddleware(flatResults()) // the outermost: added last
-	return srv
-}
-
-// newMCP is NewMCP but for flatResults: its answers are go-sdk's own
-// encoding (TestToolResultBytes compares the two).
-func newMCP(opts MCPOptions) *mcp.Server {
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
