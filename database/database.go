@@ -58,9 +58,11 @@ type Options struct {
 }
 
 // Open opens the database a DSN names. SQLite files are opened in WAL mode
-// with a busy timeout, foreign keys on and write transactions that take the
-// write lock when they begin, so concurrent writers wait instead of failing.
-// Open does not migrate; call Migrate.
+// with a busy timeout, foreign keys on, every commit synced to disk
+// (synchronous FULL) and write transactions that take the write lock when
+// they begin, so concurrent writers wait instead of failing. On PostgreSQL
+// it warns (opts.Logger) when synchronous_commit is off. Open does not
+// migrate; call Migrate.
 func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 	if dsn == "" {
 		return nil, errors.New("open database: no DSN: send a file path or a postgres:// URL")
@@ -120,6 +122,12 @@ func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
 	}
+	if DialectOf(dsn) == Postgres {
+		if err := warnIfAsyncCommit(ctx, sqlDB, opts.Logger); err != nil {
+			_ = sqlDB.Close()
+			return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
+		}
+	}
 	return db, nil
 }
 
@@ -131,7 +139,7 @@ func sqliteDSN(path string) string {
 	q.Set("_journal_mode", "WAL")
 	q.Set("_busy_timeout", "10000")
 	q.Set("_foreign_keys", "on")
-	q.Set("_synchronous", "NORMAL")
+	q.Set("_synchronous", "FULL") // durable.go
 	q.Set("_txlock", "immediate")
 	return "file:" + path + "?" + q.Encode()
 }

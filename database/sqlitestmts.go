@@ -43,6 +43,11 @@ func (c sqliteConnector) Connect(context.Context) (driver.Conn, error) {
 		_ = conn.Close()
 		return nil, fmt.Errorf("sqlite3 driver opened a %T", conn)
 	}
+	// Every commit synced to disk (durable.go).
+	if err := syncFully(lite); err != nil {
+		_ = lite.Close()
+		return nil, err
+	}
 	// The checkpointer (checkpoint.go) copies the log back; a connection
 	// does it only when the log grows past what it should ever reach.
 	for _, pragma := range []string{
