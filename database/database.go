@@ -105,11 +105,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 		// SQLite runs in this process: its work is CPU-bound here. These
 		// connections read (Transact writes on a connection of its own:
 		// openWriter); more of them than cores only add page caches that
-		// every commit invalidates. Measured with 8 clients on 2 cores
-		// (BENCHMARKS.md): 2 connections against 8 took the purchase flow's
-		// p99 from 482 to 203 ms and its CPU per flow down a tenth. Nothing
-		// queries outside its transaction while holding one (the tests pass
-		// with a single connection), so two cannot deadlock.
+		// every commit invalidates, and more contention. Nothing queries
+		// outside its transaction while holding one (the tests pass with a
+		// single connection), so two cannot deadlock.
 		maxOpen = min(max(runtime.GOMAXPROCS(0), 2), 8)
 	}
 	sqlDB.SetMaxOpenConns(maxOpen)

@@ -12,15 +12,14 @@ import (
 
 // Prepared statements kept per SQLite connection. mattn/go-sqlite3 prepares,
 // runs and finalizes every statement it is given as text, and gorm gives it
-// every statement as text: the shop's fixed statements (a session read by
-// id, its save, the stock and hold updates, the order's inserts) were
-// compiled by SQLite anew each time, about a tenth of a purchase's CPU
-// (BENCHMARKS.md). Here each connection keeps the statements it ran last,
-// keyed by their text, and runs them again with new arguments: the
+// every statement as text: the shop's fixed statements (a session read by id,
+// its save, the stock and hold updates, the order's inserts) were compiled by
+// SQLite anew each time. Here each connection keeps the statements it ran
+// last, keyed by their text, and runs them again with new arguments: the
 // statements, the arguments and the results are the same, so no caller
-// changes and nothing outlives the connection (nothing is cached but
-// compiled SQL, which SQLite recompiles by itself when the schema changes).
-// PostgreSQL needs none of this: pgx keeps a statement cache per connection.
+// changes and nothing outlives the connection (nothing is cached but compiled
+// SQL, which SQLite recompiles by itself when the schema changes). PostgreSQL
+// needs none of this: pgx keeps a statement cache per connection.
 
 // stmtCacheSize bounds the statements a connection keeps: the hot paths'
 // statements are a few dozen; those whose text varies (IN lists of another
