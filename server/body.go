@@ -37,7 +37,7 @@ func limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		limit := bodyLimit(r)
 		if r.ContentLength > limit {
-			tooLarge(w, limit)
+			tooLarge(w, r, limit)
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
@@ -45,9 +45,15 @@ func limitBody(next http.Handler) http.Handler {
 	})
 }
 
-// tooLarge answers a body over its bound.
-func tooLarge(w http.ResponseWriter, limit int64) {
-	http.Error(w, fmt.Sprintf("request body too large: at most %d bytes", limit), http.StatusRequestEntityTooLarge)
+// tooLarge answers a body over its bound: on an MCP endpoint with a
+// JSON-RPC error (Invalid Request, its id null: the body was not parsed).
+func tooLarge(w http.ResponseWriter, r *http.Request, limit int64) {
+	msg := fmt.Sprintf("request body too large: at most %d bytes", limit)
+	if isMCPPost(r) {
+		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, msg)
+		return
+	}
+	http.Error(w, msg, http.StatusRequestEntityTooLarge)
 }
 
 // deeperThan reports whether the JSON text body nests arrays and objects

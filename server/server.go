@@ -212,7 +212,7 @@ func New(opts Options) (*Server, error) {
 			mux.Handle("/mcp", checkHost(hosts, cop.Handler(s.streamable(opts.MCP))))
 		}
 		if opts.UCPMCP != nil {
-			mux.Handle("/ucp/mcp", checkHost(hosts, cop.Handler(acceptJSON(ucpStatus(s.streamable(opts.UCPMCP))))))
+			mux.Handle("/ucp/mcp", rpcErrors(checkHost(hosts, cop.Handler(acceptJSON(ucpStatus(s.streamable(opts.UCPMCP)))))))
 		}
 		if opts.AdminMCP != nil {
 			mux.Handle("/admin/mcp", checkHost(hosts, cop.Handler(adminAuth(opts.AdminTokens, s.streamable(opts.AdminMCP)))))
