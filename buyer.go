@@ -2,14 +2,17 @@ package shop
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 )
 
 // Buyer identifies who calls the buyers' tools, for the limits on what one
 // buyer may hold (CONTRACT.md §4) and the rate limits (§9): the linked
 // account a valid bearer token names, else the host's anonymous user id when
-// the call carries one, else the client's address as the server sees it.
-// They never collide: Key prefixes its kind.
+// the call carries one, else the buyer an agent names (an agent platform
+// serves many buyers from one address), else the client's address as the
+// server sees it. They never collide: Key prefixes its kind.
 type Buyer struct {
 	// AccountID is the buyer account a valid access token names (CONTRACT.md
 	// §10), "" for a guest. Only the server sets it, after checking the token.
@@ -22,20 +25,31 @@ type Buyer struct {
 	// Subject is the host's anonymous id of its user (ChatGPT's
 	// _meta["openai/subject"]), "" when the call carries none.
 	Subject string
+	// Agent is the buyer as an agent platform names them on the agents'
+	// endpoints: the dialect, the agent (a UCP agent's profile URL) and the
+	// buyer's email, as one string ("ucp:https://…/agent.json:ada@example.com");
+	// "" when the call names no buyer. Address stays the client's address,
+	// for the aggregates over everything one address holds.
+	Agent string
 	// Address is the client's address as the rate limiter keys it (an IPv4
 	// address, or an IPv6 /64 prefix), "" over stdio.
 	Address string
 }
 
-// Key is the buyer's identity as one string: "account:…" for a linked
-// buyer, "subject:…" when there is a host user id, else "addr:…", else ""
-// (nobody known, as over stdio).
+// Key is the buyer's identity as one string, the first that applies:
+// "account:…" for a linked buyer, "subject:…" when there is a host user id,
+// "agent:…" (the SHA-256 of Agent, so that its length is fixed) when an
+// agent names the buyer, else "addr:…", else "" (nobody known, as over
+// stdio).
 func (b Buyer) Key() string {
 	switch {
 	case b.AccountID != "":
 		return accountPrefix + b.AccountID
 	case b.Subject != "":
 		return subjectPrefix + b.Subject
+	case b.Agent != "":
+		sum := sha256.Sum256([]byte(b.Agent))
+		return agentPrefix + hex.EncodeToString(sum[:])
 	case b.Address != "":
 		return "addr:" + b.Address
 	}
@@ -57,10 +71,10 @@ func (b Buyer) HasScope(scope string) bool {
 }
 
 // IsHostUser reports whether key, a Buyer's Key, names a person (a host's
-// user or a linked account) rather than a client address, which many people
-// may share (every user of a host that sends no user id).
+// user, an agent's buyer or a linked account) rather than a client address,
+// which many people may share (every user of a host that sends no user id).
 func IsHostUser(key string) bool {
-	return strings.HasPrefix(key, subjectPrefix) || IsAccount(key)
+	return strings.HasPrefix(key, subjectPrefix) || strings.HasPrefix(key, agentPrefix) || IsAccount(key)
 }
 
 // IsAccount reports whether key, a Buyer's Key, names a linked account.
@@ -69,6 +83,7 @@ func IsAccount(key string) bool { return strings.HasPrefix(key, accountPrefix) }
 const (
 	subjectPrefix = "subject:"
 	accountPrefix = "account:"
+	agentPrefix   = "agent:"
 )
 
 type buyerKey struct{}

@@ -25,9 +25,9 @@ var allowed = map[string][]string{
 	"shop/server":              {"shop/widgets", "shop/accounts", "shop/checkout", "shop/orders", "shop/catalog", "shop/payments", "shop/money"},
 	"shop/widgets":             {"shop/checkout", "shop/catalog", "shop/money"},
 	"shop/acp":                 {"shop/checkout", "shop/orders", "shop/money", "shop/idempotency"},
-	"shop/ucp":                 {"shop/checkout", "shop/catalog", "shop/orders", "shop/idempotency"},
+	"shop/ucp":                 {"shop/checkout", "shop/catalog", "shop/orders", "shop/idempotency", "shop/webfetch"},
 	"shop/checkout":            {"shop/orders", "shop/catalog", "shop/payments", "shop/money", "shop/database"},
-	"shop/accounts":            {"shop/orders", "shop/payments", "shop/notify", "shop/database"},
+	"shop/accounts":            {"shop/orders", "shop/payments", "shop/notify", "shop/database", "shop/webfetch"},
 	"shop/orders":              {"shop/catalog", "shop/payments", "shop/notify", "shop/money", "shop/database"},
 	"shop/catalog":             {"shop/money", "shop/database"},
 	"shop/feed":                {"shop/catalog"},
@@ -44,6 +44,7 @@ var allowed = map[string][]string{
 	"shop/payments/stripetest": {"shop/payments"},
 	"shop/idempotency":         {"shop/database"},
 	"shop/mcptest":             {},
+	"shop/webfetch":            {},
 }
 
 // external limits where some third-party modules may be used: the MCP SDK

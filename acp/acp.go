@@ -12,11 +12,15 @@
 // call; idempotency keys (package idempotency, in the database, scoped by
 // the agent, the tool and the session); and the negotiated capabilities,
 // which are the same for every session (the payment handlers the shop
-// takes), so nothing of them is stored.
+// takes), so nothing of them is stored. Callers without a token (an endpoint
+// opened with --acp-open) are told apart by their client address, for their
+// idempotency keys and their buyers.
 //
 // Errors the tools answer (data.type, data.code):
 //   - invalid_request: missing_api_version, unsupported_api_version,
-//     missing_required_field and invalid (param the field), session_not_found,
+//     missing_required_field and invalid (param the field; an id longer than
+//     MaxIDLen too), signature_required and invalid_signature (an agent with
+//     a signing key, see Signature), session_not_found,
 //     unsupported_currency, idempotency_conflict, idempotency_in_flight, and
 //     out_of_stock, price_changed and the like when a session cannot be paid;
 //   - processing_error: payment_declined, requires_3ds, internal_error;
@@ -30,6 +34,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"shop"
 	"shop/checkout"
@@ -48,6 +53,8 @@ type ACP struct {
 	store    *idempotency.Store
 	currency string
 	tools    []*spec
+	keys     map[string][]byte
+	now      func() time.Time
 }
 
 // Options configure the binding.
@@ -55,11 +62,14 @@ type Options struct {
 	// Currency is the shop's (lower-case ISO 4217), which create's
 	// payload.currency must name.
 	Currency string
+	// SigningKeys are the agents' keys (ParseSigningKeys), by agent name:
+	// an agent with a key must sign its calls.
+	SigningKeys map[string][]byte
 }
 
 // New returns the binding over c, keeping idempotency keys in store.
 func New(c *checkout.Checkout, store *idempotency.Store, opts Options) (*ACP, error) {
-	a := &ACP{checkout: c, store: store, currency: opts.Currency}
+	a := &ACP{checkout: c, store: store, currency: opts.Currency, keys: opts.SigningKeys, now: time.Now}
 	if a.currency == "" {
 		return nil, fmt.Errorf("acp: no currency")
 	}
@@ -99,5 +109,27 @@ func (a *ACP) Instructions(shopName string) string {
 }
 
 // scope is the idempotency scope of a keyed call: the dialect, the agent,
-// the tool and the session (the REST binding's endpoint path).
-func scope(agent, tool, id string) string { return "acp|" + agent + "|" + tool + "|" + id }
+// the tool and the session (the REST binding's endpoint path). Callers
+// without a token (an endpoint opened with --acp-open) are one agent name
+// but not one caller: their keys are scoped by the client's address too,
+// so that nobody replays another's key to read their session.
+func scope(ctx context.Context, tool, id string) string {
+	return "acp|" + caller(ctx) + "|" + tool + "|" + id
+}
+
+// caller is the calling agent's name, and for a caller without a token
+// (anonymous) its client address too.
+func caller(ctx context.Context) string {
+	agent := shop.AgentFrom(ctx)
+	if agent == anonymous {
+		agent += "@" + shop.BuyerFrom(ctx).Address
+	}
+	return agent
+}
+
+// anonymous is shop.AgentFrom's name of a caller without a token.
+const anonymous = "anonymous"
+
+// MaxIDLen bounds the envelope's id (a session id is far shorter): what a
+// caller sends becomes part of stored keys only once bounded.
+const MaxIDLen = 256

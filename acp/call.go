@@ -62,6 +62,9 @@ func (sp *spec) parse(raw json.RawMessage) (*envelope, error) {
 		if err := json.Unmarshal(orNull(args["id"]), &e.ID); err != nil || e.ID == "" {
 			return nil, malformed("%s needs id, the checkout session's id as a string; send %s", sp.name, sp.shape())
 		}
+		if len(e.ID) > MaxIDLen {
+			return nil, invalid("invalid", "$.id", "must be at most %d characters: send the checkout session's id (cs_…)", MaxIDLen).rpc(nil)
+		}
 	}
 	if p := bytes.TrimSpace(args["payload"]); len(p) > 0 && !bytes.Equal(p, []byte("null")) {
 		if p[0] != '{' {
@@ -132,6 +135,9 @@ type answerJSON struct {
 // call runs one tool call: the envelope, the payload against its schema,
 // then the tool, once per idempotency key.
 func (a *ACP) call(ctx context.Context, sp *spec, raw json.RawMessage) (*shop.Result, error) {
+	if err := a.verify(shop.AgentFrom(ctx), sp.name, orEmpty(raw)); err != nil {
+		return nil, err
+	}
 	e, err := sp.parse(raw)
 	if err != nil {
 		return nil, err
@@ -181,7 +187,7 @@ func (a *ACP) once(ctx context.Context, sp *spec, e *envelope, key string) (*sho
 		return nil, malformed("payload is not valid JSON")
 	}
 	var cause error
-	req := idempotency.Request{Scope: scope(shop.AgentFrom(ctx), sp.name, e.ID), Key: key, Fingerprint: fp}
+	req := idempotency.Request{Scope: scope(ctx, sp.name, e.ID), Key: key, Fingerprint: fp}
 	stored, err := a.store.Do(ctx, req, func(ctx context.Context) ([]byte, bool, error) {
 		ans, keep, why := attempt(ctx, sp, e)
 		cause = why

@@ -37,9 +37,20 @@ const (
 )
 
 // stored reports whether an idempotency key keeps this error as its answer:
-// a refusal of the request does (the same request is refused again), a
-// processing error or unavailability does not, so the key can be retried.
-func (e *Error) stored() bool { return e.Type == InvalidRequest }
+// a refusal of a well-formed request does (the same request is refused
+// again: out of stock, not ready for payment), while a processing error or
+// unavailability does not, so the key can be retried, and neither does a
+// malformed request (a field invalid or missing, a session that does not
+// exist): answering it again costs nothing, and keeping it would let
+// callers fill the disk with refusals.
+func (e *Error) stored() bool { return e.Type == InvalidRequest && !malformedCodes[e.Code] }
+
+// malformedCodes are the refusals of a request's form.
+var malformedCodes = map[string]bool{
+	"session_not_found": true, "missing_required_field": true, "invalid": true,
+	"unsupported": true, "unsupported_currency": true, string(shop.Missing): true,
+	string(shop.NotFound): true,
+}
 
 // rpc is e as the JSON-RPC error the binding answers; cause, when set, is
 // logged by the server and never sent.

@@ -199,16 +199,19 @@ func unpaid(s *checkout.Session) *Error {
 }
 
 // buyerContext makes the session's buyer, for the limits on what one buyer
-// may hold, the agent's buyer of that email ("acp:<agent>:<email>"), the
-// way a host's user id does on /mcp: one agent serves many buyers from one
-// address, and the address alone would make them one buyer. Without an
-// email the client's address stays the buyer.
+// may hold, the agent's buyer of that email (shop.Buyer.Agent
+// "acp:<agent>:<email>", the agent as caller names it, whose key is its hash, whatever the email's
+// length), the way a host's user id does on /mcp: one agent serves many
+// buyers from one address, and the address alone would make them one
+// buyer. An agent names its buyers by email, so a host user id in _meta is
+// not read here. Without an email the client's address stays the buyer.
 func buyerContext(ctx context.Context, b *checkout.Buyer) context.Context {
 	if b == nil || strings.TrimSpace(b.Email) == "" {
 		return ctx
 	}
 	buyer := shop.BuyerFrom(ctx)
-	buyer.Subject = "acp:" + shop.AgentFrom(ctx) + ":" + strings.ToLower(strings.TrimSpace(b.Email))
+	buyer.Subject = ""
+	buyer.Agent = "acp:" + caller(ctx) + ":" + strings.ToLower(strings.TrimSpace(b.Email))
 	return shop.WithBuyer(ctx, buyer)
 }
 

@@ -64,8 +64,9 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 }
 
 // Request names one keyed call. Scope is the dialect, the calling agent and
-// the tool ("acp|agent-id|complete_checkout_session"); Fingerprint is a hash
-// of the canonical payload (see Fingerprint).
+// the tool ("acp|agent-id|complete_checkout_session"), of any length: only
+// its SHA-256 is stored (ScopeHash); Fingerprint is a hash of the canonical
+// payload (see Fingerprint).
 type Request struct {
 	Scope, Key  string
 	Fingerprint []byte
@@ -104,6 +105,7 @@ func (s *Store) Do(ctx context.Context, r Request, fn func(context.Context) (ans
 	if len(r.Key) > MaxKeyLen {
 		return nil, fmt.Errorf("idempotency: key of %d bytes, at most %d", len(r.Key), MaxKeyLen)
 	}
+	r.Scope = ScopeHash(r.Scope)
 	owner := shop.NewID("")
 	stored, claimed, err := s.claim(ctx, r, owner)
 	if err != nil || !claimed {
@@ -222,6 +224,13 @@ func (s *Store) Sweep(ctx context.Context, olderThan time.Time) (int64, error) {
 		return 0, fmt.Errorf("sweep idempotency keys: %w", res.Error)
 	}
 	return res.RowsAffected, nil
+}
+
+// ScopeHash is how a scope is stored: the hex SHA-256 of the scope, so
+// that a row's size does not depend on what callers put in their scope.
+func ScopeHash(scope string) string {
+	sum := sha256.Sum256([]byte(scope))
+	return hex.EncodeToString(sum[:])
 }
 
 // Fingerprint is the SHA-256 of payload's canonical JSON (Canonical): two

@@ -3,6 +3,7 @@ package idempotency_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -309,6 +310,36 @@ func TestReleasedWhileClaiming(t *testing.T) {
 		close(errs)
 		for err := range errs {
 			t.Error(err)
+		}
+	})
+}
+
+// TestScopeStoredAsHash: however long a caller makes a scope, its row keeps
+// the scope's 64-character hash, and the scope still tells keys apart.
+func TestScopeStoredAsHash(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		s := idempotency.New(db)
+		long := "acp|agent|update_checkout_session|" + strings.Repeat("x", 100<<10)
+		var n atomic.Int32
+		for range 2 {
+			r := idempotency.Request{Scope: long, Key: "k", Fingerprint: fp(t, `1`)}
+			if got, err := s.Do(t.Context(), r, counted(&n, "answer", true, nil)); err != nil || string(got) != "answer" {
+				t.Fatalf("Do: %q, %v", got, err)
+			}
+		}
+		other := idempotency.Request{Scope: long + "y", Key: "k", Fingerprint: fp(t, `1`)}
+		if _, err := s.Do(t.Context(), other, counted(&n, "other", true, nil)); err != nil {
+			t.Fatal(err)
+		}
+		if n.Load() != 2 {
+			t.Errorf("ran %d times, want 2 (a replay, then another scope)", n.Load())
+		}
+		var longest int64
+		if err := db.Raw("SELECT MAX(LENGTH(scope)) FROM idempotency_keys").Scan(&longest).Error; err != nil {
+			t.Fatal(err)
+		}
+		if longest != 64 {
+			t.Errorf("longest stored scope %d characters, want 64 (a SHA-256 in hex)", longest)
 		}
 	})
 }

@@ -22,7 +22,13 @@ import (
 type AgentToken struct {
 	Agent string
 	hash  [sha256.Size]byte
+	open  bool
 }
+
+// OpenToAll is the AgentTokens entry that admits callers without a token
+// (shop serve --acp-open) as the agent "anonymous", beside the agents whose
+// tokens are listed too. Without it and without tokens /acp/mcp is closed.
+func OpenToAll() AgentToken { return AgentToken{Agent: "anonymous", open: true} }
 
 var agentName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,39}$`)
 
@@ -63,11 +69,20 @@ func ParseAgentTokens(s string) ([]AgentToken, error) {
 
 // agentAuth admits requests with a known agent bearer token and puts the
 // agent's name in their context (shop.WithAgent); any other request gets
-// 401 with WWW-Authenticate. With no tokens the endpoint is open and every
-// caller is the agent "anonymous".
+// 401 with WWW-Authenticate. With OpenToAll among the tokens, a request
+// without Authorization is the agent "anonymous"; with no tokens at all
+// the endpoint is closed: 403, saying how to open it.
 func agentAuth(tokens []AgentToken, next http.Handler) http.Handler {
+	open := false
+	for _, t := range tokens {
+		open = open || t.open
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if len(tokens) == 0 {
+			http.Error(w, "/acp/mcp is closed: the merchant admits agents by setting SHOP_ACP_TOKENS=name:token (each agent then sends Authorization: Bearer <token>), or opens it to every caller with shop serve --acp-open", http.StatusForbidden)
+			return
+		}
+		if open && r.Header.Get("Authorization") == "" {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -79,7 +94,7 @@ func agentAuth(tokens []AgentToken, next http.Handler) http.Handler {
 		h := sha256.Sum256([]byte(fields[1]))
 		agent := ""
 		for _, t := range tokens {
-			if subtle.ConstantTimeCompare(h[:], t.hash[:]) == 1 {
+			if !t.open && subtle.ConstantTimeCompare(h[:], t.hash[:]) == 1 {
 				agent = t.Agent
 			}
 		}

@@ -118,7 +118,7 @@ func TestRateLimitDefaultBuyers(t *testing.T) {
 		t.Fatalf("%d of 300 calls served in %s (%d refused with 429); want all", n, elapsed, count(replies, 429))
 	}
 	for i, r := range replies {
-		if want := fmt.Sprintf(`"Subject":"buyer-%02d","Address":"127.0.0.1"`, i%60); !strings.Contains(string(r.body), want) {
+		if want := fmt.Sprintf(`"Subject":"buyer-%02d","Agent":"","Address":"127.0.0.1"`, i%60); !strings.Contains(string(r.body), want) {
 			t.Fatalf("call %d answered %s; want the buyer %s", i, r.body, want)
 		}
 	}

@@ -5,19 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/netip"
 	"net/url"
 	"regexp"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"shop"
+	"shop/webfetch"
 )
 
 // Bounds of an agent profile fetch (overview.md, Profile Requirements).
@@ -30,7 +24,6 @@ const (
 	defaultProfileTTL = 5 * time.Minute
 	failedProfileTTL  = 10 * time.Second // a failing profile is not fetched again sooner
 	maxCachedProfiles = 1024
-	maxFetches        = 16 // at once, whatever the agents
 )
 
 var versionPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
@@ -51,18 +44,16 @@ type agentCapability struct {
 // The cache only spares fetches: every replica fetches for itself, and
 // nothing depends on two replicas agreeing.
 type profiles struct {
-	client *http.Client
-	// loopback allows http:// profiles on loopback addresses (tests).
-	loopback bool
-	now      func() time.Time
+	fetcher *webfetch.Fetcher
+	now     func() time.Time
 
 	mu    sync.Mutex
 	cache map[string]cachedProfile
 	// fetching are the fetches under way, by URL: callers of one URL wait
-	// for one fetch. slots bound the fetches under way at once, so that
-	// unknown agents cost the shop a fixed outbound footprint.
+	// for one fetch. The fetcher bounds the fetches under way at once, in
+	// all and to each host and address, so that unknown agents cost the
+	// shop a fixed outbound footprint and a slow one stalls only itself.
 	fetching map[string]chan struct{}
-	slots    chan struct{}
 }
 
 type cachedProfile struct {
@@ -72,53 +63,13 @@ type cachedProfile struct {
 }
 
 func newProfiles(loopback bool) *profiles {
-	p := &profiles{loopback: loopback, now: time.Now, cache: map[string]cachedProfile{},
-		fetching: map[string]chan struct{}{}, slots: make(chan struct{}, maxFetches)}
-	dialer := &net.Dialer{Timeout: profileTimeout, Control: p.checkAddress}
-	p.client = &http.Client{
-		Timeout: profileTimeout,
-		Transport: &http.Transport{
-			Proxy:                 nil, // a proxy would dial for us, past checkAddress
-			DialContext:           dialer.DialContext,
-			TLSHandshakeTimeout:   profileTimeout,
-			ResponseHeaderTimeout: profileTimeout,
-			MaxIdleConns:          16,
-			IdleConnTimeout:       time.Minute,
-		},
-		// Profiles must not redirect, and a redirect is not followed.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-	return p
-}
-
-// checkAddress refuses to connect anywhere but a public unicast address
-// (a loopback one too, when loopback is allowed): it runs on the address
-// actually dialed, after name resolution, so a name that resolves to a
-// private address is refused as well.
-func (p *profiles) checkAddress(network, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return err
-	}
-	if !publicAddr(ip.Unmap()) && !(p.loopback && ip.Unmap().IsLoopback()) {
-		return fmt.Errorf("%w: %s", errPrivateAddress, ip)
-	}
-	return nil
-}
-
-var errPrivateAddress = errors.New("not a public address")
-
-var sharedSpace = netip.MustParsePrefix("100.64.0.0/10") // carrier-grade NAT
-
-// publicAddr reports whether ip is a public unicast address: not loopback,
-// private, link-local, shared, multicast or unspecified.
-func publicAddr(ip netip.Addr) bool {
-	return ip.IsGlobalUnicast() && !ip.IsPrivate() && !sharedSpace.Contains(ip) &&
-		!(ip.Is4() && ip.As4()[0] == 0)
+	return &profiles{now: time.Now, cache: map[string]cachedProfile{},
+		fetching: map[string]chan struct{}{},
+		fetcher: webfetch.New(webfetch.Options{
+			AllowLoopback: loopback, MaxBytes: maxProfileBytes, Timeout: profileTimeout,
+			MaxURLLen: maxProfileURLLen, MinTTL: minProfileTTL, MaxTTL: maxProfileTTL,
+			DefaultTTL: defaultProfileTTL,
+		})}
 }
 
 // get returns the agent profile at raw, fetched or from the cache; a
@@ -130,6 +81,9 @@ func (p *profiles) get(ctx context.Context, raw string) (*agentProfile, error) {
 	}
 	key := u.String()
 	for {
+		if c, ok := p.cached(hostKey(u.Hostname())); ok {
+			return c.answer() // the host failed: none of its profiles is fetched for now
+		}
 		if c, ok := p.cached(key); ok {
 			return c.answer()
 		}
@@ -145,7 +99,7 @@ func (p *profiles) get(ctx context.Context, raw string) (*agentProfile, error) {
 				p.mu.Unlock()
 				close(done)
 			}()
-			return p.fetchInto(ctx, key).answer()
+			return p.fetchInto(ctx, u).answer()
 		}
 		p.mu.Unlock()
 		// Another call fetches this profile now: its answer is ours.
@@ -172,111 +126,113 @@ func (c cachedProfile) answer() (*agentProfile, error) {
 	return c.profile, nil
 }
 
-// fetchInto fetches the profile at key, at most maxFetches at once, and
-// caches the outcome: the profile for its TTL, a failure for
-// failedProfileTTL.
-func (p *profiles) fetchInto(ctx context.Context, key string) cachedProfile {
-	select {
-	case p.slots <- struct{}{}:
-		defer func() { <-p.slots }()
-	case <-ctx.Done():
-		return cachedProfile{err: discoveryError("profile_unreachable", "the agent profile could not be fetched in time")}
-	}
-	prof, ttl, perr := p.fetch(ctx, key)
+// hostKey is the cache's key of a host's failure.
+func hostKey(host string) string { return "host " + host }
+
+// What the cache learns of a failed fetch.
+type failure int
+
+const (
+	urlFailed  failure = iota // this URL: kept failedProfileTTL
+	hostFailed                // its host (unreachable, slow, not public): all its URLs
+	notAsked                  // the shop was busy: nothing is learned
+)
+
+// fetchInto fetches the profile at u and caches the outcome: the profile
+// for its TTL, a failure for failedProfileTTL, and a failure of the host
+// itself for all of the host's URLs.
+func (p *profiles) fetchInto(ctx context.Context, u *url.URL) cachedProfile {
+	key := u.String()
+	prof, ttl, perr, failed := p.fetch(ctx, key)
 	now := p.now()
 	entry := cachedProfile{profile: prof, err: perr, expires: now.Add(ttl)}
 	if perr != nil {
 		entry.expires = now.Add(failedProfileTTL)
+		if failed == notAsked || ctx.Err() != nil {
+			return entry // the caller gave up, or the shop was busy: nothing is learned of the profile
+		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.cache) >= maxCachedProfiles { // bounded: drop the expired, then any, to make room
-		for k, v := range p.cache {
-			if !now.Before(v.expires) {
-				delete(p.cache, k)
-			}
-		}
-		for k := range p.cache {
-			if len(p.cache) < maxCachedProfiles {
-				break
-			}
+	p.makeRoom(now)
+	p.cache[key] = entry
+	if perr != nil && failed == hostFailed {
+		p.cache[hostKey(u.Hostname())] = entry
+	}
+	return entry
+}
+
+// makeRoom keeps the cache bounded: it drops the expired entries, then
+// any, when it is full.
+func (p *profiles) makeRoom(now time.Time) {
+	if len(p.cache) < maxCachedProfiles-1 {
+		return
+	}
+	for k, v := range p.cache {
+		if !now.Before(v.expires) {
 			delete(p.cache, k)
 		}
 	}
-	p.cache[key] = entry
-	return entry
+	for k := range p.cache {
+		if len(p.cache) < maxCachedProfiles-1 {
+			break
+		}
+		delete(p.cache, k)
+	}
 }
 
 // checkURL accepts an absolute https URL (http on a loopback host when
 // loopback is allowed) without credentials.
 func (p *profiles) checkURL(raw string) (*url.URL, *shop.ProtocolError) {
-	bad := func(why string) (*url.URL, *shop.ProtocolError) {
-		return nil, discoveryError("invalid_profile_url", "meta[\"ucp-agent\"].profile "+why)
-	}
 	if raw == "" {
-		return bad(`is missing: send meta: {"ucp-agent": {"profile": "https://…/your-agent-profile.json"}}`)
+		return nil, discoveryError("invalid_profile_url", `meta["ucp-agent"].profile is missing: send meta: {"ucp-agent": {"profile": "https://…/your-agent-profile.json"}}`)
 	}
-	if len(raw) > maxProfileURLLen {
-		return bad(fmt.Sprintf("is longer than %d characters", maxProfileURLLen))
+	u, err := p.fetcher.CheckURL(raw)
+	if err != nil {
+		why := "must be an absolute https URL without credentials"
+		var ue *webfetch.URLError
+		if errors.As(err, &ue) {
+			why = ue.Reason
+		}
+		return nil, discoveryError("invalid_profile_url", `meta["ucp-agent"].profile `+why)
 	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || u.User != nil || u.Opaque != "" {
-		return bad("must be an absolute https URL without credentials")
-	}
-	switch {
-	case u.Scheme == "https":
-	case u.Scheme == "http" && p.loopback && loopbackHost(u.Hostname()):
-	default:
-		return bad("must use https")
-	}
-	u.Fragment = ""
 	return u, nil
 }
 
-func loopbackHost(h string) bool {
-	if h == "localhost" {
-		return true
+// fetch GETs and reads a profile, bounded in time and size, and returns it
+// with how long it may be kept, or why not and what failed. Its errors
+// never echo what the agent's server answered.
+func (p *profiles) fetch(ctx context.Context, u string) (*agentProfile, time.Duration, *shop.ProtocolError, failure) {
+	resp, err := p.fetcher.Get(ctx, u, "application/json")
+	if err != nil {
+		perr, failed := fetchError(err)
+		return nil, 0, perr, failed
 	}
-	ip, err := netip.ParseAddr(h)
-	return err == nil && ip.IsLoopback()
+	prof, perr := parseProfile(resp.Body)
+	if perr != nil {
+		return nil, 0, perr, urlFailed
+	}
+	return prof, resp.TTL, nil, urlFailed
 }
 
-// fetch GETs and reads a profile, bounded in time and size, and returns it
-// with how long it may be kept.
-func (p *profiles) fetch(ctx context.Context, u string) (*agentProfile, time.Duration, *shop.ProtocolError) {
-	ctx, cancel := context.WithTimeout(ctx, profileTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, 0, discoveryError("invalid_profile_url", "the agent profile URL cannot be fetched")
+// fetchError is the protocol error of a failed fetch, and what failed.
+func fetchError(err error) (*shop.ProtocolError, failure) {
+	why := "the agent profile could not be fetched"
+	switch {
+	case errors.Is(err, webfetch.ErrBadURL):
+		return discoveryError("invalid_profile_url", "the agent profile URL cannot be fetched"), urlFailed
+	case errors.Is(err, webfetch.ErrTooLarge):
+		return discoveryError("profile_malformed", fmt.Sprintf("the agent profile is larger than %d bytes", maxProfileBytes)), urlFailed
+	case errors.Is(err, webfetch.ErrStatus):
+		return discoveryError("profile_unreachable", why+": it did not answer 200 (profiles must answer 200, without redirects)"), urlFailed
+	case errors.Is(err, webfetch.ErrBusy):
+		return discoveryError("profile_unreachable", why+" now: the shop is fetching too many profiles; retry in a few seconds"), notAsked
+	case errors.Is(err, webfetch.ErrPrivateAddress):
+		why += ": its host is not a public address"
+	case errors.Is(err, webfetch.ErrTimeout):
+		why += ": it took too long"
 	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := p.client.Do(req)
-	if err != nil {
-		why := "the agent profile could not be fetched"
-		if errors.Is(err, errPrivateAddress) {
-			why += ": its host is not a public address"
-		} else if errors.Is(err, context.DeadlineExceeded) {
-			why += ": it took too long"
-		}
-		return nil, 0, discoveryError("profile_unreachable", why)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, 0, discoveryError("profile_unreachable", fmt.Sprintf("the agent profile answered HTTP %d (profiles must answer 200, without redirects)", resp.StatusCode))
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxProfileBytes+1))
-	if err != nil {
-		return nil, 0, discoveryError("profile_unreachable", "the agent profile could not be read")
-	}
-	if len(body) > maxProfileBytes {
-		return nil, 0, discoveryError("profile_malformed", fmt.Sprintf("the agent profile is larger than %d bytes", maxProfileBytes))
-	}
-	prof, perr := parseProfile(body)
-	if perr != nil {
-		return nil, 0, perr
-	}
-	return prof, profileTTL(resp.Header.Get("Cache-Control")), nil
+	return discoveryError("profile_unreachable", why), hostFailed
 }
 
 // parseProfile reads a platform profile: a JSON object whose ucp names a
@@ -302,21 +258,6 @@ func parseProfile(body []byte) (*agentProfile, *shop.ProtocolError) {
 		}
 	}
 	return &agentProfile{Version: doc.UCP.Version, Capabilities: doc.UCP.Capabilities}, nil
-}
-
-// profileTTL is how long a profile may be kept: its Cache-Control max-age,
-// at least a minute and at most an hour, five minutes when it says none.
-func profileTTL(cc string) time.Duration {
-	ttl := defaultProfileTTL
-	for _, d := range strings.Split(cc, ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(strings.ToLower(d)), "=")
-		if k == "max-age" {
-			if n, err := strconv.Atoi(strings.Trim(v, `"`)); err == nil {
-				ttl = time.Duration(n) * time.Second
-			}
-		}
-	}
-	return min(max(ttl, minProfileTTL), maxProfileTTL)
 }
 
 // negotiate is the capabilities the shop and the agent share at the shop's

@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,53 +14,8 @@ import (
 	"time"
 
 	"shop"
+	"shop/webfetch"
 )
-
-func TestPublicAddr(t *testing.T) {
-	cases := []struct {
-		addr   string
-		public bool
-	}{
-		{"93.184.216.34", true},
-		{"2606:2800:220:1:248:1893:25c8:1946", true},
-		{"127.0.0.1", false},
-		{"::1", false},
-		{"10.1.2.3", false},
-		{"172.16.0.1", false},
-		{"192.168.1.1", false},
-		{"169.254.169.254", false}, // link-local: cloud metadata
-		{"fe80::1", false},
-		{"fc00::1", false},
-		{"100.64.0.1", false}, // shared address space
-		{"0.0.0.0", false},
-		{"0.1.2.3", false},
-		{"224.0.0.1", false},
-		{"ff02::1", false},
-	}
-	for _, c := range cases {
-		if got := publicAddr(netip.MustParseAddr(c.addr)); got != c.public {
-			t.Errorf("publicAddr(%s) = %v, want %v", c.addr, got, c.public)
-		}
-	}
-}
-
-func TestProfileTTL(t *testing.T) {
-	cases := []struct {
-		header string
-		want   time.Duration
-	}{
-		{"", defaultProfileTTL},
-		{"public, max-age=300", 300 * time.Second},
-		{"public, max-age=5", minProfileTTL},
-		{"max-age=86400, public", maxProfileTTL},
-		{"no-store", defaultProfileTTL},
-	}
-	for _, c := range cases {
-		if got := profileTTL(c.header); got != c.want {
-			t.Errorf("profileTTL(%q) = %v, want %v", c.header, got, c.want)
-		}
-	}
-}
 
 // code is the UCP code in a protocol error's data.
 func code(t *testing.T, err error) string {
@@ -239,4 +194,98 @@ func TestProfilesOneFetchAtATime(t *testing.T) {
 	if n := fetches.Load(); n != 1 {
 		t.Errorf("ten callers at once fetched the profile %d times, want once", n)
 	}
+}
+
+// TestProfilesHostFailureCached: a host that does not answer in time fails
+// all its profile URLs for failedProfileTTL without being asked again,
+// while a profile that is merely missing fails only its own URL; and no
+// error echoes the status the agent's server answered.
+func TestProfilesHostFailureCached(t *testing.T) {
+	var hits atomic.Int32
+	release := make(chan struct{})
+	profile := `{"ucp": {"version": "2026-04-08", "capabilities": {}}}`
+	stalls := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.URL.Path == "/slow.json" {
+			<-release
+		}
+		w.Write([]byte(profile))
+	}))
+	defer stalls.Close()
+	defer close(release)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/teapot.json" {
+			w.WriteHeader(http.StatusTeapot)
+			return
+		}
+		w.Write([]byte(profile))
+	}))
+	defer other.Close()
+	now := time.Date(2026, 4, 8, 12, 0, 0, 0, time.UTC)
+	p := newProfiles(true)
+	p.now = func() time.Time { return now }
+	p.fetcher = webfetch.New(webfetch.Options{AllowLoopback: true, HeaderTimeout: 200 * time.Millisecond})
+	ctx := context.Background()
+
+	if _, err := p.get(ctx, stalls.URL+"/slow.json"); code(t, err) != "profile_unreachable" {
+		t.Fatalf("a stalled profile: %v", err)
+	}
+	start := time.Now()
+	if _, err := p.get(ctx, stalls.URL+"/other.json"); code(t, err) != "profile_unreachable" || hits.Load() != 1 {
+		t.Errorf("another profile of the failed host: %v, %d requests to it, want the host's failure without asking", err, hits.Load())
+	}
+	if d := time.Since(start); d > 100*time.Millisecond {
+		t.Errorf("the host's cached failure took %v", d)
+	}
+	now = now.Add(failedProfileTTL + time.Second)
+	if _, err := p.get(ctx, stalls.URL+"/other.json"); err != nil {
+		t.Errorf("after failedProfileTTL: %v", err)
+	}
+
+	_, err := p.get(ctx, other.URL+"/teapot.json")
+	var pe *shop.ProtocolError
+	if !errors.As(err, &pe) || strings.Contains(string(pe.Data)+pe.Message, "418") {
+		t.Errorf("a profile answering 418: %v, which echoes the status or is no protocol error", err)
+	}
+	if _, err := p.get(ctx, other.URL+"/agent.json"); err != nil {
+		t.Errorf("a URL's failure failed its host: %v", err)
+	}
+}
+
+// TestProfilesSlowHostStallsOnlyItself: 32 slow profile URLs of one host
+// take that host's share of the fetch slots, not everyone's: a new agent
+// on another host gets its profile at once.
+func TestProfilesSlowHostStallsOnlyItself(t *testing.T) {
+	release := make(chan struct{})
+	var slowHits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/slow/") {
+			slowHits.Add(1)
+			<-release
+		}
+		w.Write([]byte(`{"ucp": {"version": "2026-04-08", "capabilities": {}}}`))
+	}))
+	defer srv.Close()
+	p := newProfiles(true)
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Go(func() { _, _ = p.get(context.Background(), fmt.Sprintf("%s/slow/%d.json", srv.URL, i)) })
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for slowHits.Load() < 4 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	other := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/agent.json"
+	start := time.Now()
+	if _, err := p.get(context.Background(), other); err != nil {
+		t.Errorf("a new agent on another host: %v", err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("a new agent on another host waited %v behind a slow one", d)
+	}
+	if n := slowHits.Load(); n > 4 {
+		t.Errorf("%d fetches of the slow host at once, want its share of 4", n)
+	}
+	close(release)
+	wg.Wait()
 }

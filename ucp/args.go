@@ -81,11 +81,20 @@ type CreateCheckoutArgs struct {
 	Checkout CheckoutIn `json:"checkout"`
 }
 
-// IDArgs name a resource: get_checkout, cancel_checkout, get_cart,
-// cancel_cart and get_order.
+// IDArgs name a resource: get_checkout, cancel_checkout, get_cart and
+// cancel_cart.
 type IDArgs struct {
 	Meta Meta   `json:"meta"`
 	ID   string `json:"id" jsonschema:"The resource's id."`
+}
+
+// OrderArgs are get_order's: the order's id and, as /mcp's get_order
+// asks, the email it was placed with (an order id alone is no secret: it
+// is in the permalink and the confirmation).
+type OrderArgs struct {
+	Meta  Meta   `json:"meta"`
+	ID    string `json:"id" jsonschema:"The order's id (order.id of the completed checkout)."`
+	Email string `json:"email" jsonschema:"The buyer's email address the order was placed with (case does not matter)."`
 }
 
 // UpdateCheckoutArgs are update_checkout's and complete_checkout's.

@@ -84,7 +84,7 @@ func (u *UCP) createCart(ctx context.Context, args CreateCartArgs) (CartResult, 
 	if err != nil {
 		return u.cartAnswer(c, nil, err)
 	}
-	ct, err := u.checkout.CreateCart(ctx, req)
+	ct, err := u.checkout.CreateCart(buyerContext(ctx, c, req.Buyer), req)
 	return u.cartAnswer(c, ct, err)
 }
 
@@ -110,7 +110,11 @@ func (u *UCP) updateCart(ctx context.Context, args UpdateCartArgs) (CartResult, 
 	if err != nil {
 		return u.cartAnswer(c, nil, err)
 	}
-	ct, err := u.checkout.UpdateCart(ctx, args.ID, req)
+	buyer := req.Buyer
+	if buyer == nil {
+		buyer = cur.Buyer
+	}
+	ct, err := u.checkout.UpdateCart(buyerContext(ctx, c, buyer), args.ID, req)
 	return u.cartAnswer(c, ct, err)
 }
 
@@ -129,9 +133,10 @@ func (u *UCP) cancelCart(ctx context.Context, args IDArgs) (CartResult, string, 
 func (u *UCP) orderTool() shop.Tool {
 	return shop.NewTool(shop.Tool{
 		Name: "get_order", Title: "Get an order", ReadOnly: true, Idempotent: true,
-		Description: "Get an order by its id (the order.id of a completed checkout): its lines, quantities fulfilled, " +
-			"where it ships, totals (minor units) and permalink_url, the buyer's receipt page.",
-	}, func(ctx context.Context, args IDArgs) (OrderResult, string, error) {
+		Description: "Get an order by its id (the order.id of a completed checkout) and the email the buyer placed it with: " +
+			"its lines, quantities fulfilled, where it ships, totals (minor units) and permalink_url, the buyer's receipt page. " +
+			"An order whose email does not match is answered like an unknown one.",
+	}, func(ctx context.Context, args OrderArgs) (OrderResult, string, error) {
 		c, refused, err := u.begin(ctx, args.Meta, CapOrder)
 		if err != nil {
 			return OrderResult{}, "", err
@@ -139,9 +144,14 @@ func (u *UCP) orderTool() shop.Tool {
 		if refused != nil {
 			return OrderResult{Error: refused}, text(refused), nil
 		}
-		o, err := u.orders.ByID(ctx, args.ID)
+		o, err := u.orders.Get(ctx, args.ID, args.Email)
 		if err != nil {
-			refused, err := u.refusal(err, func(p string) string { return "$.id" })
+			refused, err := u.refusal(err, func(p string) string {
+				if p == "$.email" {
+					return p
+				}
+				return "$.id"
+			})
 			if err != nil {
 				return OrderResult{}, "", err
 			}

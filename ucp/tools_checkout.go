@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"shop"
 	"shop/checkout"
@@ -136,8 +137,23 @@ func (u *UCP) createCheckout(ctx context.Context, args CreateCheckoutArgs) (Chec
 	if err != nil {
 		return u.checkoutAnswer(c, nil, err)
 	}
-	s, err := u.checkout.Create(ctx, req)
+	s, err := u.checkout.Create(buyerContext(ctx, c, req.Buyer), req)
 	return u.checkoutAnswer(c, s, err)
+}
+
+// buyerContext makes the call's buyer, for the limits on what one buyer
+// may hold, the agent's buyer of that email (shop.Buyer.Agent: the agent's
+// profile and the email), as ACP keys an agent's buyers: one agent
+// platform serves many buyers from one address, and the address alone
+// would make them one buyer. Without an email the buyer stays as the
+// server identified it.
+func buyerContext(ctx context.Context, c *call, b *checkout.Buyer) context.Context {
+	if b == nil || strings.TrimSpace(b.Email) == "" {
+		return ctx
+	}
+	buyer := shop.BuyerFrom(ctx)
+	buyer.Agent = "ucp:" + c.agent + ":" + strings.ToLower(strings.TrimSpace(b.Email))
+	return shop.WithBuyer(ctx, buyer)
 }
 
 // cartPathError names cart_id as the field at fault of a cart that is not
@@ -188,7 +204,11 @@ func (u *UCP) updateCheckout(ctx context.Context, args UpdateCheckoutArgs) (Chec
 	if err != nil {
 		return u.checkoutAnswer(c, nil, err)
 	}
-	s, err := u.checkout.Update(ctx, args.ID, req)
+	buyer := req.Buyer
+	if buyer == nil {
+		buyer = cur.Buyer
+	}
+	s, err := u.checkout.Update(buyerContext(ctx, c, buyer), args.ID, req)
 	return u.checkoutAnswer(c, s, idPath(err))
 }
 
@@ -215,6 +235,7 @@ func (u *UCP) completeCheckout(ctx context.Context, args UpdateCheckoutArgs) (Ch
 	if err != nil {
 		return u.checkoutAnswer(c, nil, err)
 	}
+	ctx = buyerContext(ctx, c, fromBuyer(args.Checkout.Buyer))
 	return u.once(ctx, c, "complete_checkout", args, func(ctx context.Context) (*checkout.Session, error) {
 		s, err := u.checkout.Complete(ctx, checkout.CompleteRequest{SessionID: args.ID, Buyer: fromBuyer(args.Checkout.Buyer), Payment: pay})
 		return s, idPath(err)

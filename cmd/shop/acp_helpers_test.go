@@ -187,6 +187,9 @@ func (a acpAnswer) session(t *testing.T) acpSession {
 // acpClient posts JSON-RPC to a shop's /acp/mcp as one agent.
 type acpClient struct {
 	url, token string
+	// from, when set, is the client's address the shop is told of (in
+	// X-Forwarded-For, for a shop started with --client-ip-header).
+	from string
 }
 
 // post sends one JSON-RPC request body and decodes the answer.
@@ -202,6 +205,9 @@ func (c acpClient) post(t *testing.T, body []byte) acpAnswer {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if c.from != "" {
+		req.Header.Set("X-Forwarded-For", c.from)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"shop/checkout"
 	"shop/database"
 	"shop/database/dbtest"
+	"shop/idempotency"
 	"shop/payments/stripetest"
 )
 
@@ -106,26 +107,23 @@ func testACPIdempotency(t *testing.T, s *acpShop) {
 	})
 	t.Run("InTheDatabase", func(t *testing.T) {
 		n := s.count(t, "SELECT COUNT(*) FROM idempotency_keys WHERE scope = ? AND idem_key = ? AND state = 'done'",
-			"acp|agent-one|create_checkout_session|", key)
+			idempotency.ScopeHash("acp|agent-one|create_checkout_session|"), key)
 		if n != 1 {
 			t.Errorf("%d stored answers for the key, want 1", n)
 		}
 	})
 	t.Run("ProcessingErrorsNotStored", func(t *testing.T) { testACPNotStored(t, s) })
-	t.Run("RefusalsStored", func(t *testing.T) {
+	t.Run("MalformedNotStored", func(t *testing.T) {
 		k := newKey(t, "bad")
-		bad := shippable("no-such-variant", 1)
 		for range 2 {
-			cs := s.agent.call(t, "create_checkout_session", acpArgs(k, "", bad))
-			if cs.Error != nil {
-				cs.acpErr(t)
-			} else {
-				cs.session(t)
+			e := s.agent.call(t, "update_checkout_session", acpArgs(k, "cs_no_such_session", map[string]any{"buyer": map[string]any{"email": "ada@example.com"}})).acpErr(t)
+			if e.Code != "session_not_found" {
+				t.Errorf("update of no session: %+v", e)
 			}
 		}
-		n := s.count(t, "SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = ? AND state = 'done'", k)
-		if n != 1 {
-			t.Errorf("%d stored answers for a refused request's key, want 1", n)
+		n := s.count(t, "SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = ?", k)
+		if n != 0 {
+			t.Errorf("%d stored answers for a malformed request's key, want none", n)
 		}
 	})
 	t.Run("KeyTooLong", func(t *testing.T) {
@@ -321,7 +319,7 @@ func testACPClient(t *testing.T, s *acpShop) {
 func TestACPSharedPaymentToken(t *testing.T) {
 	stripe := stripetest.New(t)
 	dsn := dbtest.DSN(t, database.SQLite)
-	r := startShop(t, dsn, map[string]string{"STRIPE_SECRET_KEY": stripetest.SecretKey, "STRIPE_API_BASE": stripe.URL})
+	r := startShop(t, dsn, map[string]string{"STRIPE_SECRET_KEY": stripetest.SecretKey, "STRIPE_API_BASE": stripe.URL}, "--acp-open")
 	c := acpClient{url: r.url}
 	cs := c.call(t, "create_checkout_session", acpArgs("", "", shippable("enamel-camp-mug-cream", 1))).session(t)
 	spt := func(credType string) map[string]any {

@@ -111,7 +111,7 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 		},
 		SessionMoved: a.metrics.SessionMoved,
 	})
-	a.acp, err = acp.New(a.checkout, a.idem, acp.Options{Currency: a.policy.Currency().Code()})
+	a.acp, err = acp.New(a.checkout, a.idem, acp.Options{Currency: a.policy.Currency().Code(), SigningKeys: cfg.ACPSigningKeys})
 	return err
 }
 

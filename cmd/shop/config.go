@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
+	"shop/acp"
 	"shop/checkout"
 	"shop/feed"
 	"shop/notify"
@@ -75,9 +77,15 @@ type Config struct {
 	// only); the variable's text itself is kept nowhere.
 	AdminTokens []server.AdminToken
 	// AgentTokens are SHOP_ACP_TOKENS parsed into their hashes (serve
-	// only): the agents admitted to /acp/mcp, open to all when none.
+	// only): the agents admitted to /acp/mcp, with server.OpenToAll when
+	// ACPOpen; none: /acp/mcp is closed.
 	AgentTokens []server.AgentToken
-	ReceiptKey  string
+	// ACPOpen (--acp-open) admits callers without a token to /acp/mcp.
+	ACPOpen bool
+	// ACPSigningKeys are SHOP_ACP_SIGNING_KEYS: the keys agents sign their
+	// calls with, by agent name.
+	ACPSigningKeys map[string][]byte
+	ReceiptKey     string
 	// SMTP is the server the buyer's emails go through (SHOP_SMTP_URL); nil:
 	// the shop sends none.
 	SMTP *notify.SMTP
@@ -103,6 +111,7 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	fs.SetOutput(io.Discard)
 	if withAddr {
 		fs.StringVar(&cfg.Addr, "addr", DefaultAddr, "listen address")
+		fs.BoolVar(&cfg.ACPOpen, "acp-open", false, "admit callers without an agent token to /acp/mcp (closed without SHOP_ACP_TOKENS otherwise)")
 		fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "where /metrics listens (default: 127.0.0.1 and the port after --addr's; off: nowhere)")
 	}
 	fs.StringVar(&cfg.DB, "db", DefaultDB, "SQLite file path or postgres:// URL")
@@ -198,7 +207,29 @@ func (m *Main) readEnv(cfg *Config, serving bool) error {
 		if cfg.AgentTokens, err = server.ParseAgentTokens(m.Getenv("SHOP_ACP_TOKENS")); err != nil {
 			return err
 		}
+		if err := cfg.acpKeys(m.Getenv("SHOP_ACP_SIGNING_KEYS")); err != nil {
+			return err
+		}
+		if cfg.ACPOpen {
+			cfg.AgentTokens = append(cfg.AgentTokens, server.OpenToAll())
+		}
 	}
+	return nil
+}
+
+// acpKeys reads the agents' signing keys, each of an agent of
+// SHOP_ACP_TOKENS.
+func (cfg *Config) acpKeys(env string) error {
+	keys, err := acp.ParseSigningKeys(env)
+	if err != nil {
+		return err
+	}
+	for name := range keys {
+		if !slices.ContainsFunc(cfg.AgentTokens, func(t server.AgentToken) bool { return t.Agent == name }) {
+			return fmt.Errorf("SHOP_ACP_SIGNING_KEYS: agent %s has no token in SHOP_ACP_TOKENS", name)
+		}
+	}
+	cfg.ACPSigningKeys = keys
 	return nil
 }
 

@@ -31,7 +31,7 @@ type running struct {
 	done   chan error
 }
 
-func startShop(t *testing.T, dsn string, env map[string]string) *running {
+func startShop(t *testing.T, dsn string, env map[string]string, flags ...string) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc := make(chan string, 1)
@@ -43,7 +43,9 @@ func startShop(t *testing.T, dsn string, env map[string]string) *running {
 		Started: func(addr string) { addrc <- addr },
 	}
 	r := &running{logs: logs, cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- m.Run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", dsn}) }()
+	go func() {
+		r.done <- m.Run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--db", dsn}, flags...))
+	}()
 	select {
 	case addr := <-addrc:
 		r.url = "http://" + addr

@@ -87,8 +87,11 @@ func metricsHosts(cfg *Config) []string {
 
 // warnUnset warns at start of what serve runs without.
 func (m *Main) warnUnset(cfg *Config) {
-	if len(cfg.AgentTokens) == 0 {
-		m.Logger.Warn("SHOP_ACP_TOKENS is unset: /acp/mcp is open to every agent, without a token")
+	switch {
+	case cfg.ACPOpen:
+		m.Logger.Warn("--acp-open: /acp/mcp admits every caller without a token (their idempotency keys scoped by client address)")
+	case len(cfg.AgentTokens) == 0:
+		m.Logger.Info("SHOP_ACP_TOKENS is unset: /acp/mcp is closed (set SHOP_ACP_TOKENS=name:token, or start with --acp-open)")
 	}
 	if cfg.WidgetDomain == "" {
 		m.Logger.Warn("SHOP_WIDGET_DOMAIN is unset: the widgets declare no domain (_meta.ui.domain); ChatGPT requires one, unique to the app, to submit it to its directory")

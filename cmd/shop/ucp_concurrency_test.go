@@ -123,7 +123,7 @@ func TestDialectsLastUnits(t *testing.T) {
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			dsn := dbtest.DSN(t, d)
-			shop := startShop(t, dsn, ucpEnv)
+			shop := startShop(t, dsn, ucpEnv, "--acp-open")
 			db := pgOpen(t, dsn)
 			if err := db.Exec("UPDATE variants SET stock = ? WHERE id = ?", units, variant).Error; err != nil {
 				t.Fatal(err)
@@ -232,7 +232,7 @@ func buyOverUCP(s *mcp.ClientSession, profile, variant, email, key string) strin
 }
 
 // connectACP joins a plain MCP client to the shop's /acp/mcp (open to
-// every agent when SHOP_ACP_TOKENS is unset). The ACP binding's tools
+// every agent with --acp-open). The ACP binding's tools
 // declare no outputSchema: its answers are ACP's objects, its errors
 // JSON-RPC errors.
 func connectACP(t *testing.T, url string) *mcp.ClientSession {

@@ -328,11 +328,18 @@ func ucpPay(t *testing.T, url string, s *mcp.ClientSession, profile string, co u
 	if again.Order == nil || again.Order.ID != done.Order.ID {
 		t.Errorf("completed again: %+v, want order %s", again.Order, done.Order.ID)
 	}
-	order := ucpCall[ucp.Order](t, s, "get_order", map[string]any{"meta": meta, "id": done.Order.ID})
+	order := ucpCall[ucp.Order](t, s, "get_order", map[string]any{"meta": meta, "id": done.Order.ID, "email": " ADA@example.com"})
 	if order.CheckoutID != co.ID || order.LineItems[0].Quantity.Total != 3 || totalsByType(order.Totals)["total"] != want["total"] {
 		t.Errorf("order: %+v", order)
 	}
-	_ = ucpCall[ucp.ErrorResponse](t, s, "get_order", map[string]any{"meta": meta, "id": "ord_aaaaaaaaaaaaaaaaaaaaaaaaaa"})
+	_ = ucpCall[ucp.ErrorResponse](t, s, "get_order", map[string]any{"meta": meta, "id": "ord_aaaaaaaaaaaaaaaaaaaaaaaaaa", "email": "ada@example.com"})
+	// The order id alone is not enough: /mcp's get_order asks for the email too.
+	if e := ucpCall[ucp.ErrorResponse](t, s, "get_order", map[string]any{"meta": meta, "id": done.Order.ID, "email": "mallory@example.com"}); len(e.Messages) == 0 || e.Messages[0].Code != "not_found" {
+		t.Errorf("get_order with another email: %+v", e.Messages)
+	}
+	if e := ucpCall[ucp.ErrorResponse](t, s, "get_order", map[string]any{"meta": meta, "id": done.Order.ID}); len(e.Messages) == 0 || e.Messages[0].Code != "missing" || e.Messages[0].Path != "$.email" {
+		t.Errorf("get_order without the email: %+v", e.Messages)
+	}
 }
 
 // ucpCancel cancels a checkout and the cart, and reads what is gone.
