@@ -145,7 +145,8 @@ type Options struct {
 	ACPDiscovery http.Handler
 	// UCPMCP, when set, is the Universal Commerce Protocol's MCP server,
 	// served statelessly at /ucp/mcp; UCPProfile serves the business
-	// profile at GET /.well-known/ucp.
+	// profile at GET /.well-known/ucp, and an older release's at GET
+	// /.well-known/ucp/{version}.
 	UCPMCP     *mcp.Server
 	UCPProfile http.Handler
 }
@@ -197,6 +198,7 @@ func New(opts Options) (*Server, error) {
 
 	if opts.UCPProfile != nil {
 		mux.Handle("GET /.well-known/ucp", opts.UCPProfile)
+		mux.Handle("GET /.well-known/ucp/{version}", opts.UCPProfile) // an older release's profile
 	}
 	if opts.MCP != nil || opts.AdminMCP != nil || opts.ACP != nil || opts.UCPMCP != nil {
 		cop := http.NewCrossOriginProtection()

@@ -260,14 +260,14 @@ func parseProfile(body []byte) (*agentProfile, *shop.ProtocolError) {
 	return &agentProfile{Version: doc.UCP.Version, Capabilities: doc.UCP.Capabilities}, nil
 }
 
-// negotiate is the capabilities the shop and the agent share at the shop's
-// version (overview.md, Intersection Algorithm): those both declare at
-// Version, without the extensions none of whose parents remain.
-func negotiate(agent *agentProfile) map[string]bool {
+// negotiate is the capabilities the shop and the agent share at release
+// version, the agent's (overview.md, Intersection Algorithm): those both
+// declare at version, without the extensions none of whose parents remain.
+func negotiate(agent *agentProfile, version string) map[string]bool {
 	active := map[string]bool{}
 	for _, c := range capabilities {
 		for _, e := range agent.Capabilities[c.name] {
-			if e.Version == Version {
+			if e.Version == version {
 				active[c.name] = true
 			}
 		}

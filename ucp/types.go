@@ -117,9 +117,11 @@ type Buyer struct {
 	PhoneNumber string `json:"phone_number,omitempty"`
 }
 
-// PostalAddress is a UCP address; a shipping destination adds its id.
+// PostalAddress is a UCP address; a shipping destination adds its id and,
+// since 2026-08-25, its type.
 type PostalAddress struct {
 	ID              string `json:"id,omitempty"`
+	Type            string `json:"type,omitempty"`
 	FirstName       string `json:"first_name,omitempty"`
 	LastName        string `json:"last_name,omitempty"`
 	StreetAddress   string `json:"street_address,omitempty"`
@@ -159,7 +161,7 @@ type Group struct {
 type Option struct {
 	ID                      string     `json:"id"`
 	Title                   string     `json:"title"`
-	Description             string     `json:"description,omitempty"`
+	Description             any        `json:"description,omitempty"` // a string in 2026-04-08, a Description since
 	Carrier                 string     `json:"carrier,omitempty"`
 	EarliestFulfillmentTime *time.Time `json:"earliest_fulfillment_time,omitempty"`
 	LatestFulfillmentTime   *time.Time `json:"latest_fulfillment_time,omitempty"`
