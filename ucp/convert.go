@@ -54,6 +54,9 @@ func (u *UCP) toCheckout(c *call, s *checkout.Session) *Checkout {
 		LineItems: lineItems(s.LineItems), Buyer: toBuyer(s.Buyer), Totals: totals(s.Totals, s.FulfillmentOptionID != ""),
 		Links: links(s.Links),
 	}
+	if current(c.version) {
+		out.Policies = policies(s.Links)
+	}
 	for _, m := range s.Messages {
 		out.Messages = append(out.Messages, toMessage(m, checkoutPath))
 	}
@@ -163,6 +166,22 @@ func discounts(in []checkout.Total) *Discounts {
 		d.Applied = []AppliedDiscount{{Title: "Promotion", Amount: off}}
 	}
 	return d
+}
+
+// policyReturn is UCP's well-known type of a return policy.
+const policyReturn = "dev.ucp.shopping.policy.return"
+
+// policies are the policies a 2026-08-25 checkout names: the merchant's
+// return policy, for the whole checkout, when its legal links have one
+// (the same page as links[]'s return_policy).
+func policies(in []checkout.Link) []Policy {
+	for _, l := range in {
+		if l.Type == "return_policy" && l.URL != "" {
+			return []Policy{{Type: policyReturn, URL: l.URL,
+				Description: Description{Plain: "Returns and refunds follow the merchant's return policy: " + l.URL}}}
+		}
+	}
+	return nil
 }
 
 func links(in []checkout.Link) []Link {

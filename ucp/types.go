@@ -48,6 +48,7 @@ type Checkout struct {
 	Totals      []Total            `json:"totals"`
 	Messages    []Message          `json:"messages,omitempty"`
 	Links       []Link             `json:"links"`
+	Policies    []Policy           `json:"policies,omitempty"` // since 2026-08-25
 	ExpiresAt   *time.Time         `json:"expires_at,omitempty"`
 	ContinueURL string             `json:"continue_url,omitempty"`
 	Fulfillment *Fulfillment       `json:"fulfillment,omitempty"`
@@ -101,6 +102,14 @@ type Message struct {
 	Path     string `json:"path,omitempty"`
 	Content  string `json:"content"`
 	Severity string `json:"severity,omitempty"`
+}
+
+// Policy is a business rule that applies to the items (2026-08-25): its
+// type, a description any platform can show, and its page.
+type Policy struct {
+	Type        string      `json:"type"`
+	Description Description `json:"description"`
+	URL         string      `json:"url,omitempty"`
 }
 
 // Link is a legal or support page.

@@ -248,9 +248,29 @@ func testUCP(t *testing.T, d database.Dialect, agent string) {
 	meta := ucpMeta(profile, "")
 	ucpBrowse(t, s, meta)
 	co, cart := ucpBasket(t, s, meta)
+	checkUCPPolicies(t, co, agent != "/agent.json")
 	want := ucpMCPTotals(t, shop.url, co)
 	ucpPay(t, shop.url, s, profile, co, want)
 	ucpCancel(t, s, profile, cart)
+}
+
+// checkUCPPolicies checks a checkout's policies: since 2026-08-25, the
+// merchant's return policy, the page links[] names; none before.
+func checkUCPPolicies(t *testing.T, co ucp.Checkout, since20260825 bool) {
+	t.Helper()
+	returns := ""
+	for _, l := range co.Links {
+		if l.Type == "return_policy" {
+			returns = l.URL
+		}
+	}
+	switch {
+	case !since20260825 && len(co.Policies) != 0:
+		t.Errorf("a 2026-04-08 checkout with policies: %+v", co.Policies)
+	case since20260825 && (returns == "" || len(co.Policies) != 1 || co.Policies[0].Type != "dev.ucp.shopping.policy.return" ||
+		co.Policies[0].URL != returns || co.Policies[0].Description.Plain == ""):
+		t.Errorf("policies %+v, want the return policy of links %+v", co.Policies, co.Links)
+	}
 }
 
 // ucpVariant is the variant the UCP tests buy.
