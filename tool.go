@@ -30,6 +30,12 @@ type Tool struct {
 	OutputSchema json.RawMessage
 	// ReadOnly, Destructive and Idempotent become the tool's annotations.
 	ReadOnly, Destructive, Idempotent bool
+	// Auth is what the tool asks of the buyer's linked account (CONTRACT.md
+	// §10); the zero value is a guest tool. Package server declares it as
+	// the descriptor's securitySchemes and, for a buyer it does not allow,
+	// answers the refusal with the challenge that starts linking, without
+	// calling Handle.
+	Auth AuthRequirement
 	// Meta is the tool's _meta (widget templates and the like); may be nil.
 	Meta map[string]any
 	// Handle runs the tool on the raw arguments. A returned *Error reaches

@@ -136,6 +136,8 @@ type Checkout struct {
 	swept   func(context.Context) (int64, error)
 	charged func(payments.Request, *payments.Result, error)
 	moved   func(from, to string, n int64)
+	// account is Options.AccountAddress (accounts.go).
+	account func(ctx context.Context, accountID string) (*Address, error)
 	// known keeps the sessions this process wrote last (known.go).
 	known *known
 }
@@ -186,6 +188,10 @@ type Options struct {
 	// Charged, when set, is told of every charge asked of the Charger and
 	// its answer, a result or an error (the operator's metrics).
 	Charged func(r payments.Request, res *payments.Result, err error)
+	// AccountAddress, when set, gives a linked buyer's default address
+	// (nil when they saved none), which their new sessions start with
+	// (accounts.go).
+	AccountAddress func(ctx context.Context, accountID string) (*Address, error)
 }
 
 // New returns the checkout of the shop whose policy and catalog are given.
@@ -210,7 +216,7 @@ func New(db *gorm.DB, policy *Policy, cat *catalog.Catalog, opts *Options) *Chec
 		}
 		c.orders, c.charger, c.fault = opts.Orders, opts.Charger, opts.Fault
 		c.linker, c.linkKey, c.refunds, c.moved = opts.Linker, opts.LinkKey, opts.OrderRefunds, opts.SessionMoved
-		c.swept, c.charged = opts.AlsoSweep, opts.Charged
+		c.swept, c.charged, c.account = opts.AlsoSweep, opts.Charged, opts.AccountAddress
 		if opts.ReconcileGrace > 0 {
 			c.grace = opts.ReconcileGrace
 		}
@@ -256,8 +262,12 @@ func (l Links) HTTPS() []string {
 }
 
 // paymentProvider is the payment_provider block of every session: Stripe
-// taking cards of the policy's brands.
+// taking cards of the policy's brands, and the wallets its payment sheet
+// offers, for the merchant id of the policy's mode.
 func (c *Checkout) paymentProvider() PaymentProvider {
-	return PaymentProvider{Provider: "stripe", MerchantID: c.policy.MerchantID,
-		SupportedPaymentMethods: []PaymentMethod{{Type: "card", AllowedCardBrands: c.policy.AllowedCardBrands()}}}
+	methods := []PaymentMethod{{Type: "card", AllowedCardBrands: c.policy.AllowedCardBrands()}}
+	for _, w := range c.policy.PaymentSheet.Wallets {
+		methods = append(methods, PaymentMethod{Type: w})
+	}
+	return PaymentProvider{Provider: "stripe", MerchantID: c.policy.sheetMerchantID(), SupportedPaymentMethods: methods}
 }

@@ -48,6 +48,10 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 	if req.Items == nil {
 		return nil, shop.Errorf(shop.Missing, "$.items", `send the variants to buy, such as [{"id": "enamel-camp-mug-slate", "quantity": 1}]; get variant ids from get_product`)
 	}
+	req, err := c.accountDefaults(ctx, req)
+	if err != nil {
+		return nil, err
+	}
 	var st state
 	if err := c.apply(&st, req); err != nil {
 		return nil, err
@@ -57,7 +61,7 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 		BuyerKey: shop.BuyerFrom(ctx).Key(), Channel: string(shop.ChannelFrom(ctx))}
 	var row sessionRow
 	// errConflict: a session of the buyer's that gave way changed meanwhile.
-	err := retryConflicts(func() error {
+	err = retryConflicts(func() error {
 		return c.transact(ctx, func(tx *gorm.DB) error {
 			row = fresh
 			if _, err := c.reprice(ctx, tx, &row, st, now); err != nil {
@@ -441,7 +445,7 @@ func (c *Checkout) cartLines(ctx context.Context, tx *gorm.DB, row *sessionRow, 
 		if !ok {
 			return nil, nil, shop.Errorf(shop.Invalid, fmt.Sprintf("$.items[%d].id", i), "no variant has id %q; get variant ids from get_product", it.ID)
 		}
-		lines[i] = cartLine{VariantID: it.ID, Quantity: it.Quantity, Name: v.Name, Images: v.Images, UnitAmount: v.Price}
+		lines[i] = cartLine{VariantID: it.ID, Quantity: it.Quantity, Name: v.Name, Description: v.Description, Images: v.Images, UnitAmount: v.Price}
 		if it.Quantity > v.Available && !buyer.overLine(it.Quantity, v.Available) {
 			problems = append(problems, outOfStock(i, v.Name, v.Available))
 		}

@@ -65,4 +65,16 @@ type Receipt struct {
 	Payment Payment `json:"payment"`
 	// Links are the legal pages the buyer saw at checkout.
 	Links []Link `json:"links"`
+	// Tracking is one entry per parcel the staff shipped, oldest first;
+	// absent until the first.
+	Tracking []Tracking `json:"tracking,omitempty"`
+}
+
+// Tracking is how to follow one parcel of an order: the carrier, its
+// tracking number and, when the staff gave one, the carrier's tracking page.
+type Tracking struct {
+	Carrier        string    `json:"carrier"`
+	TrackingNumber string    `json:"tracking_number"`
+	TrackingURL    string    `json:"tracking_url,omitempty"`
+	ShippedAt      time.Time `json:"shipped_at"`
 }

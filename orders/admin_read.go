@@ -22,6 +22,7 @@ const (
 	maxSearchTextLen   = 200
 	maxActorFilterLen  = 100
 	maxActionFilterLen = 64
+	maxAccountIDLen    = 64
 	maxReportDays      = 366
 	defaultReportDays  = 7
 	maxListCursorLen   = 300
@@ -47,6 +48,9 @@ type OrderSummary struct {
 	ShortUnits int64 `json:"short_units"`
 	// Channel is the endpoint the order came through: mcp, acp or ucp.
 	Channel string `json:"channel"`
+	// AccountID is the linked buyer account that placed the order, absent
+	// for a guest's (or a deleted account's).
+	AccountID string `json:"account_id,omitempty"`
 }
 
 // OrderList is list_orders' structured content, newest first.
@@ -69,8 +73,11 @@ type OrderDetail struct {
 	ShortUnits int64 `json:"short_units"`
 	// Channel is the endpoint the order came through: mcp (the ChatGPT
 	// Apps dialect), acp (the ACP MCP binding) or ucp.
-	Channel string         `json:"channel"`
-	Lines   []LineProgress `json:"lines"`
+	Channel string `json:"channel"`
+	// AccountID is the linked buyer account that placed the order, absent
+	// for a guest's (or a deleted account's).
+	AccountID string         `json:"account_id,omitempty"`
+	Lines     []LineProgress `json:"lines"`
 	// PaymentAttempts are every try to pay for the order's checkout
 	// session, the one that paid among them.
 	PaymentAttempts []PaymentAttemptRecord `json:"payment_attempts"`
@@ -178,11 +185,12 @@ func (a *Admin) readTools() []shop.Tool {
 	}
 	return []shop.Tool{
 		shop.NewTool(read("list_orders", "List orders", "List orders, newest first: number, status, email, total and refunded (minor units and display), "+
-			"created_at and units. Filters combine: status, email (exact), text (an order number, or part of the buyer's email or name), "+
+			"created_at, units and the linked account that placed it (account_id, absent for a guest). Filters combine: status, email (exact), account_id (exact), text (an order number, or part of the buyer's email or name), "+
 			"created_from (inclusive), created_to (exclusive), short (true: only orders short of stock, whose short_units the stock did not cover when they were paid). "+
 			"For the next page pass next_cursor as cursor with the same filters."+
-			errs+"invalid (status, email, text, created_from, created_to, short, limit, cursor)."), viewer(a.listOrders)),
-		shop.NewTool(read("get_order", "Get an order (staff)", "Get everything about an order: the receipt (lines, address, shipping, totals, payment), "+
+			errs+"invalid (status, email, account_id, text, created_from, created_to, short, limit, cursor)."), viewer(a.listOrders)),
+		shop.NewTool(read("get_order", "Get an order (staff)", "Get everything about an order: the receipt (lines, address, shipping, totals, payment, tracking), "+
+			"the linked account that placed it (account_id, absent for a guest), "+
 			"the amount refunded, each line's fulfilled and restocked units, every payment attempt (declined ones too, with the card's "+
 			"brand and last four digits), surplus payments no order took with their refunds, refunds, fulfilments with tracking, notes and the audit "+
 			"trail, oldest first. Amounts in minor units of the currency."+errs+"missing or invalid order_id, not_found."), viewer(a.getOrderDetail)),
@@ -220,6 +228,13 @@ func (a *Admin) listOrders(ctx context.Context, args ListOrdersArgs) (OrderList,
 	if email != "" {
 		q = q.Where("o.email = ?", email)
 	}
+	account := strings.TrimSpace(args.AccountID)
+	if len(account) > maxAccountIDLen {
+		return OrderList{}, "", shop.Errorf(shop.Invalid, "$.account_id", "at most %d characters, such as \"acct_…\" as get_order shows it", maxAccountIDLen)
+	}
+	if account != "" {
+		q = q.Where("o.account_id = ?", account)
+	}
 	text := strings.ToLower(strings.TrimSpace(args.Text))
 	if n := utf8.RuneCountInString(text); n > maxSearchTextLen {
 		return OrderList{}, "", shop.Errorf(shop.Invalid, "$.text", "the text is %d characters; send at most %d", n, maxSearchTextLen)
@@ -239,13 +254,14 @@ func (a *Admin) listOrders(ctx context.Context, args ListOrdersArgs) (OrderList,
 	}
 	type row struct {
 		ID, Status, Email, Currency, Channel       string
+		AccountID                                  *string
 		Number, Total, Refunded, Items, ShortUnits int64
 		CreatedAt                                  time.Time
 	}
-	q = q.Select("o.id, o.number, o.status, o.email, o.currency, o.total, o.refunded, o.short_units, o.channel, o.created_at, " +
+	q = q.Select("o.id, o.number, o.status, o.email, o.currency, o.total, o.refunded, o.short_units, o.channel, o.account_id, o.created_at, " +
 		"(SELECT COALESCE(SUM(l.quantity), 0) FROM order_lines l WHERE l.order_id = o.id) AS items")
 	k := keyset{timeCol: "o.created_at", idCol: "o.id", from: from, to: to, limit: args.Limit, def: listOrdersDefault, cursor: args.Cursor,
-		fp: fingerprint("orders", args.Status, email, text, instantKey(from), instantKey(to), short)}
+		fp: fingerprint("orders", args.Status, email, text, instantKey(from), instantKey(to), short, account)}
 	rows, next, err := readPage(q, k, func(r row) (time.Time, string) { return r.CreatedAt, r.ID })
 	if err != nil {
 		return OrderList{}, "", err
@@ -254,7 +270,7 @@ func (a *Admin) listOrders(ctx context.Context, args ListOrdersArgs) (OrderList,
 	lines := make([]string, 0, len(rows))
 	for _, r := range rows {
 		s := OrderSummary{ID: r.ID, Number: r.Number, Status: r.Status, Email: r.Email, Total: priceOf(r.Currency, r.Total),
-			Refunded: priceOf(r.Currency, r.Refunded), CreatedAt: r.CreatedAt.UTC(), Items: r.Items, ShortUnits: r.ShortUnits, Channel: r.Channel}
+			Refunded: priceOf(r.Currency, r.Refunded), CreatedAt: r.CreatedAt.UTC(), Items: r.Items, ShortUnits: r.ShortUnits, Channel: r.Channel, AccountID: deref(r.AccountID)}
 		list.Orders = append(list.Orders, s)
 		line := fmt.Sprintf("%d %s %s %s %s, %d units, total %s, via %s", s.Number, s.ID, s.CreatedAt.Format("2006-01-02 15:04 UTC"),
 			s.Status, s.Email, s.Items, s.Total.Display, s.Channel)
@@ -263,6 +279,9 @@ func (a *Admin) listOrders(ctx context.Context, args ListOrdersArgs) (OrderList,
 		}
 		if s.ShortUnits > 0 {
 			line += fmt.Sprintf(", SHORT %d units of stock", s.ShortUnits)
+		}
+		if s.AccountID != "" {
+			line += ", account " + s.AccountID
 		}
 		lines = append(lines, line)
 	}
@@ -285,7 +304,7 @@ func (a *Admin) getOrderDetail(ctx context.Context, args OrderDetailArgs) (Order
 		return OrderDetailResult{}, "", err
 	}
 	cur := row.Currency
-	d := &OrderDetail{Order: *ord, Refunded: priceOf(cur, row.Refunded), ShortUnits: row.ShortUnits, Channel: row.Channel, Lines: []LineProgress{}, Refunds: []RefundRecord{},
+	d := &OrderDetail{Order: *ord, Refunded: priceOf(cur, row.Refunded), ShortUnits: row.ShortUnits, Channel: row.Channel, AccountID: deref(row.AccountID), Lines: []LineProgress{}, Refunds: []RefundRecord{},
 		Fulfilments: []FulfilmentRecord{}, Notes: []NoteRecord{}, AuditTrail: []AuditEntry{}}
 	for _, l := range lines {
 		d.Lines = append(d.Lines, LineProgress{ID: l.LineID, VariantID: l.VariantID, Name: l.Name, Quantity: l.Quantity,
@@ -317,6 +336,7 @@ func (a *Admin) getOrderDetail(ctx context.Context, args OrderDetailArgs) (Order
 			Reference: r.Reference, Actor: r.Actor, CreatedAt: r.CreatedAt.UTC()})
 	}
 	for _, f := range fulfilments {
+		d.Receipt.Tracking = append(d.Receipt.Tracking, trackingOf(f))
 		d.Fulfilments = append(d.Fulfilments, FulfilmentRecord{ID: f.ID, Carrier: f.Carrier, TrackingNumber: f.TrackingNumber,
 			TrackingURL: f.TrackingURL, Lines: rawJSON(f.Lines), Actor: f.Actor, CreatedAt: f.CreatedAt.UTC()})
 	}
@@ -337,6 +357,9 @@ func detailText(d *OrderDetail) string {
 	var sb strings.Builder
 	sb.WriteString(summary(&d.Order))
 	fmt.Fprintf(&sb, "\nRefunded %s.", d.Refunded.Display)
+	if d.AccountID != "" {
+		fmt.Fprintf(&sb, "\nPlaced by the linked account %s.", d.AccountID)
+	}
 	if d.ShortUnits > 0 {
 		fmt.Fprintf(&sb, "\nSHORT OF STOCK: %d unit(s) were paid for and not on hand when the order was written; restock them, or refund them.", d.ShortUnits)
 	}
@@ -416,4 +439,12 @@ func (a *Admin) listAuditEvents(ctx context.Context, args AuditArgs) (AuditList,
 		}
 	}
 	return list, listText(lines, "No audit events match.", next), nil
+}
+
+// deref is *s, "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

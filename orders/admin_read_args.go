@@ -44,6 +44,7 @@ type ListOrdersArgs struct {
 	Text        string `json:"text,omitempty" jsonschema:"An order number (1001), or part of the buyer's email or name."`
 	CreatedFrom string `json:"created_from,omitempty"`
 	CreatedTo   string `json:"created_to,omitempty"`
+	AccountID   string `json:"account_id,omitempty" jsonschema:"Only orders placed by this linked buyer account, \"acct_…\" as get_order shows it."`
 	Short       *bool  `json:"short,omitempty" jsonschema:"true: only orders short of stock (units paid for that were not on hand); false: only the others."`
 	Limit       *int   `json:"limit,omitempty" jsonschema:"Rows per page."`
 	Cursor      string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page, with the same filters."`
@@ -56,6 +57,7 @@ func (ListOrdersArgs) RefineSchema(s *jsonschema.Schema) {
 		p["status"].Enum = append(p["status"].Enum, string(st))
 	}
 	p["email"].MaxLength = jsonschema.Ptr(MaxEmailLen)
+	p["account_id"].MaxLength = jsonschema.Ptr(maxAccountIDLen)
 	p["text"].MaxLength = jsonschema.Ptr(maxSearchTextLen)
 	refineRange(p["created_from"], p["created_to"], "Created at or after this", "Created before this")
 	refinePage(s, listOrdersDefault)

@@ -375,6 +375,8 @@ func TestAdminGetOrder(t *testing.T) {
 		got := res.Structured.(orders.OrderDetailResult).Order
 		wantOrder := *ord
 		wantOrder.Status, wantOrder.Receipt.Status, wantOrder.Receipt.CreatedAt = "partially_shipped", "partially_shipped", day0
+		wantOrder.Receipt.Tracking = []contract.Tracking{{Carrier: "UPS", TrackingNumber: "1Z999", TrackingURL: "https://ups.example/1Z999",
+			ShippedAt: got.Fulfilments[0].CreatedAt}}
 		if diff := cmp.Diff(wantOrder, got.Order); diff != "" {
 			t.Errorf("order (-want +got):\n%s", diff)
 		}

@@ -52,6 +52,9 @@ type NewOrder struct {
 	// buyer paid): the order records them on its lines, for the staff to
 	// restock or refund.
 	Short map[string]int64
+	// AccountID is the linked account whose session this is (CONTRACT.md
+	// §10), "" for a guest's; see setAccount.
+	AccountID string
 }
 
 // ErrExists is returned (wrapped) by Create when the session already has an order.
@@ -81,7 +84,9 @@ type orderRow struct {
 	// ShortUnits sums the lines' ShortQuantity.
 	ShortUnits int64
 	// Channel is the endpoint the order's session came through (mcp, acp, ucp).
-	Channel   string
+	Channel string
+	// AccountID is the linked account that placed the order, nil for a guest.
+	AccountID *string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -152,6 +157,9 @@ func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*contrac
 		}
 		return nil, fmt.Errorf("create order for session %s: %w", in.SessionID, ErrExists)
 	case err != nil:
+		return nil, err
+	}
+	if err := setAccount(tx, row.ID, in.AccountID); err != nil {
 		return nil, err
 	}
 	// The receipt is made from the rows as written, by the same function

@@ -234,7 +234,16 @@ func (o *Orders) find(ctx context.Context, db *gorm.DB, cond string, args ...any
 	if err := db.WithContext(ctx).Where("order_id = ?", row.ID).Order("position").Find(&lines).Error; err != nil {
 		return nil, fmt.Errorf("read order %s lines: %w", row.ID, err)
 	}
-	return o.order(&row, lines)
+	ord, err := o.order(&row, lines)
+	if err != nil || row.Status == StatusConfirmed { // a confirmed order has shipped nothing yet
+		return ord, err
+	}
+	tracks, err := tracking(ctx, db, []string{row.ID})
+	if err != nil {
+		return nil, err
+	}
+	ord.Receipt.Tracking = tracks[row.ID]
+	return ord, nil
 }
 
 // order is the contract's Order of a stored order.

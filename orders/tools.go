@@ -23,7 +23,7 @@ func (o *Orders) Tools() []shop.Tool {
 		Name:  "get_order",
 		Title: "Get an order",
 		Description: "Get the receipt of an order the buyer placed: lines, shipping address and option, totals in minor units " +
-			"of the currency (1250 = 12.50 USD), payment and the legal links. Needs the order id and the email the order was " +
+			"of the currency (1250 = 12.50 USD), payment, the legal links and, once shipped, tracking per parcel (carrier, number, link). Needs the order id and the email the order was " +
 			"placed with, both as in the order confirmation; an order whose email does not match is answered like an unknown one. " +
 			"Errors: missing or invalid order_id, missing or invalid email, not_found.",
 		ReadOnly:   true,
@@ -91,6 +91,13 @@ func summary(ord *contract.Order) string {
 		if t.Type == contract.TotalTotal {
 			fmt.Fprintf(&sb, " Total %s.", format(t.Amount))
 		}
+	}
+	for _, t := range r.Tracking {
+		fmt.Fprintf(&sb, " Shipped %s with %s, tracking number %s", t.ShippedAt.Format("2 January 2006"), t.Carrier, t.TrackingNumber)
+		if t.TrackingURL != "" {
+			fmt.Fprintf(&sb, " (%s)", t.TrackingURL)
+		}
+		sb.WriteString(".")
 	}
 	p := r.Payment
 	fmt.Fprintf(&sb, " Paid with %s (%s mode, payment %s, reference %s).", p.Provider, p.Mode, p.Status, p.Reference)

@@ -32,6 +32,13 @@ type MCPOptions struct {
 	// (OutcomeOK, OutcomeRefused or OutcomeError) and how long it took (the
 	// operator's metrics).
 	Observe func(tool, outcome string, took time.Duration)
+	// Challenge, when set, is the WWW-Authenticate challenge that starts
+	// linking the buyer's account for the given scopes (see BearerAuth);
+	// an account tool called by a buyer it does not allow answers it in
+	// its result's _meta["mcp/www_authenticate"]. When set, the server
+	// links buyers' accounts, and each tool's descriptor declares its
+	// securitySchemes in its _meta.
+	Challenge func(scopes []string) string
 }
 
 // The outcomes of a tool call, as Observe is told them.
@@ -85,12 +92,19 @@ func newMCP(opts MCPOptions) *mcp.Server {
 		&mcp.ServerOptions{Instructions: opts.Instructions, Logger: quiet(logger), Capabilities: capabilities(opts.Resources)})
 	srv.AddReceivingMiddleware(clientCapabilities(logger))
 	full := make(map[string]json.RawMessage, len(opts.Tools))
+	var schemes map[string][]shop.SecurityScheme
+	if opts.Challenge != nil {
+		schemes = make(map[string][]shop.SecurityScheme, len(opts.Tools))
+	}
 	for _, t := range opts.Tools {
-		tool := mcpTool(t)
+		tool := mcpTool(t, opts.Challenge != nil)
 		full[t.Name], tool.InputSchema = t.InputSchema, leanSchema(t.InputSchema)
+		if schemes != nil {
+			schemes[t.Name] = t.Auth.SecuritySchemes()
+		}
 		srv.AddTool(tool, handler(t, opts, logger))
 	}
-	srv.AddReceivingMiddleware(fullSchemas(full))
+	srv.AddReceivingMiddleware(fullSchemas(full, schemes))
 	live := map[string]func(context.Context) map[string]any{}
 	for _, r := range opts.Resources {
 		srv.AddResource(mcpResource(r), resourceHandler(r, logger))
@@ -130,7 +144,7 @@ func listMeta(live map[string]func(context.Context) map[string]any) mcp.Middlewa
 	}
 }
 
-func mcpTool(t shop.Tool) *mcp.Tool {
+func mcpTool(t shop.Tool, schemes bool) *mcp.Tool {
 	destructive, openWorld := t.Destructive, false
 	var output any
 	if t.OutputSchema != nil {
@@ -149,8 +163,33 @@ func mcpTool(t shop.Tool) *mcp.Tool {
 			IdempotentHint:  t.Idempotent,
 			OpenWorldHint:   &openWorld,
 		},
-		Meta: t.Meta,
+		Meta: toolMeta(t, schemes),
 	}
+}
+
+// toolMeta is t's _meta with its securitySchemes (shop.AuthRequirement),
+// which hosts read there as well as at the top of the descriptor.
+func toolMeta(t shop.Tool, schemes bool) map[string]any {
+	if !schemes {
+		return t.Meta
+	}
+	meta := make(map[string]any, len(t.Meta)+1)
+	for k, v := range t.Meta {
+		meta[k] = v
+	}
+	meta["securitySchemes"] = t.Auth.SecuritySchemes()
+	return meta
+}
+
+// deniedResult answers an account tool called by a buyer it does not allow
+// (no linked account, or a token without its scopes): a refusal the model
+// can act on, with the challenge that lets the host start linking.
+func deniedResult(ctx context.Context, logger *slog.Logger, t shop.Tool, b shop.Buyer, challenge func([]string) string, attrs []any) *mcp.CallToolResult {
+	res := errorResult(ctx, logger, t.Name, t.Auth.Denied(b), attrs)
+	if challenge != nil {
+		res.Meta = mcp.Meta{"mcp/www_authenticate": []string{challenge(t.Auth.Scopes)}}
+	}
+	return res
 }
 
 // toolError is the structured content of a failed tool call: widgets and
@@ -204,6 +243,10 @@ func handler(t shop.Tool, opts MCPOptions, logger *slog.Logger) mcp.ToolHandler 
 		}()
 		ctx = actorContext(ctx, req, opts.Actor)
 		ctx = buyerContext(ctx, req)
+		if b := shop.BuyerFrom(ctx); !t.Auth.Allows(b) {
+			attrs := []any{"tool", t.Name, "duration", time.Since(start).Round(time.Microsecond)}
+			return deniedResult(ctx, logger, t, b, opts.Challenge, attrs), nil
+		}
 		res, err := t.Handle(ctx, req.Params.Arguments)
 		attrs := []any{"tool", t.Name, "duration", time.Since(start).Round(time.Microsecond)}
 		if pe, ok := errors.AsType[*shop.ProtocolError](err); ok {

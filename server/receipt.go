@@ -93,6 +93,8 @@ type receiptView struct {
 	Option  *optionView
 	Payment contract.Payment
 	Links   []linkView
+	// Tracking is the order's parcels, oldest first.
+	Tracking []contract.Tracking
 	// Paid: the buyer just paid on the shop's payment page, which sent
 	// them here; the page says they can go back to the conversation.
 	Paid bool
@@ -119,13 +121,14 @@ func newReceiptView(ord *contract.Order) *receiptView {
 	rec := &ord.Receipt
 	format := formatter(rec.Currency)
 	v := &receiptView{
-		Title:   fmt.Sprintf("Receipt for order %d", rec.Number),
-		Number:  rec.Number,
-		Placed:  rec.CreatedAt.UTC().Format("2 January 2006, 15:04 UTC"),
-		Status:  rec.Status,
-		Email:   rec.Email,
-		Address: rec.FulfillmentAddress,
-		Payment: rec.Payment,
+		Title:    fmt.Sprintf("Receipt for order %d", rec.Number),
+		Number:   rec.Number,
+		Placed:   rec.CreatedAt.UTC().Format("2 January 2006, 15:04 UTC"),
+		Status:   rec.Status,
+		Email:    rec.Email,
+		Address:  rec.FulfillmentAddress,
+		Payment:  rec.Payment,
+		Tracking: rec.Tracking,
 	}
 	v.Caption = fmt.Sprintf("Items in order %d", rec.Number)
 	v.Lines, v.Totals = itemViews(rec.LineItems, rec.Totals, format)

@@ -22,6 +22,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
+
+	"shop/accounts"
 )
 
 // Limits of the HTTP server (bodies: body.go); the timeouts are the
@@ -149,6 +151,10 @@ type Options struct {
 	// /.well-known/ucp/{version}.
 	UCPMCP     *mcp.Server
 	UCPProfile http.Handler
+	// Accounts, when set, is the buyers' authorization server: its
+	// metadata, OAuth endpoints and login pages are served, and /mcp
+	// checks bearer tokens with it (bearerAuth).
+	Accounts *accounts.Server
 }
 
 // Server is the shop's HTTP server.
@@ -196,6 +202,12 @@ func New(opts Options) (*Server, error) {
 		mux.Handle("GET /.well-known/acp.json", opts.ACPDiscovery)
 	}
 
+	if opts.Accounts != nil {
+		h := pageHeaders(opts.PublicURL, opts.Accounts.Handler())
+		for _, p := range accounts.Paths {
+			mux.Handle(p, h)
+		}
+	}
 	if opts.UCPProfile != nil {
 		mux.Handle("GET /.well-known/ucp", opts.UCPProfile)
 		mux.Handle("GET /.well-known/ucp/{version}", opts.UCPProfile) // an older release's profile
@@ -211,7 +223,11 @@ func New(opts Options) (*Server, error) {
 			http.Error(w, "cross-origin request refused: this origin is not trusted by the shop", http.StatusForbidden)
 		}))
 		if opts.MCP != nil {
-			mux.Handle("/mcp", checkHost(hosts, cop.Handler(s.streamable(opts.MCP))))
+			var buyers http.Handler = s.streamable(opts.MCP)
+			if opts.Accounts != nil {
+				buyers = bearerAuth(opts.Accounts, buyers)
+			}
+			mux.Handle("/mcp", checkHost(hosts, cop.Handler(buyers)))
 		}
 		if opts.UCPMCP != nil {
 			mux.Handle("/ucp/mcp", rpcErrors(checkHost(hosts, cop.Handler(acceptJSON(ucpStatus(s.streamable(opts.UCPMCP)))))))

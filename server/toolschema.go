@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"shop"
 )
 
 // A tool is registered with go-sdk under a lean input schema, and tools/list
@@ -72,9 +74,11 @@ func leanLevel(raw json.RawMessage) (lean map[string]any, annotated, ok bool) {
 }
 
 // fullSchemas answers tools/list with each tool's whole input schema in
-// place of the lean one it was registered with (leanSchema). The entries
-// are copied, never changed in place: the server keeps the registered ones.
-func fullSchemas(full map[string]json.RawMessage) mcp.Middleware {
+// place of the lean one it was registered with (leanSchema), and, when
+// schemes is set, with each tool's securitySchemes at the top of its
+// descriptor (listedTools). The entries are copied, never changed in
+// place: the server keeps the registered ones.
+func fullSchemas(full map[string]json.RawMessage, schemes map[string][]shop.SecurityScheme) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)
@@ -92,7 +96,50 @@ func fullSchemas(full map[string]json.RawMessage) mcp.Middleware {
 				}
 				out.Tools[i] = t
 			}
+			if schemes != nil {
+				return &listedTools{ListToolsResult: &out, schemes: schemes}, nil
+			}
 			return &out, nil
 		}
 	}
+}
+
+// listedTools is a tools/list result whose tools carry their
+// securitySchemes at the top of their descriptors, where OpenAI's Apps SDK
+// reads them (go-sdk's Tool has no such field; _meta has them too). It
+// embeds the result so that go-sdk still sets its resultType and _meta.
+type listedTools struct {
+	*mcp.ListToolsResult
+	schemes map[string][]shop.SecurityScheme
+}
+
+// MarshalJSON is the result's own JSON with each tool's securitySchemes added.
+func (l *listedTools) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(l.ListToolsResult)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, err
+	}
+	var tools []map[string]json.RawMessage
+	if err := json.Unmarshal(fields["tools"], &tools); err != nil {
+		return nil, err
+	}
+	for _, t := range tools {
+		var name string
+		if err := json.Unmarshal(t["name"], &name); err != nil {
+			return nil, err
+		}
+		if s, ok := l.schemes[name]; ok {
+			if t["securitySchemes"], err = json.Marshal(s); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if fields["tools"], err = json.Marshal(tools); err != nil {
+		return nil, err
+	}
+	return json.Marshal(fields)
 }

@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/accounts"
 	"shop/acp"
 	"shop/catalog"
 	"shop/checkout"
@@ -25,22 +26,26 @@ import (
 	"shop/payments"
 	"shop/server"
 	"shop/ucp"
+	"shop/webfetch"
 	"shop/widgets"
 )
 
 // app is the shop wired together: policy, database and the parts of the business.
 type app struct {
-	cfg      *Config
-	policy   *checkout.Policy
-	db       *gorm.DB
-	schema   int64
-	catalog  *catalog.Catalog
-	checkout *checkout.Checkout
-	orders   *orders.Orders
-	admin    *orders.Admin
-	charger  checkout.Charger
-	acp      *acp.ACP
-	idem     *idempotency.Store
+	cfg         *Config
+	policy      *checkout.Policy
+	db          *gorm.DB
+	schema      int64
+	catalog     *catalog.Catalog
+	checkout    *checkout.Checkout
+	orders      *orders.Orders
+	admin       *orders.Admin
+	accountData *accounts.Data
+	charger     checkout.Charger
+	acp         *acp.ACP
+	idem        *idempotency.Store
+	// accounts is the buyers' authorization server (CONTRACT.md §10).
+	accounts *accounts.Server
 	// signingKey is the shop's ECDSA P-256 key (the UCP profile's keys[]).
 	signingKey *ecdsa.PrivateKey
 	// mailer delivers the buyer's emails; nil when the shop sends none.
@@ -100,6 +105,13 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 	a.metrics = a.newMetrics() // its sources are read at scrapes, once everything below is wired
 	a.catalog = catalog.New(a.db, a.policy.Currency(), &catalog.Options{PublicURL: cfg.PublicURL})
 	a.orders = orders.New(a.db, &orders.Options{PublicURL: cfg.PublicURL, ReceiptKey: key, Emails: a.emails(m)})
+	a.accounts, err = accounts.New(a.db, accounts.Options{
+		PublicURL: cfg.PublicURL, Key: key, Shop: a.policy.Name, Logger: m.Logger, Emails: a.mailer != nil,
+		Fetch: webfetch.New(webfetch.Options{AllowLoopback: cfg.AccountsAllowLoopback, MaxBytes: 64 << 10}),
+	})
+	if err != nil {
+		return err
+	}
 	refunder, ok := a.charger.(orders.Refunder)
 	if !ok {
 		return fmt.Errorf("payment provider %s cannot refund", a.charger.Name())
@@ -113,10 +125,19 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 		Linker: linker, LinkKey: key,
 		OrderRefunds: func(ctx context.Context) (int, error) { return a.admin.ReconcileRefunds(ctx, cfg.ReconcileGrace) },
 		AlsoSweep: func(ctx context.Context) (int64, error) {
-			return a.idem.Sweep(ctx, time.Now().Add(-idempotency.Retention))
+			n, err := a.idem.Sweep(ctx, time.Now().Add(-idempotency.Retention))
+			if err != nil {
+				return n, err
+			}
+			m, err := accounts.Sweep(ctx, a.db, time.Now())
+			return n + m, err
 		},
 		SessionMoved: a.metrics.SessionMoved,
+		AccountAddress: func(ctx context.Context, id string) (*checkout.Address, error) {
+			return a.accountData.DefaultAddress(ctx, id)
+		},
 	})
+	a.accountData = accounts.NewData(a.db, a.orders, accounts.DataOptions{CheckAddress: a.checkout.CheckAddress})
 	a.acp, err = acp.New(a.checkout, a.idem, acp.Options{Currency: a.policy.Currency().Code(), SigningKeys: cfg.ACPSigningKeys})
 	return err
 }
@@ -176,7 +197,8 @@ func (a *app) buyerMCP(m *Main) *mcp.Server {
 		Domain: a.cfg.WidgetDomain, RedirectDomains: a.redirectDomains()})
 	return a.mcpServer(m, server.MCPOptions{Name: "shop", Title: a.policy.Name, Resources: w.Resources(),
 		Instructions: w.Instructions(a.policy.Name, a.policy.Currency().Code()),
-		Tools:        slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), w.Tools())})
+		Challenge:    func(scopes []string) string { return a.accounts.Challenge("insufficient_scope", scopes) },
+		Tools:        slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), a.accountData.Tools(), w.Tools())})
 }
 
 // acpMCP is the MCP server of the ACP binding (/acp/mcp).
@@ -216,7 +238,7 @@ func (a *app) redirectDomains() []string {
 // every caller is (`shop admin`), otherwise each caller's token says.
 func (a *app) adminMCP(m *Main, actor *shop.Actor) *mcp.Server {
 	return a.mcpServer(m, server.MCPOptions{Name: "shop-admin", Title: a.policy.Name + " (staff)", Actor: actor,
-		Instructions: a.admin.Instructions(a.policy.Name, a.policy.Currency().Code()), Tools: a.admin.Tools()})
+		Instructions: a.admin.Instructions(a.policy.Name, a.policy.Currency().Code()), Tools: slices.Concat(a.admin.Tools(), a.accountData.AdminTools())})
 }
 
 // version is the module version the binary was built from, or "dev".

@@ -59,6 +59,10 @@ type Config struct {
 	// Fault names a point of completion where the process ends, for the
 	// crash tests only (SHOP_TEST_FAULT).
 	Fault string
+	// AccountsAllowLoopback lets OAuth clients' metadata documents be
+	// fetched from loopback addresses, over http too: for tests on one
+	// machine only (SHOP_ACCOUNTS_TEST_ALLOW_LOOPBACK=true).
+	AccountsAllowLoopback bool
 	// Pprof, when set, is a loopback address serving Go's profiles (SHOP_PPROF).
 	Pprof string
 	// UCPAllowLoopback lets /ucp/mcp fetch agents' profiles over http from
@@ -203,6 +207,7 @@ func (m *Main) readEnv(cfg *Config, serving bool) error {
 	cfg.Fault = m.Getenv("SHOP_TEST_FAULT")
 	cfg.Pprof = m.Getenv("SHOP_PPROF")
 	cfg.UCPAllowLoopback = m.Getenv("SHOP_UCP_TEST_ALLOW_LOOPBACK") == "true"
+	cfg.AccountsAllowLoopback = m.Getenv("SHOP_ACCOUNTS_TEST_ALLOW_LOOPBACK") == "true"
 	if serving {
 		tokens, err := server.ParseAdminTokens(m.Getenv("SHOP_ADMIN_TOKENS"))
 		if err != nil {

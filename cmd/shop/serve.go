@@ -125,6 +125,7 @@ func (a *app) httpServer(m *Main) (*server.Server, error) {
 		ACP:            a.acpMCP(m),
 		AgentTokens:    a.cfg.AgentTokens,
 		ACPDiscovery:   a.acp.DiscoveryHandler(a.cfg.PublicURL),
+		Accounts:       a.accounts,
 
 		// The rest of the rate limits (RateLimit, ClientIPHeader above).
 		RateBurst:        a.cfg.RateBurst,

@@ -1,0 +1,442 @@
+package accounts
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"math/big"
+	"net"
+	"net/http"
+	"net/mail"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ory/fosite"
+	"gorm.io/gorm"
+
+	"shop"
+	"shop/database"
+	"shop/notify"
+)
+
+// The login: GET /oauth/authorize checks the client's request and starts a
+// login flow (a row of login_flows, named by a cookie, holding a CSRF token
+// every form posts back); the buyer types their email (POST /login/email),
+// receives a six-digit code through the outbox, types it (POST
+// /login/code: five tries, ten minutes), and allows or denies the client
+// (POST /login/consent), which ends the flow with fosite's redirect to the
+// client. Everything secret in a flow (its id, the CSRF token, the code) is
+// stored hashed; nothing of it is logged.
+
+//go:embed login.html
+var pageFS embed.FS
+
+const (
+	flowCookie    = "shop_login"
+	flowLifespan  = 30 * time.Minute
+	loginCodeLife = 10 * time.Minute
+	maxCodeTries  = 5
+	maxQueryLen   = 8 << 10
+	maxEmailLen   = 254
+	perEmailCodes = 5  // codes sent to one email per rateWindow
+	perAddrCodes  = 20 // codes asked for from one address per rateWindow
+	rateWindow    = time.Hour
+	maxFormBytes  = 8 << 10
+)
+
+type pages struct {
+	s    *Server
+	tmpl *template.Template
+}
+
+func newPages(s *Server) (*pages, error) {
+	t, err := template.ParseFS(pageFS, "login.html")
+	if err != nil {
+		return nil, fmt.Errorf("accounts: parse pages: %w", err)
+	}
+	return &pages{s: s, tmpl: t}, nil
+}
+
+type flowRow struct {
+	IDHash         string `gorm:"primaryKey"`
+	CSRFHash       string `gorm:"column:csrf_hash"`
+	AuthorizeQuery string
+	ClientName     string
+	Email          string
+	CodeHash       string
+	CodeExpiresAt  *time.Time
+	Tries          int
+	AccountID      *string
+	Address        string
+	CreatedAt      time.Time
+	ExpiresAt      time.Time
+}
+
+func (flowRow) TableName() string { return "login_flows" }
+
+// page is what the templates show.
+type page struct {
+	Title, Shop, Client, Host, Email, CSRF, Error string
+	Scopes                                        []string
+}
+
+func (p *pages) render(w http.ResponseWriter, status int, name string, v page) {
+	v.Shop = p.s.opts.Shop
+	if v.Title == "" {
+		v.Title = "Sign in to " + v.Shop
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(status)
+	if err := p.tmpl.ExecuteTemplate(w, name, v); err != nil {
+		p.s.logger.Error("render login page", "page", name, "err", err)
+	}
+}
+
+func (p *pages) fail(w http.ResponseWriter, status int, msg string) {
+	p.render(w, status, "message", page{Title: "Sign-in stopped", Error: msg})
+}
+
+func secret() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// authorize serves GET /oauth/authorize: fosite checks the client, its
+// redirect URI, the response type and scopes; the shop checks PKCE S256
+// and the resource, then shows the email page of a new login flow.
+func (p *pages) authorize(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if len(r.URL.RawQuery) > maxQueryLen {
+		p.fail(w, http.StatusRequestURITooLong, "The sign-in request is too long.")
+		return
+	}
+	ar, err := p.s.provider.NewAuthorizeRequest(ctx, r)
+	if err == nil {
+		err = p.s.checkAuthorize(ar)
+	}
+	if err != nil {
+		p.s.logRefusal(ctx, "authorization refused", err)
+		p.s.provider.WriteAuthorizeError(ctx, issWriter(w, p.s.issuer), ar, err)
+		return
+	}
+	client, _ := ar.GetClient().(*Client)
+	id, csrf := secret(), secret()
+	now := time.Now().UTC()
+	row := flowRow{
+		IDHash: hash(id), CSRFHash: hash(csrf), AuthorizeQuery: r.URL.RawQuery, ClientName: client.Name,
+		Address: address(r), CreatedAt: now, ExpiresAt: now.Add(flowLifespan),
+	}
+	if err := p.s.db.WithContext(ctx).Create(&row).Error; err != nil {
+		p.s.logger.ErrorContext(ctx, "start login", "err", err)
+		p.fail(w, http.StatusServiceUnavailable, "The shop could not start the sign-in; try again in a moment.")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: flowCookie, Value: id, Path: "/login/", HttpOnly: true, MaxAge: int(flowLifespan.Seconds()),
+		Secure: strings.HasPrefix(p.s.issuer, "https://"), SameSite: http.SameSiteLaxMode,
+	})
+	p.render(w, http.StatusOK, "email", page{Client: client.Name, Host: client.Host(), CSRF: csrf})
+}
+
+// checkAuthorize refuses what fosite lets through and the shop does not:
+// a code challenge other than S256, and a resource other than /mcp.
+func (s *Server) checkAuthorize(ar fosite.AuthorizeRequester) error {
+	form := ar.GetRequestForm()
+	if form.Get("code_challenge") == "" || form.Get("code_challenge_method") != "S256" {
+		return fosite.ErrInvalidRequest.WithHint("PKCE is required: send code_challenge with code_challenge_method S256.")
+	}
+	return s.checkResource(form["resource"])
+}
+
+// address is the client's address as the rate limits know it.
+func address(r *http.Request) string {
+	if a := shop.BuyerFrom(r.Context()).Address; a != "" {
+		return a
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// flow reads the login flow the request's cookie names and checks the CSRF
+// token its form posts back; ok is false when the page was answered.
+func (p *pages) flow(w http.ResponseWriter, r *http.Request) (string, flowRow, bool) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		p.fail(w, http.StatusBadRequest, "The form could not be read.")
+		return "", flowRow{}, false
+	}
+	c, err := r.Cookie(flowCookie)
+	var row flowRow
+	if err == nil {
+		err = p.s.db.WithContext(r.Context()).Where("id_hash = ? AND expires_at > ?", hash(c.Value), time.Now().UTC()).Take(&row).Error
+	}
+	if err != nil {
+		if !errors.Is(err, http.ErrNoCookie) && !errors.Is(err, gorm.ErrRecordNotFound) {
+			p.s.logger.ErrorContext(r.Context(), "read login", "err", err)
+		}
+		p.fail(w, http.StatusBadRequest, "This sign-in has expired or was finished. Go back to the conversation and connect your account again.")
+		return "", flowRow{}, false
+	}
+	if subtle.ConstantTimeCompare([]byte(hash(r.PostFormValue("csrf"))), []byte(row.CSRFHash)) != 1 {
+		p.fail(w, http.StatusForbidden, "This form was not sent from the shop's sign-in page. Go back to the conversation and connect your account again.")
+		return "", flowRow{}, false
+	}
+	return c.Value, row, true
+}
+
+// email serves POST /login/email: it sends a code to the email, at most
+// one per flow, within the rate limits per email and per address. Its
+// answer is the same whether or not the email has an account or orders.
+func (p *pages) email(w http.ResponseWriter, r *http.Request) {
+	id, row, ok := p.flow(w, r)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	csrf := r.PostFormValue("csrf")
+	email := NormalizeEmail(r.PostFormValue("email"))
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || len(email) > maxEmailLen || !p.s.opts.Emails {
+		msg := "Type your email address, such as name@example.com."
+		if !p.s.opts.Emails {
+			msg = "This shop cannot send email yet, so it cannot send you a code. Tell the shop."
+		}
+		p.render(w, http.StatusBadRequest, "email", page{Client: row.ClientName, Email: email, CSRF: csrf, Error: msg})
+		return
+	}
+	code, err := randomCode()
+	if err == nil {
+		err = p.sendCode(ctx, id, row, email, code)
+	}
+	switch {
+	case errors.Is(err, errTooMany):
+		p.render(w, http.StatusTooManyRequests, "email", page{Client: row.ClientName, Email: email, CSRF: csrf,
+			Error: "Too many codes were asked for. Wait an hour, then try again."})
+	case errors.Is(err, errCodeSent):
+		p.render(w, http.StatusOK, "code", page{Email: row.Email, CSRF: csrf, Error: "A code was already sent for this sign-in."})
+	case err != nil:
+		p.s.logger.ErrorContext(ctx, "send login code", "err", err)
+		p.render(w, http.StatusServiceUnavailable, "email", page{Client: row.ClientName, Email: email, CSRF: csrf,
+			Error: "The shop could not send the code; try again in a moment."})
+	default:
+		p.render(w, http.StatusOK, "code", page{Email: email, CSRF: csrf})
+	}
+}
+
+var (
+	errTooMany  = errors.New("too many codes asked for")
+	errCodeSent = errors.New("a code was already sent")
+)
+
+// randomCode is a uniformly random six-digit code.
+func randomCode() (string, error) {
+	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))
+	if err != nil {
+		return "", fmt.Errorf("code: %w", err)
+	}
+	return fmt.Sprintf("%06d", n.Int64()), nil
+}
+
+// sendCode stores the code's hash on the flow and writes its email to the
+// outbox, in one transaction, after checking the rate limits.
+func (p *pages) sendCode(ctx context.Context, id string, row flowRow, email, code string) error {
+	return database.Transact(ctx, p.s.db, func(tx *gorm.DB) error {
+		now := database.Now(tx).UTC()
+		since := now.Add(loginCodeLife - rateWindow) // codes sent within the window expire after since
+		var perEmail, perAddr int64
+		if err := tx.Model(&flowRow{}).Where("email = ? AND code_expires_at > ?", email, since).Count(&perEmail).Error; err != nil {
+			return fmt.Errorf("count codes: %w", err)
+		}
+		if err := tx.Model(&flowRow{}).Where("address = ? AND code_expires_at > ?", row.Address, since).Count(&perAddr).Error; err != nil {
+			return fmt.Errorf("count codes: %w", err)
+		}
+		if perEmail >= perEmailCodes || perAddr >= perAddrCodes {
+			return errTooMany
+		}
+		expires := now.Add(loginCodeLife)
+		res := tx.Model(&flowRow{}).Where("id_hash = ? AND code_hash = ''", row.IDHash).
+			Updates(map[string]any{"email": email, "code_hash": hash(id + code), "code_expires_at": expires, "tries": 0})
+		if res.Error != nil {
+			return fmt.Errorf("store code: %w", res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return errCodeSent
+		}
+		shopName := p.s.opts.Shop
+		return notify.Enqueue(ctx, tx, notify.Email{
+			Key: "login/" + row.IDHash, Kind: "login_code", To: email,
+			Subject: "Your sign-in code for " + shopName,
+			Text:    fmt.Sprintf("Your code to sign in to %s is %s\n\nIt is good for 10 minutes. If you did not ask for it, ignore this email: nobody can sign in without it.\n", shopName, code),
+			HTML: fmt.Sprintf("<p>Your code to sign in to %s is</p><p style=\"font-size:1.6em;font-weight:700;letter-spacing:.2em\">%s</p><p>It is good for 10 minutes. If you did not ask for it, ignore this email: nobody can sign in without it.</p>",
+				template.HTMLEscapeString(shopName), code),
+		})
+	})
+}
+
+// code serves POST /login/code: each try is counted in the database before
+// the code is compared, so a sixth try is refused whatever it says.
+func (p *pages) code(w http.ResponseWriter, r *http.Request) {
+	id, row, ok := p.flow(w, r)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	csrf := r.PostFormValue("csrf")
+	now := time.Now().UTC()
+	res := p.s.db.WithContext(ctx).Model(&flowRow{}).
+		Where("id_hash = ? AND code_hash <> '' AND account_id IS NULL AND tries < ? AND code_expires_at > ?", row.IDHash, maxCodeTries, now).
+		Update("tries", gorm.Expr("tries + 1"))
+	if res.Error != nil {
+		p.s.logger.ErrorContext(ctx, "count code try", "err", res.Error)
+		p.fail(w, http.StatusServiceUnavailable, "The shop could not check the code; try again in a moment.")
+		return
+	}
+	if res.RowsAffected == 0 {
+		p.fail(w, http.StatusForbidden, "This code has expired or was tried too many times. Go back to the conversation and connect your account again for a new code.")
+		return
+	}
+	typed := strings.TrimSpace(r.PostFormValue("code"))
+	if subtle.ConstantTimeCompare([]byte(hash(id+typed)), []byte(row.CodeHash)) != 1 {
+		left := maxCodeTries - row.Tries - 1
+		msg := fmt.Sprintf("That code is not right. %d tries left.", left)
+		if left <= 0 {
+			msg = "That code is not right, and it was the last try. Go back to the conversation and connect your account again for a new code."
+		}
+		p.render(w, http.StatusUnprocessableEntity, "code", page{Email: row.Email, CSRF: csrf, Error: msg})
+		return
+	}
+	acct, err := Ensure(ctx, p.s.db, row.Email)
+	if err == nil {
+		err = p.s.db.WithContext(ctx).Model(&flowRow{}).Where("id_hash = ?", row.IDHash).
+			Updates(map[string]any{"account_id": acct.ID, "code_hash": ""}).Error
+	}
+	if err != nil {
+		p.s.logger.ErrorContext(ctx, "sign in", "err", err)
+		p.fail(w, http.StatusServiceUnavailable, "The shop could not sign you in; try again in a moment.")
+		return
+	}
+	client, host, scopes := p.describe(ctx, row)
+	p.render(w, http.StatusOK, "consent", page{Title: "Connect " + client, Client: client, Host: host, Email: acct.Email, CSRF: csrf, Scopes: scopes})
+}
+
+// scopeWords say what each scope lets the client do, on the consent page.
+var scopeWords = map[string]string{
+	shop.ScopeOrdersRead: "see your orders: what you bought, their status and tracking",
+	shop.ScopeAccount:    "see and change your account: your email and saved addresses, and delete it",
+	shop.ScopePayments:   "see the cards you saved with the shop and pay with them when you ask",
+}
+
+// describe names the flow's client and the scopes it asks for, in words.
+func (p *pages) describe(ctx context.Context, row flowRow) (name, host string, scopes []string) {
+	name = row.ClientName
+	ar, err := p.rebuild(ctx, row)
+	if err != nil {
+		return name, "", nil
+	}
+	if c, ok := ar.GetClient().(*Client); ok {
+		host = c.Host()
+	}
+	for _, s := range grantedScopes(ar) {
+		scopes = append(scopes, scopeWords[s])
+	}
+	return name, host, scopes
+}
+
+// grantedScopes are the scopes a client asked for, all of them when it
+// asked for none.
+func grantedScopes(ar fosite.AuthorizeRequester) []string {
+	if len(ar.GetRequestedScopes()) == 0 {
+		return shop.Scopes
+	}
+	return ar.GetRequestedScopes()
+}
+
+// rebuild is the flow's authorization request as fosite read it at first.
+func (p *pages) rebuild(ctx context.Context, row flowRow) (fosite.AuthorizeRequester, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.s.issuer+"/oauth/authorize?"+row.AuthorizeQuery, nil)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild authorization request: %w", err)
+	}
+	return p.s.provider.NewAuthorizeRequest(ctx, req)
+}
+
+// consent serves POST /login/consent: the flow ends (once: its row is
+// deleted by the first answer), and the buyer's answer goes to the client.
+func (p *pages) consent(w http.ResponseWriter, r *http.Request) {
+	_, row, ok := p.flow(w, r)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	if row.AccountID == nil {
+		p.fail(w, http.StatusForbidden, "Sign in with the code first.")
+		return
+	}
+	res := p.s.db.WithContext(ctx).Where("id_hash = ? AND account_id IS NOT NULL", row.IDHash).Delete(&flowRow{})
+	if res.Error != nil || res.RowsAffected == 0 {
+		p.fail(w, http.StatusBadRequest, "This sign-in was already finished.")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: flowCookie, Path: "/login/", MaxAge: -1})
+	ar, err := p.rebuild(ctx, row)
+	if err != nil {
+		p.s.logRefusal(ctx, "authorization refused", err)
+		p.s.provider.WriteAuthorizeError(ctx, issWriter(w, p.s.issuer), ar, err)
+		return
+	}
+	if r.PostFormValue("decision") != "allow" {
+		p.s.provider.WriteAuthorizeError(ctx, issWriter(w, p.s.issuer), ar, fosite.ErrAccessDenied.WithHint("The buyer denied the request."))
+		return
+	}
+	for _, s := range grantedScopes(ar) {
+		ar.GrantScope(s)
+	}
+	ar.GrantAudience(p.s.resource)
+	resp, err := p.s.provider.NewAuthorizeResponse(ctx, ar, &fosite.DefaultSession{Subject: *row.AccountID})
+	if err != nil {
+		p.s.logRefusal(ctx, "authorization refused", err)
+		p.s.provider.WriteAuthorizeError(ctx, issWriter(w, p.s.issuer), ar, err)
+		return
+	}
+	p.s.provider.WriteAuthorizeResponse(ctx, issWriter(w, p.s.issuer), ar, resp)
+}
+
+// issWriter adds the issuer as iss (RFC 9207) to the redirect back to the
+// client that fosite writes, a code's or an error's: fosite has no option
+// for it on errors.
+func issWriter(w http.ResponseWriter, issuer string) http.ResponseWriter {
+	return &issResponse{ResponseWriter: w, issuer: issuer}
+}
+
+type issResponse struct {
+	http.ResponseWriter
+	issuer string
+}
+
+func (w *issResponse) WriteHeader(code int) {
+	if code >= 300 && code < 400 {
+		if u, err := url.Parse(w.Header().Get("Location")); err == nil && u.IsAbs() {
+			q := u.Query()
+			if q.Get("iss") == "" {
+				q.Set("iss", w.issuer)
+				u.RawQuery = q.Encode()
+				w.Header().Set("Location", u.String())
+			}
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}

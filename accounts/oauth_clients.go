@@ -1,0 +1,266 @@
+package accounts
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ory/fosite"
+	"gorm.io/gorm"
+
+	"shop"
+	"shop/webfetch"
+)
+
+// clients finds the OAuth clients: a client whose id is an https URL is
+// described by the metadata document at that URL (Client ID Metadata
+// Documents); any other was registered dynamically (RFC 7591) and is kept
+// in oauth_clients.
+type clients struct {
+	db       *gorm.DB
+	fetch    *webfetch.Fetcher
+	audience string
+
+	mu    sync.Mutex
+	cache map[string]cachedClient
+}
+
+type cachedClient struct {
+	client  *Client
+	expires time.Time
+}
+
+// Client is an OAuth client of the shop as the consent page names it.
+type Client struct {
+	fosite.DefaultClient
+	// Name is its client_name ("ChatGPT"), or its host when it has none.
+	Name string
+}
+
+// Host is the host of the client's id (a metadata document's URL) or of
+// its first redirect URI, shown on the consent page beside its name.
+func (c *Client) Host() string {
+	for _, raw := range append([]string{c.ID}, c.RedirectURIs...) {
+		if u, err := url.Parse(raw); err == nil && u.Host != "" {
+			return u.Hostname()
+		}
+	}
+	return ""
+}
+
+const (
+	maxClientCache   = 1000
+	minClientTTL     = time.Minute
+	maxClientTTL     = 24 * time.Hour
+	maxRedirectURIs  = 10
+	maxClientNameLen = 100
+	maxURILen        = 2000
+)
+
+// errUnknownClient is fosite's answer to a client id that names no client.
+var errUnknownClient = fosite.ErrInvalidClient.WithHint("The client is unknown, or its metadata document could not be fetched or read.")
+
+// isMetadataURL reports whether id names a client by its metadata document.
+func (c *clients) isMetadataURL(id string) bool {
+	return strings.HasPrefix(id, "https://") || strings.HasPrefix(id, "http://")
+}
+
+// GetClient answers the client with id (fosite.ClientManager).
+func (c *clients) GetClient(ctx context.Context, id string) (fosite.Client, error) {
+	cl, err := c.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+func (c *clients) get(ctx context.Context, id string) (*Client, error) {
+	if len(id) == 0 || len(id) > maxURILen {
+		return nil, errUnknownClient
+	}
+	if c.isMetadataURL(id) {
+		return c.document(ctx, id)
+	}
+	var row clientRow
+	err := c.db.WithContext(ctx).Where("id = ?", id).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, errUnknownClient
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read client: %w", err)
+	}
+	var uris []string
+	if err := json.Unmarshal([]byte(row.RedirectURIs), &uris); err != nil {
+		return nil, fmt.Errorf("decode client: %w", err)
+	}
+	return c.client(row.ID, row.Name, uris), nil
+}
+
+func (c *clients) client(id, name string, redirects []string) *Client {
+	cl := &Client{Name: name, DefaultClient: fosite.DefaultClient{
+		ID: id, RedirectURIs: redirects, Public: true,
+		GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
+		Scopes: shop.Scopes, Audience: []string{c.audience},
+	}}
+	if cl.Name == "" {
+		cl.Name = cl.Host()
+	}
+	return cl
+}
+
+// clientDocument is what the shop reads of a client's metadata document.
+type clientDocument struct {
+	ClientID                string   `json:"client_id"`
+	ClientName              string   `json:"client_name"`
+	RedirectURIs            []string `json:"redirect_uris"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+}
+
+// document answers the client described at rawURL, from the cache while
+// its headers allow.
+func (c *clients) document(ctx context.Context, rawURL string) (*Client, error) {
+	c.mu.Lock()
+	cached, ok := c.cache[rawURL]
+	c.mu.Unlock()
+	if ok && time.Now().Before(cached.expires) {
+		return cached.client, nil
+	}
+	resp, err := c.fetch.Get(ctx, rawURL, "application/json")
+	if err != nil {
+		return nil, errUnknownClient.WithWrap(err).WithDebug(err.Error())
+	}
+	var doc clientDocument
+	if err := json.Unmarshal(resp.Body, &doc); err != nil {
+		return nil, errUnknownClient.WithHint("The client's metadata document is not a JSON object.")
+	}
+	if doc.ClientID != rawURL {
+		return nil, errUnknownClient.WithHint("The client's metadata document names another client_id than its URL.")
+	}
+	if m := doc.TokenEndpointAuthMethod; m != "" && m != "none" {
+		return nil, errUnknownClient.WithHint("The shop's clients are public: token_endpoint_auth_method must be none.")
+	}
+	if err := checkRedirects(doc.RedirectURIs); err != nil {
+		return nil, errUnknownClient.WithHint(err.Error())
+	}
+	cl := c.client(rawURL, clip(doc.ClientName, maxClientNameLen), doc.RedirectURIs)
+	ttl := min(max(resp.TTL, minClientTTL), maxClientTTL)
+	c.mu.Lock()
+	if len(c.cache) >= maxClientCache {
+		clear(c.cache) // a cache, not a record: refetching is always right
+	}
+	c.cache[rawURL] = cachedClient{client: cl, expires: time.Now().Add(ttl)}
+	c.mu.Unlock()
+	return cl, nil
+}
+
+// checkRedirects refuses redirect URIs the shop would not send a code to:
+// none, too many, not absolute, with a fragment, or http on a host other
+// than the loopback (a native client's).
+func checkRedirects(uris []string) error {
+	if len(uris) == 0 || len(uris) > maxRedirectURIs {
+		return fmt.Errorf("redirect_uris must list 1 to %d URIs", maxRedirectURIs)
+	}
+	for _, raw := range uris {
+		u, err := url.Parse(raw)
+		if err != nil || len(raw) > maxURILen || !u.IsAbs() || u.Host == "" || u.Fragment != "" {
+			return fmt.Errorf("redirect_uris: %q is not an absolute URL without a fragment", clip(raw, 100))
+		}
+		if u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname())) {
+			return fmt.Errorf("redirect_uris: %q must be https (or http on localhost)", clip(raw, 100))
+		}
+	}
+	return nil
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+type clientRow struct {
+	ID           string `gorm:"primaryKey"`
+	Name         string
+	RedirectURIs string
+	CreatedAt    time.Time
+}
+
+func (clientRow) TableName() string { return "oauth_clients" }
+
+// registration is an RFC 7591 registration request, as far as the shop reads it.
+type registration struct {
+	RedirectURIs            []string `json:"redirect_uris"`
+	ClientName              string   `json:"client_name"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	GrantTypes              []string `json:"grant_types"`
+	ResponseTypes           []string `json:"response_types"`
+}
+
+// register serves POST /oauth/register: dynamic client registration for
+// clients that cannot host a metadata document. Every client is public
+// (PKCE, no secret).
+func (c *clients) register(w http.ResponseWriter, r *http.Request) {
+	var reg registration
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<10))
+	if err := dec.Decode(&reg); err != nil {
+		registrationError(w, "invalid_client_metadata", "the body must be a JSON object of client metadata")
+		return
+	}
+	if err := checkRedirects(reg.RedirectURIs); err != nil {
+		registrationError(w, "invalid_redirect_uri", err.Error())
+		return
+	}
+	if m := reg.TokenEndpointAuthMethod; m != "" && m != "none" {
+		registrationError(w, "invalid_client_metadata", "token_endpoint_auth_method must be none: the shop's clients are public and use PKCE")
+		return
+	}
+	for _, g := range reg.GrantTypes {
+		if g != "authorization_code" && g != "refresh_token" {
+			registrationError(w, "invalid_client_metadata", "grant_types may be authorization_code and refresh_token only")
+			return
+		}
+	}
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	uris, _ := json.Marshal(reg.RedirectURIs)
+	row := clientRow{ID: "client_" + hex.EncodeToString(b), Name: clip(reg.ClientName, maxClientNameLen), RedirectURIs: string(uris), CreatedAt: time.Now().UTC()}
+	if err := c.db.WithContext(r.Context()).Create(&row).Error; err != nil {
+		http.Error(w, "the registration could not be stored; try again", http.StatusServiceUnavailable)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{
+		"client_id": row.ID, "client_id_issued_at": row.CreatedAt.Unix(), "client_name": row.Name,
+		"redirect_uris": reg.RedirectURIs, "token_endpoint_auth_method": "none",
+		"grant_types": []string{"authorization_code", "refresh_token"}, "response_types": []string{"code"},
+		"scope": strings.Join(shop.Scopes, " "),
+	})
+}
+
+func registrationError(w http.ResponseWriter, code, desc string) {
+	writeJSON(w, http.StatusBadRequest, map[string]string{"error": code, "error_description": desc})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

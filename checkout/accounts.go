@@ -1,0 +1,82 @@
+package checkout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"shop"
+)
+
+// A linked buyer's sessions (CONTRACT.md §10). Checkout does not import
+// package accounts: it learns the buyer from shop.BuyerFrom, and the
+// account's default address through Options.AccountAddress. A session
+// belongs to whoever created it (sessionRow.BuyerKey, "account:<id>" for a
+// linked buyer, see shop.Buyer.Key), so the limits of holdlimits.go count
+// an account's sessions together whichever host or device made them, and
+// the session's order records the account (accountOf).
+
+// accountDefaults fills in, for a linked buyer, what req leaves out: the
+// buyer's email (the account's, verified by its login) and the shipping
+// address (the account's default). What req gives is kept as given.
+func (c *Checkout) accountDefaults(ctx context.Context, req Request) (Request, error) {
+	b := shop.BuyerFrom(ctx)
+	if !b.Linked() {
+		return req, nil
+	}
+	if b.AccountEmail != "" {
+		switch {
+		case req.Buyer == nil:
+			req.Buyer = &Buyer{Email: b.AccountEmail}
+		case strings.TrimSpace(req.Buyer.Email) == "":
+			buyer := *req.Buyer
+			buyer.Email = b.AccountEmail
+			req.Buyer = &buyer
+		}
+	}
+	if req.Address == nil && c.account != nil {
+		a, err := c.account(ctx, b.AccountID)
+		if err != nil {
+			return req, fmt.Errorf("default address of account %s: %w", b.AccountID, err)
+		}
+		req.Address = a
+	}
+	return req, nil
+}
+
+// accountOf is the account id of a session's buyer key, "" for a guest's.
+func accountOf(buyerKey string) string {
+	if !shop.IsAccount(buyerKey) {
+		return ""
+	}
+	return strings.TrimPrefix(buyerKey, "account:")
+}
+
+// CheckAddress checks and normalizes an address as a session does, for the
+// addresses a linked buyer saves (package accounts, through cmd/shop): it
+// refuses what a session refuses outright (too long, not plain text) and
+// what would keep a session from being ready for payment (a required field
+// missing, a country the shop does not ship to, a postal code or state of
+// the wrong shape). The error is the first problem, a *shop.Error whose
+// param is under prefix ("$.address") instead of "$.fulfillment_address".
+func (c *Checkout) CheckAddress(a Address, prefix string) (Address, error) {
+	rename := func(err error) error {
+		var e *shop.Error
+		if errors.As(err, &e) {
+			r := *e
+			r.Param = prefix + strings.TrimPrefix(e.Param, "$.fulfillment_address")
+			return &r
+		}
+		return err
+	}
+	if err := checkAddressBounds(&a); err != nil {
+		return Address{}, rename(err)
+	}
+	normalizeAddress(&a)
+	if msgs := addressProblems(c.policy, &a); len(msgs) > 0 {
+		m := msgs[0]
+		return Address{}, rename(shop.Errorf(shop.Code(m.Code), m.Param, "%s", m.Content))
+	}
+	return a, nil
+}
