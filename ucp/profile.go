@@ -100,6 +100,15 @@ func (u *UCP) Profile(version string) BusinessProfile {
 		"schema":    base + "/services/shopping/mcp.openrpc.json",
 		"endpoint":  u.publicURL + "/ucp/mcp",
 	}}}
+	if current(version) { // the REST binding is 2026-08-25's
+		p.UCP.Services[ServiceShopping] = append(p.UCP.Services[ServiceShopping], map[string]any{
+			"version":   version,
+			"spec":      base + "/specification/overview",
+			"transport": "rest",
+			"schema":    base + "/services/shopping/rest.openapi.json",
+			"endpoint":  u.publicURL + RESTPath,
+		})
+	}
 	if keys := u.publicKeys(); current(version) {
 		p.UCP.SupportedVersions = map[string]string{PreviousVersion: u.publicURL + "/.well-known/ucp/" + PreviousVersion}
 		p.Keys = keys

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -124,9 +125,20 @@ func testUCPProfile(t *testing.T, d database.Dialect) {
 	current := getUCPProfile(t, shop.url+"/.well-known/ucp")
 	previous := getUCPProfile(t, shop.url+"/.well-known/ucp/2026-04-08")
 	for version, p := range map[string]ucp.BusinessProfile{"2026-08-25": current, "2026-04-08": previous} {
+		// MCP in both releases, REST (2026-08-25's binding) in the current one.
 		svc := p.UCP.Services[ucp.ServiceShopping]
-		if p.UCP.Version != version || len(svc) != 1 || svc[0]["transport"] != "mcp" || svc[0]["endpoint"] != shop.url+"/ucp/mcp" || svc[0]["version"] != version {
-			t.Errorf("profile %s: version %s, shopping service %v", version, p.UCP.Version, svc)
+		want := map[string]string{"mcp": shop.url + "/ucp/mcp"}
+		if version == "2026-08-25" {
+			want["rest"] = shop.url + "/ucp/v1"
+		}
+		got := map[string]string{}
+		for _, e := range svc {
+			if e["version"] == version {
+				got[e["transport"].(string)] = e["endpoint"].(string)
+			}
+		}
+		if p.UCP.Version != version || len(svc) != len(want) || !maps.Equal(got, want) {
+			t.Errorf("profile %s: version %s, shopping service %v; want %v", version, p.UCP.Version, svc, want)
 		}
 		for _, c := range []string{ucp.CapCheckout, ucp.CapCart, ucp.CapOrder, ucp.CapCatalogSearch, ucp.CapCatalogLookup, ucp.CapFulfillment, ucp.CapDiscount} {
 			if cs := p.UCP.Capabilities[c]; len(cs) != 1 || cs[0]["version"] != version {
