@@ -111,6 +111,13 @@ func (u *UCP) restHandler(op restOp, tool shop.Tool) http.Handler {
 			writeProtocolError(w, http.StatusBadRequest, "invalid_request", "the request body could not be read: send it again")
 			return
 		}
+		if e, err := u.verifySigned(r, meta, body); err != nil {
+			u.restError(w, r, err)
+			return
+		} else if e != nil {
+			writeProtocolError(w, restStatuses[e.code], e.code, e.content)
+			return
+		}
 		args, err := restArgs(op, meta, r, body)
 		if err != nil {
 			writeProtocolError(w, http.StatusBadRequest, "invalid_request", err.Error())
@@ -129,6 +136,25 @@ func (u *UCP) restHandler(op restOp, tool shop.Tool) http.Handler {
 		w.WriteHeader(status)
 		_, _ = w.Write(answer)
 	})
+}
+
+// verifySigned verifies a signed request's RFC 9421 signatures with the
+// keys the agent's profile publishes (fetched as for every call, from the
+// cache while it lasts); a profile that publishes none leaves them
+// unchecked. It returns why a signature fails, or the protocol error of a
+// profile that cannot be fetched.
+func (u *UCP) verifySigned(r *http.Request, meta Meta, body []byte) (*sigError, error) {
+	if !signed(r) {
+		return nil, nil
+	}
+	agent, err := u.profiles.get(r.Context(), meta.Agent.Profile)
+	if err != nil {
+		return nil, err
+	}
+	if len(agent.Keys) == 0 {
+		return nil, nil
+	}
+	return verifyRequest(r, body, agent.Keys), nil
 }
 
 // restMeta is the meta of a request's tool call, read from its headers, or

@@ -85,6 +85,8 @@ func checkREST(t *testing.T, name string, doc []byte) {
 // restAgent calls the shop's REST binding as an agent of profile.
 type restAgent struct {
 	url, profile string
+	// sign, when set, signs each request (its body given) before it goes.
+	sign func(r *http.Request, body []byte)
 }
 
 // restAnswer is an HTTP answer of the REST binding.
@@ -105,12 +107,11 @@ func uuid(t *testing.T) string {
 // Idempotency-Key when key is set.
 func (a restAgent) do(t *testing.T, method, path, key string, body any) restAnswer {
 	t.Helper()
-	var rd io.Reader
+	var raw []byte
 	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
+		raw, _ = json.Marshal(body)
 	}
-	req, _ := http.NewRequest(method, a.url+"/ucp/v1"+path, rd)
+	req, _ := http.NewRequest(method, a.url+"/ucp/v1"+path, bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/json")
 	if a.profile != "" {
 		req.Header.Set("UCP-Agent", `profile="`+a.profile+`"`)
@@ -119,6 +120,9 @@ func (a restAgent) do(t *testing.T, method, path, key string, body any) restAnsw
 	req.Header.Set("Request-Id", rid)
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
+	}
+	if a.sign != nil {
+		a.sign(req, raw)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -177,7 +181,7 @@ func testUCPREST(t *testing.T, d database.Dialect) {
 	env := map[string]string{"SHOP_UCP_TEST_ALLOW_LOOPBACK": "true", "SHOP_ADMIN_TOKENS": "owner:" + ownerToken}
 	shop := startShop(t, dsn, env)
 	agents := serveAgentProfiles(t)
-	a := restAgent{shop.url, agents.URL + "/agent-2026-08-25.json"}
+	a := restAgent{url: shop.url, profile: agents.URL + "/agent-2026-08-25.json"}
 
 	for _, req := range []struct {
 		path, schema string
@@ -226,10 +230,10 @@ func testUCPREST(t *testing.T, d database.Dialect) {
 	if code := protocolCode(t, a.do(t, "PUT", "/checkout-sessions/"+co.ID, "", update), 400); code != "invalid_request" {
 		t.Errorf("no Idempotency-Key: %s", code)
 	}
-	if code := protocolCode(t, restAgent{shop.url, ""}.do(t, "GET", "/checkout-sessions/"+co.ID, "", nil), 400); code != "invalid_profile_url" {
+	if code := protocolCode(t, restAgent{url: shop.url}.do(t, "GET", "/checkout-sessions/"+co.ID, "", nil), 400); code != "invalid_profile_url" {
 		t.Errorf("no UCP-Agent: %s", code)
 	}
-	if code := protocolCode(t, restAgent{shop.url, agents.URL + "/old.json"}.do(t, "GET", "/checkout-sessions/"+co.ID, "", nil), 422); code != "version_unsupported" {
+	if code := protocolCode(t, restAgent{url: shop.url, profile: agents.URL + "/old.json"}.do(t, "GET", "/checkout-sessions/"+co.ID, "", nil), 422); code != "version_unsupported" {
 		t.Errorf("an agent of another release: %s", code)
 	}
 	_ = protocolCode(t, a.do(t, "GET", "/nothing-here", "", nil), 404)
