@@ -147,19 +147,56 @@ func sessionMessage(m checkout.Message) Message {
 	return out
 }
 
+// orderStatuses are the ACP order statuses (the amended 2026-04-17 list)
+// of the shop's: a partly shipped order is processing, a delivered one
+// completed, one refunded in full canceled.
+var orderStatuses = map[string]string{
+	"confirmed": "confirmed", "partially_shipped": "processing", "shipped": "shipped",
+	"delivered": "completed", "canceled": "canceled", "refunded": "canceled",
+}
+
+// order is the ACP Order of a completed session: its status from the
+// amended list, each line's quantities ordered, current (none left on a
+// canceled order) and fulfilled (every unit once the order has shipped) and
+// the line status they derive.
 func order(o *contract.Order) *Order {
+	status, ok := orderStatuses[o.Status]
+	if !ok {
+		status = "processing" // a status of the shop's that ACP does not name
+	}
 	out := &Order{
 		Type: "order", ID: o.ID, CheckoutSessionID: o.CheckoutSessionID, OrderNumber: fmt.Sprint(o.Number),
-		PermalinkURL: o.PermalinkURL, Status: o.Status, LineItems: []OrderLine{}, Totals: totals(o.Receipt.Totals),
+		PermalinkURL: o.PermalinkURL, Status: status, LineItems: []OrderLine{}, Totals: totals(o.Receipt.Totals),
 	}
 	for _, l := range o.Receipt.LineItems {
 		li := lineItem(l)
+		q := OrderQuantity{Ordered: l.Item.Quantity, Current: l.Item.Quantity}
+		switch o.Status {
+		case "canceled":
+			q.Current = 0
+		case "shipped", "delivered":
+			q.Fulfilled = q.Current
+		}
 		out.LineItems = append(out.LineItems, OrderLine{
-			ID: l.ID, Title: l.Name, Quantity: OrderQuantity{Ordered: l.Item.Quantity, Current: l.Item.Quantity},
+			ID: l.ID, Title: l.Name, Quantity: q, Status: lineStatus(q),
 			UnitPrice: l.UnitAmount, Subtotal: l.Subtotal, Totals: li.Totals,
 		})
 	}
 	return out
+}
+
+// lineStatus is an order line's status, derived from its quantities as the
+// amended OrderLineItem has it.
+func lineStatus(q OrderQuantity) string {
+	switch {
+	case q.Current == 0:
+		return "removed"
+	case q.Fulfilled == q.Current:
+		return "fulfilled"
+	case q.Fulfilled > 0:
+		return "partial"
+	}
+	return "processing"
 }
 
 // summary is the one text block of an answer, for agents that read text.

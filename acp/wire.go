@@ -171,6 +171,7 @@ type OrderLine struct {
 	ID        string        `json:"id"`
 	Title     string        `json:"title"`
 	Quantity  OrderQuantity `json:"quantity"`
+	Status    string        `json:"status"`
 	UnitPrice int64         `json:"unit_price"`
 	Subtotal  int64         `json:"subtotal"`
 	Totals    []Total       `json:"totals"`

@@ -44,6 +44,9 @@ var (
 	ErrConflict = errors.New("idempotency key already used with a different payload")
 	// ErrInFlight: the first call with this key is still running.
 	ErrInFlight = errors.New("a call with this idempotency key is still running")
+	// ErrStore wraps a failure of the store itself (the database) to claim
+	// a key or keep an answer: the caller may answer "retry later".
+	ErrStore = errors.New("idempotency store failed")
 )
 
 // Store keeps agents' idempotency keys and the answers they got, in the
@@ -108,6 +111,9 @@ func (s *Store) Do(ctx context.Context, r Request, fn func(context.Context) (ans
 	r.Scope = ScopeHash(r.Scope)
 	owner := shop.NewID("")
 	stored, claimed, err := s.claim(ctx, r, owner)
+	if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrInFlight) {
+		return nil, fmt.Errorf("%w: %w", ErrStore, err)
+	}
 	if err != nil || !claimed {
 		return stored, err
 	}
@@ -122,7 +128,7 @@ func (s *Store) Do(ctx context.Context, r Request, fn func(context.Context) (ans
 		return answer, err
 	}
 	if err := s.keep(context.WithoutCancel(ctx), r, owner, answer); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	kept = true
 	return answer, nil

@@ -1,9 +1,14 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // Bounds of a request body, checked before anything parses it.
@@ -25,7 +30,7 @@ const (
 
 // bodyLimit is the most a request's body may hold.
 func bodyLimit(r *http.Request) int64 {
-	if isMCPPost(r) {
+	if isMCPPost(r) || isRESTCall(r) {
 		return MaxMCPBodyBytes
 	}
 	return MaxBodyBytes
@@ -37,7 +42,7 @@ func limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		limit := bodyLimit(r)
 		if r.ContentLength > limit {
-			tooLarge(w, limit)
+			tooLarge(w, r, limit)
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
@@ -45,9 +50,19 @@ func limitBody(next http.Handler) http.Handler {
 	})
 }
 
-// tooLarge answers a body over its bound.
-func tooLarge(w http.ResponseWriter, limit int64) {
-	http.Error(w, fmt.Sprintf("request body too large: at most %d bytes", limit), http.StatusRequestEntityTooLarge)
+// tooLarge answers a body over its bound: on an MCP endpoint with a
+// JSON-RPC error (Invalid Request, its id null: the body was not parsed),
+// on UCP's REST binding with its {code, content}.
+func tooLarge(w http.ResponseWriter, r *http.Request, limit int64) {
+	msg := fmt.Sprintf("request body too large: at most %d bytes", limit)
+	switch {
+	case isMCPPost(r):
+		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, msg)
+	case isRESTCall(r):
+		writeRESTError(w, http.StatusRequestEntityTooLarge, msg)
+	default:
+		http.Error(w, msg, http.StatusRequestEntityTooLarge)
+	}
 }
 
 // deeperThan reports whether the JSON text body nests arrays and objects
@@ -97,4 +112,52 @@ func refuseTooDeep(w http.ResponseWriter) {
 	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":` + strconv.Itoa(tooDeepCode) +
 		`,"message":"the request nests arrays and objects more than ` + strconv.Itoa(MaxJSONDepth) +
 		` deep: send a flatter request (a tool call nests about 6 deep)"}}` + "\n"))
+}
+
+// ucpRESTPrefix is where UCP's REST binding is served.
+const ucpRESTPrefix = "/ucp/v1/"
+
+// isRESTCall reports whether r sends a body to UCP's REST binding: bounded
+// like an MCP post.
+func isRESTCall(r *http.Request) bool {
+	return (r.Method == http.MethodPost || r.Method == http.MethodPut) && strings.HasPrefix(r.URL.Path, ucpRESTPrefix)
+}
+
+// restBody reads a REST call's body (bounded by limitBody) and refuses one
+// nested deeper than MaxJSONDepth, before anything parses it, with 400 and
+// UCP's {code, content}.
+func restBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isRESTCall(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		status, msg := http.StatusBadRequest, ""
+		switch {
+		case err != nil:
+			msg = "the request body could not be read: send it again"
+			if tl, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large: at most %d bytes", tl.Limit)
+			}
+		case deeperThan(body, MaxJSONDepth):
+			msg = "the request nests arrays and objects more than " + strconv.Itoa(MaxJSONDepth) + " deep: send a flatter request"
+		}
+		if msg != "" {
+			writeRESTError(w, status, msg)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// writeRESTError answers a REST call refused before it is read: its status
+// and UCP's {code: invalid_request, content}.
+func writeRESTError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(map[string]string{"code": "invalid_request", "content": msg})
+	_, _ = w.Write(append(b, '\n'))
 }

@@ -162,10 +162,10 @@ func identify(next http.Handler) http.Handler {
 		r.Body.Close()
 		if err != nil {
 			if tl, ok := errors.AsType[*http.MaxBytesError](err); ok {
-				tooLarge(w, tl.Limit)
+				tooLarge(w, r, tl.Limit)
 				return
 			}
-			http.Error(w, "the request body could not be read: send it again", http.StatusBadRequest)
+			writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "the request body could not be read: send it again")
 			return
 		}
 		// Nothing parses a body before its depth is known: parsers recurse

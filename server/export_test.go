@@ -10,3 +10,13 @@ var LeanSchema = leanSchema
 
 // DeeperThan, for the external tests, is the depth scan (deeperThan).
 var DeeperThan = deeperThan
+
+// RPCMethods, for the external tests, are the methods rpcErrors lets
+// through to the MCP server, and whether each is a notification.
+var RPCMethods = func() map[string]struct{ Notification bool } {
+	out := make(map[string]struct{ Notification bool }, len(rpcMethods))
+	for name, m := range rpcMethods {
+		out[name] = struct{ Notification bool }{m.notification}
+	}
+	return out
+}()

@@ -147,9 +147,14 @@ type Options struct {
 	ACPDiscovery http.Handler
 	// UCPMCP, when set, is the Universal Commerce Protocol's MCP server,
 	// served statelessly at /ucp/mcp; UCPProfile serves the business
-	// profile at GET /.well-known/ucp.
+	// profile at GET /.well-known/ucp, and an older release's at GET
+	// /.well-known/ucp/{version}.
 	UCPMCP     *mcp.Server
 	UCPProfile http.Handler
+	// UCPREST, when set, is UCP's REST binding, served under /ucp/v1/
+	// behind the same limits as the MCP endpoints (the body's size and
+	// depth, the rate limits).
+	UCPREST http.Handler
 	// Accounts, when set, is the buyers' authorization server: its
 	// metadata, OAuth endpoints and login pages are served, and /mcp
 	// checks bearer tokens with it (bearerAuth).
@@ -209,8 +214,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.UCPProfile != nil {
 		mux.Handle("GET /.well-known/ucp", opts.UCPProfile)
+		mux.Handle("GET /.well-known/ucp/{version}", opts.UCPProfile) // an older release's profile
 	}
-	if opts.MCP != nil || opts.AdminMCP != nil || opts.ACP != nil || opts.UCPMCP != nil {
+	if opts.MCP != nil || opts.AdminMCP != nil || opts.ACP != nil || opts.UCPMCP != nil || opts.UCPREST != nil {
 		cop := http.NewCrossOriginProtection()
 		for _, o := range origins {
 			if err := cop.AddTrustedOrigin(o); err != nil {
@@ -228,7 +234,10 @@ func New(opts Options) (*Server, error) {
 			mux.Handle("/mcp", checkHost(hosts, cop.Handler(buyers)))
 		}
 		if opts.UCPMCP != nil {
-			mux.Handle("/ucp/mcp", checkHost(hosts, cop.Handler(acceptJSON(ucpStatus(s.streamable(opts.UCPMCP))))))
+			mux.Handle("/ucp/mcp", rpcErrors(checkHost(hosts, cop.Handler(acceptJSON(ucpStatus(s.streamable(opts.UCPMCP)))))))
+		}
+		if opts.UCPREST != nil {
+			mux.Handle(ucpRESTPrefix, checkHost(hosts, cop.Handler(restBody(opts.UCPREST))))
 		}
 		if opts.AdminMCP != nil {
 			mux.Handle("/admin/mcp", checkHost(hosts, cop.Handler(adminAuth(opts.AdminTokens, s.streamable(opts.AdminMCP)))))

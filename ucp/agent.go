@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
+
 	"shop"
 	"shop/webfetch"
 )
@@ -33,6 +35,9 @@ var versionPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 type agentProfile struct {
 	Version      string
 	Capabilities map[string][]agentCapability
+	// Keys are the public keys it publishes (keys[], signing_keys[] in
+	// 2026-04-08) that the shop can read: a key of another type is skipped.
+	Keys []jose.JSONWebKey
 }
 
 type agentCapability struct {
@@ -243,6 +248,8 @@ func parseProfile(body []byte) (*agentProfile, *shop.ProtocolError) {
 			Version      string                       `json:"version"`
 			Capabilities map[string][]agentCapability `json:"capabilities"`
 		} `json:"ucp"`
+		Keys        []json.RawMessage `json:"keys"`
+		SigningKeys []json.RawMessage `json:"signing_keys"`
 	}
 	if err := json.Unmarshal(body, &doc); err != nil || doc.UCP == nil {
 		return nil, discoveryError("profile_malformed", "the agent profile is not a UCP profile: a JSON object with ucp.version and ucp.capabilities")
@@ -257,17 +264,31 @@ func parseProfile(body []byte) (*agentProfile, *shop.ProtocolError) {
 			}
 		}
 	}
-	return &agentProfile{Version: doc.UCP.Version, Capabilities: doc.UCP.Capabilities}, nil
+	return &agentProfile{Version: doc.UCP.Version, Capabilities: doc.UCP.Capabilities, Keys: publicJWKs(append(doc.Keys, doc.SigningKeys...))}, nil
 }
 
-// negotiate is the capabilities the shop and the agent share at the shop's
-// version (overview.md, Intersection Algorithm): those both declare at
-// Version, without the extensions none of whose parents remain.
-func negotiate(agent *agentProfile) map[string]bool {
+// publicJWKs are the public keys of raw the shop can read: a key of a type,
+// curve or form it does not know is skipped, never the whole profile (the
+// vocabularies are open), and so is one that holds a private part.
+func publicJWKs(raw []json.RawMessage) []jose.JSONWebKey {
+	var out []jose.JSONWebKey
+	for _, r := range raw {
+		var k jose.JSONWebKey
+		if json.Unmarshal(r, &k) == nil && k.KeyID != "" && k.IsPublic() && k.Valid() && k.Use != "enc" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// negotiate is the capabilities the shop and the agent share at release
+// version, the agent's (overview.md, Intersection Algorithm): those both
+// declare at version, without the extensions none of whose parents remain.
+func negotiate(agent *agentProfile, version string) map[string]bool {
 	active := map[string]bool{}
 	for _, c := range capabilities {
 		for _, e := range agent.Capabilities[c.name] {
-			if e.Version == Version {
+			if e.Version == version {
 				active[c.name] = true
 			}
 		}

@@ -124,10 +124,11 @@ func TestNegotiate(t *testing.T) {
 		{"OtherParent", map[string]string{CapDiscount: Version, CapCart: Version}, []string{CapDiscount, CapCart}},
 		{"OtherVersion", map[string]string{CapCheckout: "2026-01-11", CapFulfillment: Version}, nil},
 		{"Unknown", map[string]string{"com.example.thing": Version}, nil},
+		{"PreviousRelease", map[string]string{CapCheckout: PreviousVersion, CapCart: Version}, []string{CapCart}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := negotiate(agent(c.caps))
+			got := negotiate(agent(c.caps), Version)
 			if len(got) != len(c.want) {
 				t.Errorf("negotiated %v, want %v", got, c.want)
 			}

@@ -54,6 +54,9 @@ func (u *UCP) toCheckout(c *call, s *checkout.Session) *Checkout {
 		LineItems: lineItems(s.LineItems), Buyer: toBuyer(s.Buyer), Totals: totals(s.Totals, s.FulfillmentOptionID != ""),
 		Links: links(s.Links),
 	}
+	if current(c.version) {
+		out.Policies = policies(s.Links)
+	}
 	for _, m := range s.Messages {
 		out.Messages = append(out.Messages, toMessage(m, checkoutPath))
 	}
@@ -66,7 +69,7 @@ func (u *UCP) toCheckout(c *call, s *checkout.Session) *Checkout {
 		out.ContinueURL = u.checkout.PayURL(s.ID)
 	}
 	if c.active[CapFulfillment] && len(s.LineItems) > 0 {
-		out.Fulfillment = fulfillment(s)
+		out.Fulfillment = fulfillment(c.version, s)
 	}
 	if c.active[CapDiscount] {
 		out.Discounts = discounts(s.Totals)
@@ -165,6 +168,22 @@ func discounts(in []checkout.Total) *Discounts {
 	return d
 }
 
+// policyReturn is UCP's well-known type of a return policy.
+const policyReturn = "dev.ucp.shopping.policy.return"
+
+// policies are the policies a 2026-08-25 checkout names: the merchant's
+// return policy, for the whole checkout, when its legal links have one
+// (the same page as links[]'s return_policy).
+func policies(in []checkout.Link) []Policy {
+	for _, l := range in {
+		if l.Type == "return_policy" && l.URL != "" {
+			return []Policy{{Type: policyReturn, URL: l.URL,
+				Description: Description{Plain: "Returns and refunds follow the merchant's return policy: " + l.URL}}}
+		}
+	}
+	return nil
+}
+
 func links(in []checkout.Link) []Link {
 	out := make([]Link, 0, len(in))
 	for _, l := range in {
@@ -196,21 +215,26 @@ func splitName(name string) (first, last string) {
 func joinName(first, last string) string { return strings.TrimSpace(first + " " + last) }
 
 // fulfillment is the session's one shipping method: every line, to its
-// address, with the options the address is offered.
-func fulfillment(s *checkout.Session) *Fulfillment {
+// address, with the options the address is offered, as release version
+// writes them.
+func fulfillment(version string, s *checkout.Session) *Fulfillment {
 	ids := make([]string, len(s.LineItems))
 	for i, l := range s.LineItems {
 		ids[i] = l.ID
 	}
 	m := Method{ID: methodID, Type: "shipping", LineItemIDs: ids}
 	if a := s.FulfillmentAddress; a != nil {
-		m.Destinations = []PostalAddress{destination(a)}
+		d := destination(a)
+		if current(version) {
+			d.Type = "shipping_address" // the destination's discriminator, required since 2026-08-25
+		}
+		m.Destinations = []PostalAddress{d}
 		m.SelectedDestinationID = destinationID
 	}
 	if len(s.FulfillmentOptions) > 0 {
 		g := Group{ID: groupID, LineItemIDs: ids, SelectedOptionID: s.FulfillmentOptionID, Options: []Option{}}
 		for _, o := range s.FulfillmentOptions {
-			g.Options = append(g.Options, option(o))
+			g.Options = append(g.Options, option(version, o))
 		}
 		m.Groups = []Group{g}
 	}
@@ -223,9 +247,18 @@ func destination(a *checkout.Address) PostalAddress {
 		AddressLocality: a.City, AddressRegion: a.State, AddressCountry: a.Country, PostalCode: a.PostalCode, PhoneNumber: a.PhoneNumber}
 }
 
-func option(o checkout.FulfillmentOption) Option {
-	opt := Option{ID: o.ID, Title: o.Title, Description: o.Subtitle, Carrier: o.Carrier,
+// option is a shipping option as release version writes it: its
+// description a string in 2026-04-08, a Description since.
+func option(version string, o checkout.FulfillmentOption) Option {
+	opt := Option{ID: o.ID, Title: o.Title, Carrier: o.Carrier,
 		Totals: []Total{{Type: "subtotal", Amount: o.Subtotal}}}
+	switch {
+	case o.Subtitle == "":
+	case current(version):
+		opt.Description = Description{Plain: o.Subtitle}
+	default:
+		opt.Description = o.Subtitle
+	}
 	if o.Tax > 0 {
 		opt.Totals = append(opt.Totals, Total{Type: "tax", Amount: o.Tax})
 	}

@@ -46,7 +46,7 @@ func (u *UCP) cartTools() []shop.Tool {
 
 func (u *UCP) cartAnswer(c *call, ct *checkout.Cart, err error) (CartResult, string, error) {
 	if err != nil {
-		refused, err := u.refusal(err, checkoutPath)
+		refused, err := u.refusal(c, err, checkoutPath)
 		if err != nil {
 			return CartResult{}, "", err
 		}
@@ -146,7 +146,7 @@ func (u *UCP) orderTool() shop.Tool {
 		}
 		o, err := u.orders.Get(ctx, args.ID, args.Email)
 		if err != nil {
-			refused, err := u.refusal(err, func(p string) string {
+			refused, err := u.refusal(c, err, func(p string) string {
 				if p == "$.email" {
 					return p
 				}

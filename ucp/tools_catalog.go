@@ -117,7 +117,7 @@ func (u *UCP) search(ctx context.Context, args SearchArgs) (SearchResult, string
 	}
 	page, err := u.catalog.Search(ctx, q)
 	if err != nil {
-		return u.searchRefusal(err, searchPath)
+		return u.searchRefusal(c, err, searchPath)
 	}
 	out := &SearchResponse{UCP: u.envelope(c, CapCatalogSearch), Products: []Product{},
 		Pagination: &Pagination{Cursor: page.NextCursor, HasNextPage: page.NextCursor != "", TotalCount: page.Total}}
@@ -134,8 +134,8 @@ func (u *UCP) search(ctx context.Context, args SearchArgs) (SearchResult, string
 	return SearchResult{Response: out}, text(out), nil
 }
 
-func (u *UCP) searchRefusal(err error, paths func(string) string) (SearchResult, string, error) {
-	refused, err := u.refusal(err, paths)
+func (u *UCP) searchRefusal(c *call, err error, paths func(string) string) (SearchResult, string, error) {
+	refused, err := u.refusal(c, err, paths)
 	return SearchResult{Error: refused}, text(refused), err
 }
 
@@ -196,7 +196,7 @@ func (u *UCP) lookup(ctx context.Context, args LookupArgs) (LookupResult, string
 		return LookupResult{Error: refused}, text(refused), err
 	}
 	fail := func(err error) (LookupResult, string, error) {
-		refused, err := u.refusal(err, nil)
+		refused, err := u.refusal(c, err, nil)
 		return LookupResult{Error: refused}, text(refused), err
 	}
 	ids := args.Catalog.IDs
@@ -248,7 +248,7 @@ func (u *UCP) product(ctx context.Context, args ProductArgs) (ProductResult, str
 		return ProductResult{Error: refused}, text(refused), err
 	}
 	fail := func(err error) (ProductResult, string, error) {
-		refused, err := u.refusal(err, func(string) string { return "$.catalog.id" })
+		refused, err := u.refusal(c, err, func(string) string { return "$.catalog.id" })
 		return ProductResult{Error: refused}, text(refused), err
 	}
 	id := strings.TrimSpace(args.Catalog.ID)

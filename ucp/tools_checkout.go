@@ -40,9 +40,9 @@ func (u *UCP) Tools() []shop.Tool {
 // Instructions introduce the dialect's MCP server to the agent, for the
 // shop named shopName, whose amounts are in currency.
 func (u *UCP) Instructions(shopName, currency string) string {
-	return fmt.Sprintf("%s speaks the Universal Commerce Protocol %s: its business profile is at /.well-known/ucp. "+
+	return fmt.Sprintf("%s speaks the Universal Commerce Protocol %s and %s: its business profile is at /.well-known/ucp. "+
 		"Every call carries meta[\"ucp-agent\"].profile. Amounts are integers in minor units of %s.",
-		shopName, Version, currency)
+		shopName, Version, PreviousVersion, currency)
 }
 
 func (u *UCP) checkoutTools() []shop.Tool {
@@ -84,7 +84,7 @@ func (u *UCP) checkoutTools() []shop.Tool {
 // it, or the refusal of err.
 func (u *UCP) checkoutAnswer(c *call, s *checkout.Session, err error) (CheckoutResult, string, error) {
 	if err != nil {
-		refused, err := u.refusal(err, checkoutPath)
+		refused, err := u.refusal(c, err, checkoutPath)
 		if err != nil {
 			return CheckoutResult{}, "", err
 		}
@@ -209,7 +209,28 @@ func (u *UCP) updateCheckout(ctx context.Context, args UpdateCheckoutArgs) (Chec
 		buyer = cur.Buyer
 	}
 	s, err := u.checkout.Update(buyerContext(ctx, c, buyer), args.ID, req)
+	if err != nil && current(c.version) {
+		if now, gerr := u.checkout.Get(ctx, args.ID); gerr == nil && now.Status == checkout.InProgress {
+			return u.frozen(c, now, idPath(err))
+		}
+	}
 	return u.checkoutAnswer(c, s, idPath(err))
+}
+
+// frozen answers an update refused while the checkout is
+// complete_in_progress as 2026-08-25 has it: the checkout, unchanged, with
+// the refusal as a recoverable error message.
+func (u *UCP) frozen(c *call, s *checkout.Session, err error) (CheckoutResult, string, error) {
+	refused, err := u.refusal(c, err, checkoutPath)
+	if err != nil {
+		return CheckoutResult{}, "", err
+	}
+	out := u.toCheckout(c, s)
+	for _, m := range refused.Messages {
+		m.Severity = "recoverable"
+		out.Messages = append(out.Messages, m)
+	}
+	return CheckoutResult{Checkout: out}, text(out), nil
 }
 
 // idempotencyKey checks the key complete and cancel require.
@@ -264,7 +285,7 @@ func (u *UCP) payment(p *PaymentIn) (checkout.PaymentData, error) {
 	}
 	in := p.Instruments[0]
 	known := false
-	for _, hs := range u.handlers() {
+	for _, hs := range u.handlers(Version) { // the ids are the same in every release
 		for _, h := range hs {
 			known = known || h.ID == in.HandlerID
 		}

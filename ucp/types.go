@@ -48,6 +48,7 @@ type Checkout struct {
 	Totals      []Total            `json:"totals"`
 	Messages    []Message          `json:"messages,omitempty"`
 	Links       []Link             `json:"links"`
+	Policies    []Policy           `json:"policies,omitempty"` // since 2026-08-25
 	ExpiresAt   *time.Time         `json:"expires_at,omitempty"`
 	ContinueURL string             `json:"continue_url,omitempty"`
 	Fulfillment *Fulfillment       `json:"fulfillment,omitempty"`
@@ -103,6 +104,14 @@ type Message struct {
 	Severity string `json:"severity,omitempty"`
 }
 
+// Policy is a business rule that applies to the items (2026-08-25): its
+// type, a description any platform can show, and its page.
+type Policy struct {
+	Type        string      `json:"type"`
+	Description Description `json:"description"`
+	URL         string      `json:"url,omitempty"`
+}
+
 // Link is a legal or support page.
 type Link struct {
 	Type string `json:"type"`
@@ -117,9 +126,11 @@ type Buyer struct {
 	PhoneNumber string `json:"phone_number,omitempty"`
 }
 
-// PostalAddress is a UCP address; a shipping destination adds its id.
+// PostalAddress is a UCP address; a shipping destination adds its id and,
+// since 2026-08-25, its type.
 type PostalAddress struct {
 	ID              string `json:"id,omitempty"`
+	Type            string `json:"type,omitempty"`
 	FirstName       string `json:"first_name,omitempty"`
 	LastName        string `json:"last_name,omitempty"`
 	StreetAddress   string `json:"street_address,omitempty"`
@@ -159,7 +170,7 @@ type Group struct {
 type Option struct {
 	ID                      string     `json:"id"`
 	Title                   string     `json:"title"`
-	Description             string     `json:"description,omitempty"`
+	Description             any        `json:"description,omitempty"` // a string in 2026-04-08, a Description since
 	Carrier                 string     `json:"carrier,omitempty"`
 	EarliestFulfillmentTime *time.Time `json:"earliest_fulfillment_time,omitempty"`
 	LatestFulfillmentTime   *time.Time `json:"latest_fulfillment_time,omitempty"`

@@ -1,6 +1,9 @@
-// Package ucp speaks the Universal Commerce Protocol (UCP 2026-04-08) over
-// MCP, the dialect of Google's and Shopify's shopping agents, at /ucp/mcp,
-// and serves the shop's business profile at /.well-known/ucp.
+// Package ucp speaks the Universal Commerce Protocol over MCP, the dialect
+// of Google's and Shopify's shopping agents, at /ucp/mcp: releases
+// 2026-08-25 (Version) and 2026-04-08 (PreviousVersion), each call answered
+// in the release of the agent's profile. It serves the shop's business
+// profile at /.well-known/ucp (2026-08-25, its supported_versions naming
+// /.well-known/ucp/2026-04-08), with the shop's signing key in keys[].
 //
 // It only translates: its tools turn UCP's requests into calls of
 // checkout's, catalog's and orders' Go API, and their results into UCP's
@@ -12,7 +15,7 @@
 // shop fetches it (https only, bounded in time and size, never from a
 // private or link-local address, kept for its TTL) and answers with the
 // capabilities both declare. A profile that cannot be fetched or read, or
-// another protocol version, is a JSON-RPC error -32001 whose data carries
+// a protocol version the shop does not speak, is a JSON-RPC error -32001 whose data carries
 // the UCP code (profile_unreachable, profile_malformed, invalid_profile_url,
 // version_unsupported), and the same idempotency key sent with another
 // payload -32000 (idempotency_conflict); anything else the shop cannot do is a UCP answer
@@ -21,6 +24,7 @@ package ucp
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -52,7 +56,10 @@ type Options struct {
 	// AllowLoopbackProfiles lets agent profiles be fetched over http from
 	// loopback addresses: for tests on one machine only.
 	AllowLoopbackProfiles bool
-	Logger                *slog.Logger
+	// SigningKey is the shop's ECDSA P-256 signing key, whose public half
+	// the profile publishes in keys[] (see orders.LoadSigningKey).
+	SigningKey *ecdsa.PrivateKey
+	Logger     *slog.Logger
 }
 
 // UCP is the dialect: its tools and the business profile.
@@ -66,6 +73,7 @@ type UCP struct {
 	testTokens []string
 	cardBrands []string
 	profiles   *profiles
+	signingKey *ecdsa.PrivateKey
 	logger     *slog.Logger
 }
 
@@ -79,7 +87,7 @@ func New(opts Options) *UCP {
 		checkout: opts.Checkout, catalog: opts.Catalog, orders: opts.Orders, idem: opts.Idempotency,
 		publicURL: strings.TrimRight(opts.PublicURL, "/"), sandbox: opts.Sandbox,
 		testTokens: opts.TestTokens, cardBrands: opts.CardBrands,
-		profiles: newProfiles(opts.AllowLoopbackProfiles), logger: logger,
+		profiles: newProfiles(opts.AllowLoopbackProfiles), signingKey: opts.SigningKey, logger: logger,
 	}
 }
 
@@ -112,9 +120,10 @@ type Meta struct {
 
 // call is a tool call after negotiation: the capabilities active for it.
 type call struct {
-	active map[string]bool
-	meta   Meta
-	agent  string // the agent's profile URL
+	active  map[string]bool
+	meta    Meta
+	agent   string // the agent's profile URL
+	version string // the release of the agent's profile: the answer's
 }
 
 // begin negotiates a call of a tool of the root capability root: it fetches
@@ -129,33 +138,33 @@ func (u *UCP) begin(ctx context.Context, meta Meta, root string) (*call, *ErrorR
 	if err != nil {
 		return nil, nil, err
 	}
-	if agent.Version != Version {
+	if !supported(agent.Version) {
 		return nil, nil, protocolError(-32001, "Protocol version not supported", "version_unsupported",
-			"UCP version "+agent.Version+" is not supported; this business implements "+Version+".", nil)
+			"UCP version "+agent.Version+" is not supported; this business implements "+Version+" and "+PreviousVersion+".", nil)
 	}
-	active := negotiate(agent)
+	active := negotiate(agent, agent.Version)
 	if !active[root] {
-		return nil, u.errorResponse(u.publicURL, Message{Type: "error", Code: "capabilities_incompatible",
-			Content: "The agent's profile does not declare " + root + " at version " + Version + "; declare it to use this tool.", Severity: "unrecoverable"}), nil
+		return nil, u.errorResponse(agent.Version, u.publicURL, Message{Type: "error", Code: "capabilities_incompatible",
+			Content: "The agent's profile does not declare " + root + " at version " + agent.Version + "; declare it to use this tool.", Severity: "unrecoverable"}), nil
 	}
-	return &call{active: active, meta: meta, agent: profile}, nil, nil
+	return &call{active: active, meta: meta, agent: profile, version: agent.Version}, nil, nil
 }
 
 // envelope is the ucp object of an answer of root's tools: the active
 // capabilities that are root or extend it, and (for checkouts) the payment
 // handlers.
 func (u *UCP) envelope(c *call, root string) Envelope {
-	e := Envelope{Version: Version, Capabilities: map[string][]Entity{}}
+	e := Envelope{Version: c.version, Capabilities: map[string][]Entity{}}
 	for _, cp := range capabilities {
 		if !c.active[cp.name] {
 			continue
 		}
 		if cp.name == root || contains(cp.extends, root) {
-			e.Capabilities[cp.name] = []Entity{{Version: Version}}
+			e.Capabilities[cp.name] = []Entity{{Version: c.version}}
 		}
 	}
 	if root == CapCheckout {
-		e.PaymentHandlers = u.handlers()
+		e.PaymentHandlers = u.handlers(c.version)
 	}
 	return e
 }
@@ -169,15 +178,15 @@ func contains(s []string, v string) bool {
 	return false
 }
 
-// errorResponse is an answer that made or found nothing.
-func (u *UCP) errorResponse(continueURL string, msgs ...Message) *ErrorResponse {
-	return &ErrorResponse{UCP: Envelope{Version: Version, Status: "error"}, Messages: msgs, ContinueURL: continueURL}
+// errorResponse is an answer in release version that made or found nothing.
+func (u *UCP) errorResponse(version, continueURL string, msgs ...Message) *ErrorResponse {
+	return &ErrorResponse{UCP: Envelope{Version: version, Status: "error"}, Messages: msgs, ContinueURL: continueURL}
 }
 
 // refusal turns an error of the shop's Go API into a UCP answer: a
 // *shop.Error becomes an error message (its code, its field's path in UCP
 // terms, its text); any other error is returned for the edge to log.
-func (u *UCP) refusal(err error, paths func(string) string) (*ErrorResponse, error) {
+func (u *UCP) refusal(c *call, err error, paths func(string) string) (*ErrorResponse, error) {
 	var e *shop.Error
 	if !errors.As(err, &e) {
 		return nil, err
@@ -190,5 +199,5 @@ func (u *UCP) refusal(err error, paths func(string) string) (*ErrorResponse, err
 	if e.Param != "" && paths != nil {
 		path = paths(e.Param)
 	}
-	return u.errorResponse(u.publicURL, Message{Type: "error", Code: string(e.Code), Path: path, Content: e.Message, Severity: severity}), nil
+	return u.errorResponse(c.version, u.publicURL, Message{Type: "error", Code: string(e.Code), Path: path, Content: e.Message, Severity: severity}), nil
 }

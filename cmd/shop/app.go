@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"errors"
 	"fmt"
 	"os"
@@ -45,6 +46,8 @@ type app struct {
 	idem        *idempotency.Store
 	// accounts is the buyers' authorization server (CONTRACT.md §10).
 	accounts *accounts.Server
+	// signingKey is the shop's ECDSA P-256 key (the UCP profile's keys[]).
+	signingKey *ecdsa.PrivateKey
 	// mailer delivers the buyer's emails; nil when the shop sends none.
 	mailer *notify.Worker
 	// metrics are the operator's (served by serve on --metrics-addr).
@@ -86,6 +89,9 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 	cfg := a.cfg
 	key, err := orders.LoadReceiptKey(ctx, a.db, cfg.ReceiptKey)
 	if err != nil {
+		return err
+	}
+	if a.signingKey, err = orders.LoadSigningKey(ctx, a.db, cfg.SigningKey); err != nil {
 		return err
 	}
 	if cfg.Stripe.SecretKey == "" {
@@ -211,7 +217,7 @@ func (a *app) ucpDialect(m *Main) *ucp.UCP {
 	return ucp.New(ucp.Options{
 		Checkout: a.checkout, Catalog: a.catalog, Orders: a.orders, Idempotency: a.idem, PublicURL: a.cfg.PublicURL,
 		Sandbox: a.charger.Name() == "sandbox", TestTokens: tokens, CardBrands: brands,
-		AllowLoopbackProfiles: a.cfg.UCPAllowLoopback, Logger: m.Logger,
+		AllowLoopbackProfiles: a.cfg.UCPAllowLoopback, SigningKey: a.signingKey, Logger: m.Logger,
 	})
 }
 

@@ -90,6 +90,10 @@ type Config struct {
 	// calls with, by agent name.
 	ACPSigningKeys map[string][]byte
 	ReceiptKey     string
+	// SigningKey is SHOP_SIGNING_KEY: the PEM of the ECDSA P-256 key the
+	// UCP profile publishes (keys[]); generated and kept in the database
+	// when unset (orders.LoadSigningKey).
+	SigningKey string
 	// SMTP is the server the buyer's emails go through (SHOP_SMTP_URL); nil:
 	// the shop sends none.
 	SMTP *notify.SMTP
@@ -200,6 +204,7 @@ func (m *Main) readEnv(cfg *Config, serving bool) error {
 		return err
 	}
 	cfg.ReceiptKey = m.Getenv("SHOP_RECEIPT_KEY")
+	cfg.SigningKey = m.Getenv("SHOP_SIGNING_KEY")
 	if raw := m.Getenv("SHOP_SMTP_URL"); raw != "" {
 		smtp, err := notify.ParseSMTPURL(raw)
 		if err != nil {

@@ -108,6 +108,7 @@ func (a *app) httpServer(m *Main) (*server.Server, error) {
 		MCP:            a.buyerMCP(m),
 		UCPMCP:         a.ucpMCP(m, dialect),
 		UCPProfile:     dialect,
+		UCPREST:        dialect.REST(),
 		Static:         shop.DemoStatic, // the demo merchant's images and pages, under /static/
 		Ready:          func(ctx context.Context) error { _, err := database.Ready(ctx, a.db); return err },
 		PublicURL:      a.cfg.PublicURL,

@@ -18,14 +18,18 @@ import (
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// ucpSpec is where the UCP 2026-04-08 schemas are kept (testdata/ucp).
-var ucpSpec = filepath.Join("..", "..", "testdata", "ucp")
+// ucpSpecs are where the UCP schemas of each release are kept.
+var ucpSpecs = map[string]string{
+	"2026-04-08": filepath.Join("..", "..", "testdata", "ucp"),
+	"2026-08-25": filepath.Join("..", "..", "testdata", "ucp-2026-08-25"),
+}
 
-// ucpLoader loads UCP's schemas by their ids (https://ucp.dev/schemas/…)
-// from testdata/ucp, never from the network.
-type ucpLoader struct{}
+// ucpLoader loads UCP's schemas of one release by their ids
+// (https://ucp.dev/schemas/…, the same in every release) from testdata,
+// never from the network.
+type ucpLoader struct{ dir string }
 
-func (ucpLoader) Load(url string) (any, error) {
+func (l ucpLoader) Load(url string) (any, error) {
 	rest, ok := strings.CutPrefix(url, "https://ucp.dev/schemas/")
 	if !ok {
 		return nil, fmt.Errorf("schema %s is not one of UCP's", url)
@@ -36,7 +40,7 @@ func (ucpLoader) Load(url string) (any, error) {
 	case strings.HasPrefix(rest, "schemas/"): // the profile's ../schemas/ucp.json
 		rest = strings.TrimPrefix(rest, "schemas/")
 	}
-	f, err := os.Open(filepath.Join(ucpSpec, "schemas", filepath.FromSlash(rest)))
+	f, err := os.Open(filepath.Join(l.dir, "schemas", filepath.FromSlash(rest)))
 	if err != nil {
 		return nil, err
 	}
@@ -46,17 +50,26 @@ func (ucpLoader) Load(url string) (any, error) {
 
 const ucpSchemas = "https://ucp.dev/schemas/shopping/"
 
-// ucpResults are the schemas of the tools' answers, as mcp.openrpc.json
-// names them, with the extensions the shop implements composed in.
-var ucpResults = map[string]string{
-	"checkout": `{"oneOf": [{"allOf": [{"$ref": "` + ucpSchemas + `fulfillment.json#/$defs/dev.ucp.shopping.checkout"},
-		{"$ref": "` + ucpSchemas + `discount.json#/$defs/dev.ucp.shopping.checkout"}]}, {"$ref": "` + ucpSchemas + `types/error_response.json"}]}`,
-	"cart":    `{"oneOf": [{"$ref": "` + ucpSchemas + `discount.json#/$defs/dev.ucp.shopping.cart"}, {"$ref": "` + ucpSchemas + `types/error_response.json"}]}`,
-	"order":   `{"oneOf": [{"$ref": "` + ucpSchemas + `order.json"}, {"$ref": "` + ucpSchemas + `types/error_response.json"}]}`,
-	"search":  `{"oneOf": [{"$ref": "` + ucpSchemas + `catalog_search.json#/$defs/search_response"}, {"$ref": "` + ucpSchemas + `types/error_response.json"}]}`,
-	"lookup":  `{"oneOf": [{"$ref": "` + ucpSchemas + `catalog_lookup.json#/$defs/lookup_response"}, {"$ref": "` + ucpSchemas + `types/error_response.json"}]}`,
-	"product": `{"oneOf": [{"$ref": "` + ucpSchemas + `catalog_lookup.json#/$defs/get_product_response"}, {"$ref": "` + ucpSchemas + `types/error_response.json"}]}`,
-	"profile": `{"$ref": "https://ucp.dev/schemas/discovery/profile.json#/$defs/business_profile"}`,
+// ucpResultsOf are the schemas of the tools' answers in a release, as its
+// mcp.openrpc.json names them, with the extensions the shop implements
+// composed in; errorResponse is the release's error_response.json.
+func ucpResultsOf(errorResponse, profile string) map[string]string {
+	return map[string]string{
+		"checkout": `{"oneOf": [{"allOf": [{"$ref": "` + ucpSchemas + `fulfillment.json#/$defs/dev.ucp.shopping.checkout"},
+		{"$ref": "` + ucpSchemas + `discount.json#/$defs/dev.ucp.shopping.checkout"}]}, {"$ref": "` + errorResponse + `"}]}`,
+		"cart":    `{"oneOf": [{"$ref": "` + ucpSchemas + `discount.json#/$defs/dev.ucp.shopping.cart"}, {"$ref": "` + errorResponse + `"}]}`,
+		"order":   `{"oneOf": [{"$ref": "` + ucpSchemas + `order.json"}, {"$ref": "` + errorResponse + `"}]}`,
+		"search":  `{"oneOf": [{"$ref": "` + ucpSchemas + `catalog_search.json#/$defs/search_response"}, {"$ref": "` + errorResponse + `"}]}`,
+		"lookup":  `{"oneOf": [{"$ref": "` + ucpSchemas + `catalog_lookup.json#/$defs/lookup_response"}, {"$ref": "` + errorResponse + `"}]}`,
+		"product": `{"oneOf": [{"$ref": "` + ucpSchemas + `catalog_lookup.json#/$defs/get_product_response"}, {"$ref": "` + errorResponse + `"}]}`,
+		"profile": `{"$ref": "` + profile + `"}`,
+	}
+}
+
+// ucpResults are ucpResultsOf each release.
+var ucpResults = map[string]map[string]string{
+	"2026-04-08": ucpResultsOf(ucpSchemas+"types/error_response.json", "https://ucp.dev/schemas/discovery/profile.json#/$defs/business_profile"),
+	"2026-08-25": ucpResultsOf("https://ucp.dev/schemas/common/types/error_response.json", "https://ucp.dev/schemas/profile.json#/$defs/business_schema"),
 }
 
 // ucpToolResult names the result schema of each tool of /ucp/mcp.
@@ -69,41 +82,50 @@ var ucpToolResult = map[string]string{
 
 var (
 	ucpCompileOnce sync.Once
-	ucpCompiled    map[string]*sjs.Schema
+	ucpCompiled    map[string]map[string]*sjs.Schema // by release, then name
 	ucpCompileErr  error
 )
 
-// ucpSchema is the compiled schema of the named result (a key of ucpResults).
-func ucpSchema(t *testing.T, name string) *sjs.Schema {
+// ucpSchema is the compiled schema of the named result (a key of
+// ucpResultsOf) in release version.
+func ucpSchema(t *testing.T, version, name string) *sjs.Schema {
 	t.Helper()
 	ucpCompileOnce.Do(func() {
-		c := sjs.NewCompiler()
-		c.UseLoader(ucpLoader{})
-		c.AssertFormat()
-		ucpCompiled = map[string]*sjs.Schema{}
-		for n, doc := range ucpResults {
-			v, err := sjs.UnmarshalJSON(strings.NewReader(doc))
-			if err == nil {
-				err = c.AddResource("mem://"+n+".json", v)
+		ucpCompiled = map[string]map[string]*sjs.Schema{}
+		for version, results := range ucpResults {
+			c := sjs.NewCompiler()
+			c.UseLoader(ucpLoader{ucpSpecs[version]})
+			c.AssertFormat()
+			ucpCompiled[version] = map[string]*sjs.Schema{}
+			for n, doc := range results {
+				v, err := sjs.UnmarshalJSON(strings.NewReader(doc))
+				if err == nil {
+					err = c.AddResource("mem://"+n+".json", v)
+				}
+				var s *sjs.Schema
+				if err == nil {
+					s, err = c.Compile("mem://" + n + ".json")
+				}
+				if err != nil {
+					ucpCompileErr = fmt.Errorf("%s %s: %w", version, n, err)
+					return
+				}
+				ucpCompiled[version][n] = s
 			}
-			var s *sjs.Schema
-			if err == nil {
-				s, err = c.Compile("mem://" + n + ".json")
-			}
-			if err != nil {
-				ucpCompileErr = fmt.Errorf("%s: %w", n, err)
-				return
-			}
-			ucpCompiled[n] = s
 		}
 	})
 	if ucpCompileErr != nil {
 		t.Fatal(ucpCompileErr)
 	}
-	return ucpCompiled[name]
+	s := ucpCompiled[version][name]
+	if s == nil {
+		t.Fatalf("no schema of %s in UCP %q", name, version)
+	}
+	return s
 }
 
-// checkUCP validates a JSON document against the named UCP schema.
+// checkUCP validates a JSON document against the named UCP schema of the
+// release its ucp.version names.
 func checkUCP(t *testing.T, name string, doc []byte) {
 	t.Helper()
 	v, err := sjs.UnmarshalJSON(bytes.NewReader(doc))
@@ -111,8 +133,14 @@ func checkUCP(t *testing.T, name string, doc []byte) {
 		t.Errorf("%s: not JSON: %v", name, err)
 		return
 	}
-	if err := ucpSchema(t, name).Validate(v); err != nil {
-		t.Errorf("%s does not follow UCP's schema: %#v\n%s", name, err, doc)
+	var env struct {
+		UCP struct {
+			Version string `json:"version"`
+		} `json:"ucp"`
+	}
+	_ = json.Unmarshal(doc, &env)
+	if err := ucpSchema(t, env.UCP.Version, name).Validate(v); err != nil {
+		t.Errorf("%s does not follow UCP %s's schema: %#v\n%s", name, env.UCP.Version, err, doc)
 	}
 }
 
@@ -160,7 +188,7 @@ const agentProfileJSON = `{"ucp": {"version": "2026-04-08",
  "payment_handlers": {}}}`
 
 // agentProfiles serves agents' profiles on 127.0.0.1: /agent.json the one
-// above, /old.json one of another UCP version, /broken.json no profile,
+// above, /agent-2026-08-25.json the same at release 2026-08-25, /old.json one of another UCP version, /broken.json no profile,
 // /slow.json one that never answers in time. It counts the fetches of each.
 type agentProfiles struct {
 	*httptest.Server
@@ -178,6 +206,8 @@ func serveAgentProfiles(t *testing.T) *agentProfiles {
 		switch r.URL.Path {
 		case "/agent.json":
 			w.Write([]byte(agentProfileJSON))
+		case "/agent-2026-08-25.json":
+			w.Write([]byte(strings.ReplaceAll(agentProfileJSON, "2026-04-08", "2026-08-25")))
 		case "/old.json":
 			w.Write([]byte(strings.ReplaceAll(agentProfileJSON, "2026-04-08", "2026-01-11")))
 		case "/broken.json":

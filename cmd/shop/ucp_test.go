@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -119,32 +122,81 @@ func TestUCPProfile(t *testing.T) {
 
 func testUCPProfile(t *testing.T, d database.Dialect) {
 	shop := startShop(t, dbtest.DSN(t, d), ucpEnv)
-	resp, err := http.Get(shop.url + "/.well-known/ucp")
+	current := getUCPProfile(t, shop.url+"/.well-known/ucp")
+	previous := getUCPProfile(t, shop.url+"/.well-known/ucp/2026-04-08")
+	for version, p := range map[string]ucp.BusinessProfile{"2026-08-25": current, "2026-04-08": previous} {
+		// MCP in both releases, REST (2026-08-25's binding) in the current one.
+		svc := p.UCP.Services[ucp.ServiceShopping]
+		want := map[string]string{"mcp": shop.url + "/ucp/mcp"}
+		if version == "2026-08-25" {
+			want["rest"] = shop.url + "/ucp/v1"
+		}
+		got := map[string]string{}
+		for _, e := range svc {
+			if e["version"] == version {
+				got[e["transport"].(string)] = e["endpoint"].(string)
+			}
+		}
+		if p.UCP.Version != version || len(svc) != len(want) || !maps.Equal(got, want) {
+			t.Errorf("profile %s: version %s, shopping service %v; want %v", version, p.UCP.Version, svc, want)
+		}
+		for _, c := range []string{ucp.CapCheckout, ucp.CapCart, ucp.CapOrder, ucp.CapCatalogSearch, ucp.CapCatalogLookup, ucp.CapFulfillment, ucp.CapDiscount} {
+			if cs := p.UCP.Capabilities[c]; len(cs) != 1 || cs[0]["version"] != version {
+				t.Errorf("profile %s: capability %s missing or of another version: %v", version, c, cs)
+			}
+		}
+		if h := p.UCP.PaymentHandlers["dev.shop.sandbox"]; len(h) != 1 || h[0].ID != "sandbox_card" || h[0].Version != version {
+			t.Errorf("profile %s: the sandbox's test handler missing: %+v", version, p.UCP.PaymentHandlers)
+		}
+	}
+	if got := current.UCP.SupportedVersions; len(got) != 1 || got["2026-04-08"] != shop.url+"/.well-known/ucp/2026-04-08" {
+		t.Errorf("supported_versions %v, want 2026-04-08's profile", got)
+	}
+	if previous.UCP.SupportedVersions != nil {
+		t.Errorf("the 2026-04-08 profile is a leaf, yet names %v", previous.UCP.SupportedVersions)
+	}
+	// keys[] is a JWK set of the shop's public P-256 key, the same one that
+	// the 2026-04-08 profile names in signing_keys, the same after a restart.
+	if len(current.Keys) != 1 || len(previous.SigningKeys) != 1 {
+		t.Fatalf("keys %+v, signing_keys %+v: want one key each", current.Keys, previous.SigningKeys)
+	}
+	k := current.Keys[0]
+	pub, ok := k.Key.(*ecdsa.PublicKey)
+	if !ok || !k.IsPublic() || !k.Valid() || k.Algorithm != "ES256" || k.Use != "sig" || k.KeyID == "" || pub.Curve != elliptic.P256() {
+		t.Errorf("keys[0] = %+v, want a public ES256 P-256 key with a kid", k)
+	}
+	if !previous.SigningKeys[0].Key.(*ecdsa.PublicKey).Equal(pub) || previous.SigningKeys[0].KeyID != k.KeyID {
+		t.Error("the 2026-04-08 profile names another key")
+	}
+	resp, err := http.Get(shop.url + "/.well-known/ucp/2026-01-11")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET the profile of a release the shop does not speak: %d, want 404", resp.StatusCode)
+	}
+}
+
+// getUCPProfile GETs a business profile, cacheable for five minutes,
+// checks it against the schema of its release and decodes it.
+func getUCPProfile(t *testing.T, url string) ucp.BusinessProfile {
+	t.Helper()
+	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Cache-Control"), "public, max-age=300") {
-		t.Fatalf("GET /.well-known/ucp: %d, Cache-Control %q", resp.StatusCode, resp.Header.Get("Cache-Control"))
+		t.Fatalf("GET %s: %d, Cache-Control %q", url, resp.StatusCode, resp.Header.Get("Cache-Control"))
 	}
 	checkUCP(t, "profile", body)
 	var p ucp.BusinessProfile
 	if err := json.Unmarshal(body, &p); err != nil {
 		t.Fatal(err)
 	}
-	svc := p.UCP.Services[ucp.ServiceShopping]
-	if p.UCP.Version != "2026-04-08" || len(svc) != 1 || svc[0]["transport"] != "mcp" || svc[0]["endpoint"] != shop.url+"/ucp/mcp" {
-		t.Errorf("profile: version %s, shopping service %v", p.UCP.Version, svc)
-	}
-	for _, c := range []string{ucp.CapCheckout, ucp.CapCart, ucp.CapOrder, ucp.CapCatalogSearch, ucp.CapCatalogLookup, ucp.CapFulfillment, ucp.CapDiscount} {
-		if len(p.UCP.Capabilities[c]) != 1 {
-			t.Errorf("profile: capability %s missing", c)
-		}
-	}
-	if h := p.UCP.PaymentHandlers["dev.shop.sandbox"]; len(h) != 1 || h[0].ID != "sandbox_card" {
-		t.Errorf("profile: the sandbox's test handler missing: %+v", p.UCP.PaymentHandlers)
-	}
+	return p
 }
 
 func TestUCPNegotiation(t *testing.T) {
@@ -190,23 +242,47 @@ func TestUCPNegotiation(t *testing.T) {
 	})
 }
 
+// TestUCP buys over /ucp/mcp as an agent of each release the shop speaks,
+// every answer checked against that release's schemas.
 func TestUCP(t *testing.T) {
 	for _, d := range dbtest.Dialects {
-		t.Run(string(d), func(t *testing.T) { testUCP(t, d) })
+		for _, agent := range []string{"/agent.json", "/agent-2026-08-25.json"} {
+			t.Run(string(d)+agent, func(t *testing.T) { testUCP(t, d, agent) })
+		}
 	}
 }
 
-func testUCP(t *testing.T, d database.Dialect) {
+func testUCP(t *testing.T, d database.Dialect, agent string) {
 	shop := startShop(t, dbtest.DSN(t, d), ucpEnv)
 	agents := serveAgentProfiles(t)
 	s := connectUCP(t, shop.url)
-	profile := agents.URL + "/agent.json"
+	profile := agents.URL + agent
 	meta := ucpMeta(profile, "")
 	ucpBrowse(t, s, meta)
 	co, cart := ucpBasket(t, s, meta)
+	checkUCPPolicies(t, co, agent != "/agent.json")
 	want := ucpMCPTotals(t, shop.url, co)
 	ucpPay(t, shop.url, s, profile, co, want)
 	ucpCancel(t, s, profile, cart)
+}
+
+// checkUCPPolicies checks a checkout's policies: since 2026-08-25, the
+// merchant's return policy, the page links[] names; none before.
+func checkUCPPolicies(t *testing.T, co ucp.Checkout, since20260825 bool) {
+	t.Helper()
+	returns := ""
+	for _, l := range co.Links {
+		if l.Type == "return_policy" {
+			returns = l.URL
+		}
+	}
+	switch {
+	case !since20260825 && len(co.Policies) != 0:
+		t.Errorf("a 2026-04-08 checkout with policies: %+v", co.Policies)
+	case since20260825 && (returns == "" || len(co.Policies) != 1 || co.Policies[0].Type != "dev.ucp.shopping.policy.return" ||
+		co.Policies[0].URL != returns || co.Policies[0].Description.Plain == ""):
+		t.Errorf("policies %+v, want the return policy of links %+v", co.Policies, co.Links)
+	}
 }
 
 // ucpVariant is the variant the UCP tests buy.

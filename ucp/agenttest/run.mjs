@@ -7,9 +7,13 @@
 // the shop started with SHOP_UCP_TEST_ALLOW_LOOPBACK=true so that it may
 // fetch the agent's profile, which this script serves on 127.0.0.1.
 //
-// The agent's own profile is made by `ucp profile init` (release 2026-04-08)
-// and served here; the CLI advertises its URL (UCP_AGENT_PROFILE_URL) and
-// talks to http://127.0.0.1 only under UCP_TEST_ALLOW_INSECURE_LOCALHOST.
+// The purchase is made twice: as an agent of UCP 2026-08-25 (the release the
+// shop's /.well-known/ucp publishes), then of 2026-04-08 (the release its
+// supported_versions names). Each time the agent's own profile is made by
+// `ucp profile init --version <release>` and served here; the CLI advertises
+// its URL (UCP_AGENT_PROFILE_URL) and talks to http://127.0.0.1 only under
+// UCP_TEST_ALLOW_INSECURE_LOCALHOST. The CLI speaks MCP only (0.9.0's
+// engine transports are ["mcp"]): the REST binding is not driven here.
 // Then, as the CLI's skills/ucp/SKILL.md has an agent do it: discover, catalog
 // search, cart create, checkout create from the cart, checkout update with
 // the buyer and a shipping address, checkout update choosing a shipping
@@ -39,18 +43,20 @@ if (!existsSync(cli)) {
 const cliVersion = JSON.parse(readFileSync(join(here, "node_modules", "@shopify", "ucp-cli", "package.json"), "utf8")).version;
 
 const work = mkdtempSync(join(tmpdir(), "shop-ucp-agent-"));
-let profileBody = "";
-let profileFetches = 0;
+// The agent's profiles, one a release, at /agent-<release>.json.
+const profileBodies = {};
+const profileFetches = {};
 const profileServer = createServer((req, res) => {
-  if (req.url !== "/agent.json" || !profileBody) {
+  const version = /^\/agent-(\d{4}-\d{2}-\d{2})\.json$/.exec(req.url)?.[1];
+  if (!version || !profileBodies[version]) {
     res.writeHead(404).end();
     return;
   }
-  profileFetches++;
-  res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "public, max-age=60" }).end(profileBody);
+  profileFetches[version] = (profileFetches[version] ?? 0) + 1;
+  res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "public, max-age=60" }).end(profileBodies[version]);
 });
 await new Promise((ok) => profileServer.listen(0, "127.0.0.1", ok));
-const profileURL = `http://127.0.0.1:${profileServer.address().port}/agent.json`;
+const profileURLOf = (version) => `http://127.0.0.1:${profileServer.address().port}/agent-${version}.json`;
 
 const env = { ...process.env, HOME: work, NO_COLOR: "1", FORCE_COLOR: "0", UCP_TEST_ALLOW_INSECURE_LOCALHOST: "true" };
 delete env.UCP_PROFILE;
@@ -111,17 +117,19 @@ const address = {
 const tools = ["search_catalog", "lookup_catalog", "get_product", "create_cart", "get_cart", "update_cart", "cancel_cart",
   "create_checkout", "get_checkout", "update_checkout", "complete_checkout", "cancel_checkout", "get_order"];
 
-try {
-  console.log(`@shopify/ucp-cli ${cliVersion} against ${shop} (agent profile ${profileURL})`);
-  await ucp("profile", "init", "--name", "shop-test", "--version", "2026-04-08", "--profile-url", profileURL);
-  profileBody = readFileSync(join(work, ".ucp", "profiles", "shop-test", "profile.json"), "utf8");
-  env.UCP_PROFILE = "shop-test";
+// buy makes the purchase as an agent of UCP release version.
+async function buy(version) {
+  const profileURL = profileURLOf(version);
+  console.log(`@shopify/ucp-cli ${cliVersion} against ${shop}, UCP ${version} (agent profile ${profileURL})`);
+  await ucp("profile", "init", "--name", `shop-${version}`, "--version", version, "--profile-url", profileURL);
+  profileBodies[version] = readFileSync(join(work, ".ucp", "profiles", `shop-${version}`, "profile.json"), "utf8");
+  env.UCP_PROFILE = `shop-${version}`;
   env.UCP_AGENT_PROFILE_URL = profileURL;
-  step("profile init", "release 2026-04-08, served at " + profileURL);
+  step("profile init", `release ${version}, served at ${profileURL}`);
 
   const disc = (await ucp("discover", ...business, "--refresh")).result;
   const svc = disc.negotiated?.["dev.ucp.shopping"];
-  if (check(disc.protocol?.version === "2026-04-08" && svc?.endpoint === `${shop}/ucp/mcp` && svc?.transport === "mcp", "discover: UCP 2026-04-08 over MCP at /ucp/mcp", disc.protocol)) {
+  if (check(disc.protocol?.version === version && svc?.endpoint === `${shop}/ucp/mcp` && svc?.transport === "mcp", `discover: UCP ${version} over MCP at /ucp/mcp`, disc.protocol)) {
     const missing = tools.filter((t) => !svc.tools[t]);
     check(missing.length === 0, "discover: every tool offered", missing);
     step("discover", `${Object.keys(svc.tools).length} tools; expected capabilities ${disc.expectedCapabilities.join(", ")}`);
@@ -194,8 +202,8 @@ try {
   check(again?.status === "completed" && again.order?.id === done.order.id, "checkout complete again (a new idempotency key): the same order, nothing charged", again);
   step("checkout complete again", "the same order");
 
-  // The shop gives an order to whoever names it and its buyer's email, as /mcp's get_order does.
-  const order = (await ucp("order", "get", done.order.id, ...business, "--set", "/email=ada@example.com")).result;
+  // The order id alone is not enough: get_order asks for the email it was placed with.
+  const order = (await ucp("order", "get", done.order.id, ...business, "--input", JSON.stringify({ email: "ada@example.com" }))).result;
   check(order?.id === done.order.id && order.checkout_id === co.id && order.line_items?.[0]?.quantity?.total === 2 &&
     amount(order.totals, "total") === amount(co.totals, "total") && order.fulfillment?.expectations?.[0]?.destination?.postal_code === address.postal_code,
     "order get: the order as paid", order);
@@ -203,11 +211,21 @@ try {
 
   const after = (await ucp("checkout", "get", co.id, ...business)).result;
   check(after?.status === "completed" && after.order?.id === done.order.id, "checkout get: completed, one order", after);
-  check(profileFetches >= 1, "the shop fetched the agent's profile", profileFetches);
-  step("checkout get", `completed; the shop fetched the agent profile ${profileFetches} time(s)`);
-} catch (e) {
-  failures++;
-  console.log(`  FAIL ${e.message}`);
+  check(profileFetches[version] >= 1, "the shop fetched the agent's profile", profileFetches);
+  step("checkout get", `completed; the shop fetched the agent profile ${profileFetches[version]} time(s)`);
+}
+
+try {
+  // The release the shop publishes at /.well-known/ucp first, as the CLI
+  // negotiates it; then the one its supported_versions names.
+  for (const version of ["2026-08-25", "2026-04-08"]) {
+    try {
+      await buy(version);
+    } catch (e) {
+      failures++;
+      console.log(`  FAIL ${version}: ${e.message}`);
+    }
+  }
 } finally {
   profileServer.close();
   rmSync(work, { recursive: true, force: true });

@@ -1,0 +1,355 @@
+package ucp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"shop"
+	"shop/idempotency"
+)
+
+// RESTPath is where UCP's REST binding (2026-08-25, rest.openapi.json) is
+// mounted: its operations are RESTPath + the OpenAPI's paths
+// (/ucp/v1/checkout-sessions, …), and the profile names it as the shopping
+// service's rest endpoint.
+const RESTPath = "/ucp/v1"
+
+// restOp is an operation of the REST binding: the MCP tool it runs (the
+// same core, the same translation), the member its body becomes in the
+// tool's arguments ("" for none), and whether it changes state (and so
+// takes an Idempotency-Key).
+type restOp struct {
+	tool, member string
+	changes      bool
+	created      bool // answers 201 when it made the resource
+}
+
+// restOps are the OpenAPI's operations, by method and path pattern.
+var restOps = map[string]restOp{
+	"POST /checkout-sessions":               {"create_checkout", "checkout", true, true},
+	"GET /checkout-sessions/{id}":           {"get_checkout", "", false, false},
+	"PUT /checkout-sessions/{id}":           {"update_checkout", "checkout", true, false},
+	"POST /checkout-sessions/{id}/complete": {"complete_checkout", "checkout", true, false},
+	"POST /checkout-sessions/{id}/cancel":   {"cancel_checkout", "", true, false},
+	"POST /carts":                           {"create_cart", "cart", true, true},
+	"GET /carts/{id}":                       {"get_cart", "", false, false},
+	"PUT /carts/{id}":                       {"update_cart", "cart", true, false},
+	"POST /carts/{id}/cancel":               {"cancel_cart", "", true, false},
+	"POST /catalog/search":                  {"search_catalog", "catalog", false, false},
+	"POST /catalog/lookup":                  {"lookup_catalog", "catalog", false, false},
+	"POST /catalog/product":                 {"get_product", "catalog", false, false},
+	"GET /orders/{id}":                      {"get_order", "", false, false},
+}
+
+// restStatuses are the HTTP statuses of UCP's protocol errors by their code
+// (overview.md, Error Codes); any other is 400.
+var restStatuses = map[string]int{
+	"invalid_profile_url":   http.StatusBadRequest,
+	"profile_unreachable":   http.StatusFailedDependency,
+	"profile_malformed":     http.StatusUnprocessableEntity,
+	"version_unsupported":   http.StatusUnprocessableEntity,
+	"idempotency_conflict":  http.StatusConflict,
+	"idempotency_in_flight": http.StatusConflict,
+	"signature_invalid":     http.StatusUnauthorized,
+	"key_not_found":         http.StatusUnauthorized,
+	"digest_mismatch":       http.StatusBadRequest,
+	"algorithm_unsupported": http.StatusBadRequest,
+	"storage_unavailable":   http.StatusServiceUnavailable,
+}
+
+// agentProfilePattern reads the profile of a UCP-Agent header, an RFC 8941
+// dictionary: profile="https://…".
+var agentProfilePattern = regexp.MustCompile(`(?:^|[,;\s])profile="([^"\\]*)"`)
+
+// uuidHeader is the form of Request-Id and Idempotency-Key.
+var uuidHeader = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// REST returns the handler of UCP's REST binding, to be mounted at
+// RESTPath. Each operation runs the MCP tool of the same name with the
+// arguments the request carries: meta from the UCP-Agent and
+// Idempotency-Key headers, the id from the path, the body as the tool's
+// checkout, cart or catalog (get_order's email from the query). A state
+// change is done once per agent and Idempotency-Key (kept 24 hours, the
+// same key with another body 409, a key that cannot be stored 503);
+// business outcomes are HTTP 200 or 201 with the UCP object or error
+// response, protocol errors their status with {code, content}.
+func (u *UCP) REST() http.Handler {
+	tools := map[string]shop.Tool{}
+	for _, t := range u.Tools() {
+		tools[t.Name] = t
+	}
+	mux := http.NewServeMux()
+	for pattern, op := range restOps {
+		mux.Handle(pattern, u.restHandler(op, tools[op.tool]))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeProtocolError(w, http.StatusNotFound, "not_found", "no such operation: see https://ucp.dev/2026-08-25/services/shopping/rest.openapi.json")
+	})
+	return http.StripPrefix(RESTPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get("Request-Id"); uuidHeader.MatchString(id) {
+			w.Header().Set("Request-Id", id) // for the agent's tracing, on every answer
+		}
+		mux.ServeHTTP(w, r)
+	}))
+}
+
+// restHandler serves one operation.
+func (u *UCP) restHandler(op restOp, tool shop.Tool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		meta, status, code, msg := restMeta(r, op)
+		if code != "" {
+			writeProtocolError(w, status, code, msg)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			writeProtocolError(w, http.StatusBadRequest, "invalid_request", "the request body could not be read: send it again")
+			return
+		}
+		if e, err := u.verifySigned(r, meta, body); err != nil {
+			u.restError(w, r, err)
+			return
+		} else if e != nil {
+			writeProtocolError(w, restStatuses[e.code], e.code, e.content)
+			return
+		}
+		args, err := restArgs(op, meta, r, body)
+		if err != nil {
+			writeProtocolError(w, http.StatusBadRequest, "invalid_request", err.Error())
+			return
+		}
+		run := func(ctx context.Context) (int, []byte, error) { return u.restRun(ctx, op, tool, args) }
+		if op.changes {
+			run = u.restOnce(meta, r, body, run)
+		}
+		status, answer, err := run(r.Context())
+		if err != nil {
+			u.restError(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(answer)
+	})
+}
+
+// verifySigned verifies a signed request's RFC 9421 signatures with the
+// keys the agent's profile publishes (fetched as for every call, from the
+// cache while it lasts); a profile that publishes none leaves them
+// unchecked. It returns why a signature fails, or the protocol error of a
+// profile that cannot be fetched.
+func (u *UCP) verifySigned(r *http.Request, meta Meta, body []byte) (*sigError, error) {
+	if !signed(r) {
+		return nil, nil
+	}
+	agent, err := u.profiles.get(r.Context(), meta.Agent.Profile)
+	if err != nil {
+		return nil, err
+	}
+	if len(agent.Keys) == 0 {
+		return nil, nil
+	}
+	return verifyRequest(r, body, agent.Keys), nil
+}
+
+// restMeta is the meta of a request's tool call, read from its headers, or
+// the protocol error of a header missing or malformed.
+func restMeta(r *http.Request, op restOp) (meta Meta, status int, code, msg string) {
+	m := agentProfilePattern.FindStringSubmatch(r.Header.Get("UCP-Agent"))
+	if m == nil {
+		return meta, http.StatusBadRequest, "invalid_profile_url", `send the UCP-Agent header: profile="https://…/your-agent-profile.json"`
+	}
+	meta.Agent = &struct {
+		Profile string `json:"profile" jsonschema:"URL of the agent's UCP profile."`
+	}{Profile: m[1]}
+	if id := r.Header.Get("Request-Id"); id != "" && !uuidHeader.MatchString(id) {
+		return meta, http.StatusBadRequest, "invalid_request", "Request-Id must be a UUID"
+	}
+	if op.changes {
+		key := r.Header.Get("Idempotency-Key")
+		if !uuidHeader.MatchString(key) {
+			return meta, http.StatusBadRequest, "invalid_request", "send an Idempotency-Key header, a fresh UUID (the same one on every retry), with every request that changes state"
+		}
+		meta.IdempotencyKey = key
+	}
+	return meta, 0, "", ""
+}
+
+// restArgs are the tool's arguments of a request: meta, the path's id, the
+// body as op.member, get_order's email from the query.
+func restArgs(op restOp, meta Meta, r *http.Request, body []byte) (json.RawMessage, error) {
+	args := map[string]any{"meta": meta}
+	if id := r.PathValue("id"); id != "" {
+		args["id"] = id
+	}
+	if op.tool == "get_order" {
+		args["email"] = r.URL.Query().Get("email")
+	}
+	if op.member != "" {
+		if len(strings.TrimSpace(string(body))) == 0 {
+			body = []byte("{}")
+		}
+		if !json.Valid(body) || strings.TrimSpace(string(body))[0] != '{' {
+			return nil, errors.New("the request body must be a JSON object: the " + op.member)
+		}
+		args[op.member] = json.RawMessage(body)
+	}
+	return json.Marshal(args)
+}
+
+// restRun runs the tool and answers its result: 201 for a resource made,
+// else 200 (business outcomes, error responses included).
+func (u *UCP) restRun(ctx context.Context, op restOp, tool shop.Tool, args json.RawMessage) (int, []byte, error) {
+	res, err := tool.Handle(ctx, args)
+	if err != nil {
+		return 0, nil, err
+	}
+	b, err := json.Marshal(res.Structured)
+	if err != nil {
+		return 0, nil, err
+	}
+	status := http.StatusOK
+	if op.created && !isErrorResponse(b) {
+		status = http.StatusCreated
+	}
+	return status, b, nil
+}
+
+// isErrorResponse reports whether an answer is an error response (its
+// ucp.status "error"), which made nothing.
+func isErrorResponse(answer []byte) bool {
+	var probe struct {
+		UCP struct {
+			Status string `json:"status"`
+		} `json:"ucp"`
+	}
+	return json.Unmarshal(answer, &probe) == nil && probe.UCP.Status == "error"
+}
+
+// restError answers an error of a tool call: a UCP protocol error with its
+// status and {code, content}, a refused argument 400 naming its field, any
+// other 500, logged.
+func (u *UCP) restError(w http.ResponseWriter, r *http.Request, err error) {
+	var pe *shop.ProtocolError
+	var se *shop.Error
+	switch {
+	case errors.As(err, &pe):
+		var data struct {
+			Code       string `json:"code"`
+			Content    string `json:"content"`
+			RetryAfter int    `json:"retry_after"`
+		}
+		_ = json.Unmarshal(pe.Data, &data)
+		status, ok := restStatuses[data.Code]
+		if !ok {
+			status = http.StatusBadRequest
+		}
+		if data.RetryAfter > 0 {
+			w.Header().Set("Retry-After", "1")
+		}
+		writeProtocolError(w, status, data.Code, data.Content)
+	case errors.As(err, &se):
+		writeProtocolError(w, http.StatusBadRequest, string(se.Code), se.Error())
+	default:
+		u.logger.ErrorContext(r.Context(), "ucp rest", "path", r.URL.Path, "err", err)
+		writeProtocolError(w, http.StatusInternalServerError, "internal_error", "the shop could not answer: retry later")
+	}
+}
+
+// writeProtocolError answers a protocol error: its status and {code, content}.
+func writeProtocolError(w http.ResponseWriter, status int, code, content string) {
+	b, _ := json.Marshal(map[string]string{"code": code, "content": content})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// restOnce makes run happen once per agent, operation and Idempotency-Key
+// through the idempotency store shared by every replica: a retry with the
+// same key and body gets the first answer again, the same key with another
+// body is idempotency_conflict (409), one still running
+// idempotency_in_flight (409), a store that fails storage_unavailable
+// (503). Answers that may change on a retry (a checkout still being paid, a
+// conflict, an error of the shop) are not kept.
+func (u *UCP) restOnce(meta Meta, r *http.Request, body []byte, run func(context.Context) (int, []byte, error)) func(context.Context) (int, []byte, error) {
+	return func(ctx context.Context) (int, []byte, error) {
+		payload, err := json.Marshal(map[string]any{"method": r.Method, "path": r.URL.Path, "body": json.RawMessage(orEmpty(body))})
+		if err != nil {
+			return 0, nil, err
+		}
+		fp, err := idempotency.Fingerprint(payload)
+		if err != nil {
+			return 0, nil, &shop.Error{Code: shop.Invalid, Param: "$", Message: "the request body is not JSON"}
+		}
+		req := idempotency.Request{Scope: "ucp-rest|" + meta.Agent.Profile + "|" + r.Pattern, Key: meta.IdempotencyKey, Fingerprint: fp}
+		answer, err := u.idem.Do(ctx, req, func(ctx context.Context) ([]byte, bool, error) {
+			status, b, err := run(ctx)
+			if err != nil {
+				return nil, false, err
+			}
+			stored, err := json.Marshal(storedAnswer{Status: status, Body: b})
+			return stored, keepable(b), err
+		})
+		switch {
+		case errors.Is(err, idempotency.ErrConflict):
+			return 0, nil, protocolError(-32000, "Idempotency key reused with a different payload", "idempotency_conflict",
+				"Idempotency-Key was used for another request; send a fresh UUID for a new one", nil)
+		case errors.Is(err, idempotency.ErrInFlight):
+			return 0, nil, protocolError(-32000, "Request in progress", "idempotency_in_flight",
+				"the first request with this Idempotency-Key is still running; retry in a second", map[string]any{"retry_after": 1})
+		case err != nil && isStoreError(err):
+			u.logger.WarnContext(ctx, "ucp rest: idempotency store", "err", err)
+			return 0, nil, protocolError(-32000, "Service unavailable", "storage_unavailable",
+				"the shop could not record this Idempotency-Key; retry in a few seconds with the same key", nil)
+		case err != nil:
+			return 0, nil, err
+		}
+		var s storedAnswer
+		if err := json.Unmarshal(answer, &s); err != nil {
+			return 0, nil, err
+		}
+		return s.Status, s.Body, nil
+	}
+}
+
+// storedAnswer is an answer as the idempotency store keeps it.
+type storedAnswer struct {
+	Status int             `json:"status"`
+	Body   json.RawMessage `json:"body"`
+}
+
+// keepable reports whether an answer is final: not a checkout still being
+// paid, not a refusal to retry (conflict, unavailable).
+func keepable(b []byte) bool {
+	var probe struct {
+		Status   string `json:"status"`
+		Messages []struct {
+			Code string `json:"code"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(b, &probe) != nil || probe.Status == "complete_in_progress" {
+		return false
+	}
+	for _, m := range probe.Messages {
+		if m.Code == string(shop.Conflict) || m.Code == "unavailable" {
+			return false
+		}
+	}
+	return true
+}
+
+// isStoreError reports whether err is the idempotency store's own failure
+// rather than the operation's.
+func isStoreError(err error) bool { return errors.Is(err, idempotency.ErrStore) }
+
+func orEmpty(b []byte) []byte {
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return []byte("{}")
+	}
+	return b
+}
