@@ -39,6 +39,8 @@ func (c *Checkout) settle(ctx context.Context, att *attemptRow, claimed *session
 			return nil, err
 		}
 		return c.processing(s), nil
+	case errors.Is(chargeErr, payments.ErrKeyReused):
+		return c.settleReused(ctx, att, claimed, chargeErr)
 	default:
 		// The provider refused the request itself: nothing was charged. Its
 		// message may quote the token, which no log line shows.
@@ -112,7 +114,7 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, claimed *session
 			return err
 		}
 		if !ok {
-			surplus, err = c.orphan(ctx, tx, att, res)
+			surplus, err = c.orphan(ctx, tx, att, res, reasonGivenUp)
 			return err
 		}
 		out.settled = true
@@ -226,22 +228,89 @@ func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow,
 
 // orphan handles a successful charge whose attempt was settled already. A
 // charge the attempt also records is a replay (nothing to do); an attempt
-// given up on (the provider showed no charge within the grace period) makes
-// this charge an orphan: the buyer paid and has no order. It is recorded on
-// the attempt and as a surplus payment, which is refunded; orphan reports
-// whether it recorded one.
-func (c *Checkout) orphan(ctx context.Context, tx *gorm.DB, att *attemptRow, res *payments.Result) (bool, error) {
+// given up on (the provider showed no charge within the grace period, or
+// its key held another charge) makes this charge an orphan: the buyer paid
+// and has no order. It is recorded on the attempt and as a surplus payment
+// (for what the provider says it was made, else the attempt's amount),
+// which is refunded; orphan reports whether it recorded one.
+func (c *Checkout) orphan(ctx context.Context, tx *gorm.DB, att *attemptRow, res *payments.Result, reason string) (bool, error) {
 	orphaned, err := c.orphanAttempt(ctx, tx, att.ID, res)
 	if err != nil {
 		return false, err
 	}
 	if orphaned {
+		amount, currency := att.Amount, att.Currency
+		if res.Amount > 0 {
+			amount, currency = res.Amount, res.Currency
+		}
 		c.logger.ErrorContext(ctx, "a charge succeeded for a payment attempt given up on: the buyer paid without an order; refunding it",
-			"attempt", att.ID, "session", att.SessionID, "reference", res.Reference, "amount", att.Amount)
-		return true, c.recordSurplus(ctx, tx, att.SessionID, att.Provider, res.Reference, att.Amount, att.Currency, reasonGivenUp)
+			"attempt", att.ID, "session", att.SessionID, "reference", res.Reference, "amount", amount)
+		return true, c.recordSurplus(ctx, tx, att.SessionID, att.Provider, res.Reference, amount, currency, reason)
 	}
 	c.logger.InfoContext(ctx, "payment attempt already settled", "attempt", att.ID)
 	return false, nil
+}
+
+// settleReused settles an attempt whose idempotency key the provider had
+// seen with another request (Stripe's idempotency_error): a charge was made
+// under the key before, by an attempt the shop no longer has (its database
+// was restored from before it), so the outcome is not "nothing charged" but
+// what the provider holds under the key. A charge found for this attempt's
+// amount settles it as the charge's outcome; one for another amount is
+// refunded and the attempt fails; none found (yet) leaves the attempt open,
+// for the reconciler.
+func (c *Checkout) settleReused(ctx context.Context, att *attemptRow, claimed *sessionRow, chargeErr error) (*Session, error) {
+	res, found, err := c.charger.Lookup(ctx, att.IdempotencyKey)
+	switch {
+	case err != nil || !found:
+		if err == nil {
+			err = errors.New("the provider shows no charge under the key yet")
+		}
+		chargeErr = fmt.Errorf("%w: %v; looking the key up: %v", payments.ErrUnknownOutcome, chargeErr, err)
+		return c.settle(ctx, att, claimed, nil, chargeErr)
+	case res.Status == payments.Succeeded && !sameCharge(att, res):
+		if err := c.keyTaken(ctx, att, res); err != nil {
+			return nil, err
+		}
+		return nil, shop.Errorf(shop.Conflict, "$.checkout_session_id",
+			"an earlier payment for this session, of another amount, is being refunded; nothing was charged now: call complete_checkout again")
+	}
+	c.logger.WarnContext(ctx, "the provider holds a charge under this attempt's key, made before the shop's records of it were lost; settling from it",
+		"attempt", att.ID, "session", att.SessionID, "reference", res.Reference)
+	return c.settle(ctx, att, claimed, res, nil)
+}
+
+// sameCharge reports whether a succeeded charge the provider holds under an
+// attempt's key pays for that attempt: the same amount and currency (when
+// the provider says them), nothing refunded.
+func sameCharge(att *attemptRow, res *payments.Result) bool {
+	if res.Amount == 0 {
+		return true // a provider that does not say
+	}
+	return res.Amount == att.Amount && res.Currency == att.Currency && res.Refunded == 0
+}
+
+// keyTaken settles an attempt whose key holds a succeeded charge that is not
+// the attempt's (another amount, or refunded): the attempt charged nothing
+// and fails, giving the session back; the charge, unless refunded in full,
+// is recorded on it as an orphan and refunded.
+func (c *Checkout) keyTaken(ctx context.Context, att *attemptRow, res *payments.Result) error {
+	if _, err := c.abandon(ctx, att, "the provider holds another charge under this attempt's key"); err != nil {
+		return err
+	}
+	if res.Refunded >= res.Amount {
+		return nil
+	}
+	surplus := false
+	err := c.transact(ctx, func(tx *gorm.DB) error {
+		var err error
+		surplus, err = c.orphan(ctx, tx, att, res, reasonAmount)
+		return err
+	})
+	if surplus && err == nil {
+		c.refundNow(ctx, att.SessionID)
+	}
+	return err
 }
 
 // refundNow refunds a session's surplus payments just recorded; what fails
@@ -400,6 +469,15 @@ func (c *Checkout) reconcileAttempt(ctx context.Context, att *attemptRow, giveUp
 			return false, nil
 		}
 		return c.abandon(ctx, att, "the provider has no charge with this key")
+	}
+	return c.settleFound(ctx, att, res)
+}
+
+// settleFound settles an attempt with the charge the provider holds under
+// its key, reporting whether this call did.
+func (c *Checkout) settleFound(ctx context.Context, att *attemptRow, res *payments.Result) (bool, error) {
+	if res.Status == payments.Succeeded && !sameCharge(att, res) {
+		return true, c.keyTaken(ctx, att, res)
 	}
 	out, err := c.record(ctx, att, nil, res)
 	return out.settled, err

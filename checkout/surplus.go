@@ -11,6 +11,7 @@ import (
 
 	"shop"
 	"shop/database"
+	"shop/orders"
 	"shop/payments"
 )
 
@@ -63,10 +64,21 @@ func (c *Checkout) recordSurplus(ctx context.Context, tx *gorm.DB, sessionID, pr
 	if res.Error != nil {
 		return fmt.Errorf("record surplus payment %s: %w", reference, res.Error)
 	}
-	if res.RowsAffected == 1 {
-		c.logger.WarnContext(ctx, "a payment no order takes; refunding it", "session", sessionID, "reference", reference, "amount", amount, "reason", reason)
+	if res.RowsAffected == 0 {
+		return nil
 	}
-	return nil
+	c.logger.WarnContext(ctx, "a payment no order takes; refunding it", "session", sessionID, "reference", reference, "amount", amount, "reason", reason)
+	if c.orders == nil {
+		return nil
+	}
+	// The audit log names the session's order, when it has one, so that
+	// staff find the payment from the order as from the log.
+	var orderID string
+	if err := tx.WithContext(ctx).Raw("SELECT id FROM orders WHERE checkout_session_id = ?", sessionID).Scan(&orderID).Error; err != nil {
+		return fmt.Errorf("record surplus payment %s: %w", reference, err)
+	}
+	return c.orders.Audit(ctx, tx, orders.Event{Actor: "checkout", Action: "payment.surplus", OrderID: orderID, SessionID: sessionID,
+		Arguments: map[string]any{"surplus_id": row.ID, "provider": provider, "reference": reference, "amount": amount, "currency": currency, "reason": reason}})
 }
 
 // RefundSurplus refunds the surplus payments not refunded yet, of one

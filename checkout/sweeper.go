@@ -57,9 +57,15 @@ func (c *Checkout) Sweep(ctx context.Context, every time.Duration) {
 // does, until ctx is done: sessions past their expiry release their stock
 // (Sweep, every DefaultSweep; each session expires once, whichever replica
 // sweeps it), and payments left open by a crash or a lost answer are
-// settled at start and every minute after (RunReconciler).
+// settled at start and every minute after (RunReconciler), and the
+// provider's payments that no attempt accounts for at start and every hour
+// (ScanPayments).
 func (c *Checkout) Run(ctx context.Context) {
 	go c.Sweep(ctx, DefaultSweep)
+	go c.repeat(ctx, time.Hour, "provider payments without an attempt settled", func(ctx context.Context) (int64, error) {
+		n, err := c.ScanPayments(ctx)
+		return int64(n), err
+	})
 	c.RunReconciler(ctx, time.Minute)
 }
 

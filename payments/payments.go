@@ -104,7 +104,29 @@ type Result struct {
 	// token the sandbox charged, a card error without a payment method).
 	CardBrand string
 	CardLast4 string
+	// Amount and Currency are what the charge was made for, and Refunded
+	// how much of it was refunded, where the provider said (a charge's or
+	// a lookup's answer; 0 and "" when not known).
+	Amount   int64
+	Currency string
+	Refunded int64
+	// Metadata is what the charge keeps (checkout_session_id,
+	// idempotency_key, …; see [ChargedBy]), where the provider said.
+	Metadata map[string]string
 }
+
+// ChargedBy is the metadata key and value every charge made by Charge
+// carries (with checkout_session_id and idempotency_key): the marks by which
+// Payments finds the shop's own charges among an account's payments,
+// leaving out hosted pages' payments and other software's.
+const (
+	ChargedBy     = "charged_by"
+	ChargedByShop = "shop"
+)
+
+// maxPayments bounds how many payments one call of Payments returns (a
+// Stripe search page holds at most 100).
+const maxPayments = 10000
 
 // ErrUnknownOutcome wraps every error after which the charge may or may not
 // have happened (network failures, 5xx, 409 idempotency_key_in_use after
@@ -114,7 +136,9 @@ var ErrUnknownOutcome = errors.New("payment outcome unknown")
 
 // ErrKeyReused wraps the error for an idempotency key sent again with a
 // different request (Stripe's idempotency_error). Nothing was charged for
-// the second request; the key still belongs to the first.
+// the second request; the key still belongs to the first, whose charge
+// (Lookup finds it) may be one the caller has lost its record of: the
+// outcome of the caller's payment is unknown until it looks.
 var ErrKeyReused = errors.New("idempotency key reused with a different request")
 
 // RefundRequest is one refund of a charge.

@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -81,7 +82,9 @@ type chargeRow struct {
 	Refunded       int64
 	CardBrand      string
 	CardLast4      string `gorm:"column:card_last4"`
-	CreatedAt      time.Time
+	// Metadata is the request's, with [ChargedBy], as JSON.
+	Metadata  map[string]string `gorm:"serializer:json"`
+	CreatedAt time.Time
 }
 
 func (chargeRow) TableName() string { return "sandbox_charges" }
@@ -89,11 +92,12 @@ func (chargeRow) TableName() string { return "sandbox_charges" }
 // chargeColumns are the columns Charge writes, in chargeRow's order: every
 // sandbox payment writes one, below gorm (database.Insert).
 var chargeColumns = []string{"idempotency_key", "request_hash", "reference", "status", "decline_code", "message", "amount",
-	"currency", "refunded", "card_brand", "card_last4", "created_at"}
+	"currency", "refunded", "card_brand", "card_last4", "metadata", "created_at"}
 
 func (c *chargeRow) result() *Result {
 	return &Result{Status: c.Status, Reference: c.Reference, DeclineCode: c.DeclineCode, Message: c.Message, Simulated: true,
-		CardBrand: c.CardBrand, CardLast4: c.CardLast4}
+		CardBrand: c.CardBrand, CardLast4: c.CardLast4, Amount: c.Amount, Currency: c.Currency, Refunded: c.Refunded,
+		Metadata: c.Metadata}
 }
 
 // refundRow is a row of sandbox_refunds.
@@ -134,6 +138,14 @@ func (s *Sandbox) Charge(ctx context.Context, r Request) (*Result, error) {
 	if row.DeclineCode != "" {
 		row.Message = buyerMessage(row.DeclineCode, c.Message)
 	}
+	row.Metadata = map[string]string{"idempotency_key": r.IdempotencyKey, ChargedBy: ChargedByShop}
+	for k, v := range r.Metadata {
+		row.Metadata[k] = v
+	}
+	meta, err := json.Marshal(row.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox charge %s: metadata: %w", r.IdempotencyKey, err)
+	}
 	var stored chargeRow
 	err = database.Transact(ctx, s.db, func(tx *gorm.DB) error {
 		// Insert or read: the key is the primary key, so of racing callers
@@ -141,7 +153,7 @@ func (s *Sandbox) Charge(ctx context.Context, r Request) (*Result, error) {
 		// and read its row.
 		n, err := database.InsertSuffix(tx, "sandbox_charges", chargeColumns, " ON CONFLICT DO NOTHING", []any{row.IdempotencyKey,
 			row.RequestHash, row.Reference, row.Status, row.DeclineCode, row.Message, row.Amount, row.Currency, row.Refunded,
-			row.CardBrand, row.CardLast4, row.CreatedAt})
+			row.CardBrand, row.CardLast4, string(meta), row.CreatedAt})
 		if err != nil {
 			return fmt.Errorf("sandbox charge %s: %w", r.IdempotencyKey, err)
 		}
@@ -175,6 +187,22 @@ func (s *Sandbox) Lookup(ctx context.Context, key string) (*Result, bool, error)
 		return nil, false, fmt.Errorf("sandbox lookup %s: %w", key, err)
 	}
 	return row.result(), true, nil
+}
+
+// Payments returns the succeeded sandbox charges made at or after since,
+// newest first, at most maxPayments, as [Stripe.Payments] does.
+func (s *Sandbox) Payments(ctx context.Context, since time.Time) ([]Result, error) {
+	var rows []chargeRow
+	err := s.db.WithContext(ctx).Where("status = ? AND created_at >= ?", Succeeded, since.UTC()).
+		Order("created_at DESC").Limit(maxPayments).Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("sandbox payments: %w", err)
+	}
+	out := make([]Result, len(rows))
+	for i := range rows {
+		out[i] = *rows[i].result()
+	}
+	return out, nil
 }
 
 // Refund refunds part or all of a succeeded sandbox charge, once per

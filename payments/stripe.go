@@ -196,6 +196,7 @@ func (s *Stripe) Charge(ctx context.Context, r Request) (*Result, error) {
 		p.Metadata[k] = v
 	}
 	p.Metadata["idempotency_key"] = r.IdempotencyKey
+	p.Metadata[ChargedBy] = ChargedByShop
 	if r.Description != "" {
 		p.Description = stripe.String(r.Description)
 	}
@@ -241,8 +242,8 @@ func (s *Stripe) Charge(ctx context.Context, r Request) (*Result, error) {
 		}
 		res := &Result{Status: declinedStatus(code), DeclineCode: code, Message: buyerMessage(code, se.Msg)}
 		res.CardBrand, res.CardLast4 = methodCard(se.PaymentMethod)
-		if se.PaymentIntent != nil {
-			res.Reference = se.PaymentIntent.ID
+		if pi := se.PaymentIntent; pi != nil {
+			res.Reference, res.Amount, res.Currency, res.Metadata = pi.ID, pi.Amount, string(pi.Currency), pi.Metadata
 			if res.CardLast4 == "" {
 				res.CardBrand, res.CardLast4 = intentCard(se.PaymentIntent)
 			}
@@ -290,6 +291,39 @@ func (s *Stripe) Lookup(ctx context.Context, key string) (*Result, bool, error) 
 	}
 	res, err := intentResult(found)
 	return res, true, err
+}
+
+// Payments returns the succeeded PaymentIntents that Charge made (metadata
+// [ChargedBy]) created at or after since, newest first, at most
+// maxPayments, by Stripe's search (whose index lags writes by up to about a
+// minute). Each has its amount, metadata and what was refunded of it.
+func (s *Stripe) Payments(ctx context.Context, since time.Time) ([]Result, error) {
+	search := &stripe.PaymentIntentSearchParams{}
+	search.Query = fmt.Sprintf("metadata['%s']:'%s' AND status:'succeeded' AND created>=%d", ChargedBy, ChargedByShop, since.Unix())
+	search.Limit = stripe.Int64(100)
+	search.AddExpand("data.latest_charge")
+	var out []Result
+	err := s.do(ctx, "search payment intents", "", func() error {
+		out = out[:0]
+		for pi, err := range s.client.V1PaymentIntents.Search(ctx, search) {
+			if err != nil {
+				return err
+			}
+			res, err := intentResult(pi)
+			if err != nil || res.Status != Succeeded {
+				continue // still processing, or not what was asked for
+			}
+			if out = append(out, *res); len(out) >= maxPayments {
+				break
+			}
+		}
+		return nil
+	})
+	var se *stripe.Error
+	if errors.As(err, &se) {
+		return nil, fmt.Errorf("stripe: search payment intents: %s", s.describe(se))
+	}
+	return out, err
 }
 
 // find returns the PaymentIntent of a page whose metadata holds key,

@@ -12,6 +12,10 @@ func intentResult(pi *stripe.PaymentIntent) (*Result, error) {
 	res, err := intentOutcome(pi)
 	if res != nil {
 		res.CardBrand, res.CardLast4 = intentCard(pi)
+		res.Amount, res.Currency, res.Metadata = pi.Amount, string(pi.Currency), pi.Metadata
+		if ch := pi.LatestCharge; ch != nil {
+			res.Refunded = ch.AmountRefunded
+		}
 	}
 	return res, err
 }

@@ -173,6 +173,17 @@ func TestStripeMock(t *testing.T) {
 		}
 		accepted(t, 2)
 	})
+	t.Run("payments", func(t *testing.T) {
+		// The reconciler's search: its query, limit and expansion are
+		// Stripe's; the fixture's PaymentIntent is not a succeeded one.
+		if _, err := s.Payments(ctx, time.Now().Add(-7*24*time.Hour)); err != nil {
+			t.Fatalf("Payments: %v", err)
+		}
+		ex := accepted(t, 1)[0]
+		if ex.Path != "/v1/payment_intents/search" || !strings.Contains(ex.Form.Get("query"), "metadata['charged_by']:'shop' AND status:'succeeded' AND created>=") {
+			t.Errorf("search %s %v", ex.Path, ex.Form)
+		}
+	})
 }
 
 // startStripeMock runs stripe-mock ($SHOP_STRIPE_MOCK, else

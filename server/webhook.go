@@ -22,12 +22,18 @@ type Settler interface {
 	// SettleHosted settles a hosted payment page (a Stripe Checkout
 	// Session) as the provider reports it.
 	SettleHosted(ctx context.Context, id string) error
+	// SettlePayment settles the charge made under an idempotency key as
+	// the provider reports it, the shop's records of its attempt lost or
+	// not.
+	SettlePayment(ctx context.Context, key string) error
 }
 
 // StripeWebhook answers POST /webhooks/stripe. An event whose Stripe-Signature
 // verifies with secret settles what it is about, asking the provider itself
 // rather than trusting the event's copy: a payment_intent.* event naming a
-// checkout session settles that session's open payment attempts; a
+// checkout session settles that session's open payment attempts, and a
+// success of a charge the shop made (metadata charged_by) settles it even
+// when the shop has no attempt for it (SettlePayment); a
 // checkout.session.* event settles that hosted payment page (an order, or a
 // refund of a payment no order takes). So replayed and out-of-order events
 // change nothing. A bad signature is answered 400 and logged.
@@ -55,6 +61,12 @@ func StripeWebhook(secret string, s Settler, logger *slog.Logger) http.Handler {
 			err = s.SettleHosted(r.Context(), ev.HostedCheckout)
 		case strings.HasPrefix(ev.Type, "payment_intent.") && session != "":
 			err = s.ReconcileSession(r.Context(), session)
+			// A success of a charge the shop made settles even when no
+			// attempt has it (a database restored from before it).
+			if key := ev.Metadata["idempotency_key"]; err == nil && ev.Status == payments.Succeeded &&
+				ev.Metadata[payments.ChargedBy] == payments.ChargedByShop && key != "" {
+				err = s.SettlePayment(r.Context(), key)
+			}
 		default:
 			w.WriteHeader(http.StatusOK) // not ours to act on
 			return

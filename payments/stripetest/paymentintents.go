@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"shop/payments"
@@ -186,8 +187,59 @@ func listPage(object, path string, found []*intent, limit int, expand map[string
 	return map[string]any{"object": object, "data": views(shown, expand), "has_more": len(found) > len(shown), "url": path}
 }
 
-var metadataQuery = regexp.MustCompile(`^metadata\['((?:[^'\\]|\\.)*)'\]:'((?:[^'\\]|\\.)*)'$`)
+// searchClause is one clause of a search query the emulator understands:
+// metadata['key']:'value', status:'value', amount:N, currency:'value', or
+// created with >, >=, < or <= and a Unix time.
+var searchClause = regexp.MustCompile(`^(?:metadata\['((?:[^'\\]|\\.)*)'\]|(status|currency|amount|created))(:|>=|<=|>|<)(?:'((?:[^'\\]|\\.)*)'|(-?[0-9]+))$`)
 
+// matcher is a search query: its clauses, all of which must hold (Stripe's
+// AND; the emulator knows no OR, negation or substring match).
+type matcher []func(pi *intent) bool
+
+func parseQuery(q string) (matcher, *answer) {
+	unquote := strings.NewReplacer(`\'`, `'`, `\\`, `\`)
+	var m matcher
+	for _, clause := range strings.Split(strings.TrimSpace(q), " AND ") {
+		c := searchClause.FindStringSubmatch(strings.TrimSpace(clause))
+		if c == nil {
+			a := invalid("", "query", "stripetest supports only search queries of clauses joined by AND, each metadata['key']:'value', status:'value', currency:'value', amount:N or created>N (>=, <, <=), not %q.", q)
+			return nil, &a
+		}
+		key, field, op, text, number := unquote.Replace(c[1]), c[2], c[3], unquote.Replace(c[4]), c[5]
+		n, _ := strconv.ParseInt(number, 10, 64)
+		switch {
+		case field == "" && op == ":" && number == "":
+			m = append(m, func(pi *intent) bool { v, ok := pi.Metadata[key]; return ok && v == text })
+		case (field == "status" || field == "currency") && op == ":" && number == "":
+			m = append(m, func(pi *intent) bool {
+				return map[string]string{"status": pi.Status, "currency": pi.Currency}[field] == text
+			})
+		case field == "amount" && op == ":" && number != "":
+			m = append(m, func(pi *intent) bool { return pi.Amount == n })
+		case field == "created" && op != ":" && number != "":
+			m = append(m, func(pi *intent) bool {
+				return map[string]bool{">": pi.Created > n, ">=": pi.Created >= n, "<": pi.Created < n, "<=": pi.Created <= n}[op]
+			})
+		default:
+			a := invalid("", "query", "Invalid search clause %q in query %q.", clause, q)
+			return nil, &a
+		}
+	}
+	return m, nil
+}
+
+func (m matcher) match(pi *intent) bool {
+	for _, f := range m {
+		if !f(pi) {
+			return false
+		}
+	}
+	return true
+}
+
+// searchIntents answers a search, newest first, a page of limit at a time:
+// next_page is the token of the following page (the emulator's is the
+// offset), which the request sends back as page.
 func (s *Server) searchIntents(form url.Values) answer {
 	expand, limit, bad := pageParams(form)
 	if bad != nil {
@@ -197,19 +249,29 @@ func (s *Server) searchIntents(form url.Values) answer {
 	if q == "" {
 		return missing("query")
 	}
-	m := metadataQuery.FindStringSubmatch(strings.TrimSpace(q))
-	if m == nil {
-		return invalid("", "query", "stripetest supports only search queries of the form metadata['key']:'value', not %q.", q)
+	m, bad := parseQuery(q)
+	if bad != nil {
+		return *bad
 	}
-	unquote := strings.NewReplacer(`\'`, `'`, `\\`, `\`)
-	key, value := unquote.Replace(m[1]), unquote.Replace(m[2])
+	offset := 0
+	if page := form.Get("page"); page != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(page, "page_"))
+		if err != nil || n < 0 || !strings.HasPrefix(page, "page_") {
+			return invalid("", "page", "Invalid page token: %q.", page)
+		}
+		offset = n
+	}
 	var found []*intent
 	for _, pi := range s.newest() {
-		if v, ok := pi.Metadata[key]; ok && v == value {
+		if m.match(pi) {
 			found = append(found, pi)
 		}
 	}
+	found = found[min(offset, len(found)):]
 	a := listPage("search_result", "/v1/payment_intents/search", found, limit, expand)
 	a["next_page"] = nil
+	if len(found) > limit {
+		a["next_page"] = "page_" + strconv.Itoa(offset+limit)
+	}
 	return jsonAnswer(http.StatusOK, a)
 }

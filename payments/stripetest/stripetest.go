@@ -13,8 +13,10 @@
 //     payment methods: pm_card_visa, pm_card_visa_chargeDeclined,
 //     pm_card_chargeDeclinedInsufficientFunds, pm_card_authenticationRequired,
 //     …), GET /v1/payment_intents/{id}, GET /v1/payment_intents (list,
-//     newest first), GET /v1/payment_intents/search (only queries of the
-//     form metadata['key']:'value')
+//     newest first), GET /v1/payment_intents/search (queries of clauses
+//     joined by AND: metadata['key']:'value', status:'value',
+//     currency:'value', amount:N, created>N with >, >=, < or <=; paged by
+//     next_page and page as Stripe's search is)
 //   - POST /v1/refunds
 //
 // A PaymentIntent's latest_charge and payment_method are ids, or objects
