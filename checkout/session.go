@@ -23,6 +23,8 @@ type (
 	Session           = contract.Session
 	PaymentProvider   = contract.PaymentProvider
 	PaymentMethod     = contract.PaymentMethod
+	// ManagedPaymentMethod is a saved card a session offers.
+	ManagedPaymentMethod = contract.ManagedPaymentMethod
 	PaymentMode       = contract.PaymentMode
 	PaymentLink       = contract.PaymentLink
 	MessageType       = contract.MessageType

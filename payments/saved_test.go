@@ -131,3 +131,22 @@ func TestWalletSaveListChargeRemove(t *testing.T) {
 		}
 	})
 }
+
+// TestWalletAnotherProvider: a card saved with the sandbox is refused once
+// the shop takes payments through Stripe.
+func TestWalletAnotherProvider(t *testing.T) {
+	ctx := context.Background()
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		addAccount(t, db, "ada")
+		c, err := payments.NewWallet(db, payments.NewSandbox(db, nil)).Save(ctx, "ada", "pm_card_visa")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := payments.NewWallet(db, stripetest.New(t).Stripe(payments.StripeOptions{}))
+		_, err = w.Card(ctx, "ada", c.ID)
+		wantTokenError(t, err, "a card saved with another provider")
+		if cards, _ := w.Cards(ctx, "ada"); len(cards) != 0 {
+			t.Errorf("Stripe's wallet lists the sandbox's cards: %+v", cards)
+		}
+	})
+}
