@@ -103,4 +103,3 @@ func savedDeclineHint(att *attemptRow, res *payments.Result) string {
 	}
 	return " Your bank wants to confirm this payment with you: pay on the payment page (create_payment_link for this session), or with another card."
 }
-
