@@ -63,6 +63,9 @@ func (c *Checkout) savedCustomer(ctx context.Context, row *sessionRow, token str
 	return card.Customer, nil
 }
 
+// SavesCards reports whether the shop keeps saved cards (Options.Wallet).
+func (c *Checkout) SavesCards() bool { return c.wallet != nil }
+
 // AccountOf is the linked account a session belongs to, "" for a guest's:
 // the payment page offers to save the card only to an account.
 func (c *Checkout) AccountOf(ctx context.Context, sessionID string) (string, error) {

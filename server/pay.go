@@ -142,7 +142,9 @@ func (p *payPages) show(w http.ResponseWriter, r *http.Request, s *checkout.Sess
 		if problem != "" {
 			status = http.StatusPaymentRequired
 		}
-		p.render(w, status, "pay", p.payView(s, token, problem, email))
+		v := p.payView(s, token, problem, email)
+		v.CanSave = p.canSave(r.Context(), s.ID)
+		p.render(w, status, "pay", v)
 		return
 	case checkout.NotReady:
 		why := "This order is not ready for payment."
@@ -173,14 +175,40 @@ func (p *payPages) pay(w http.ResponseWriter, r *http.Request, id, token string)
 	for _, c := range testCards {
 		known = known || c.Value == card
 	}
+	saved := false
 	if !known {
 		s, err := p.c.Get(r.Context(), id)
 		if err != nil {
 			p.failed(w, r, err)
 			return
 		}
-		p.show(w, r, s, token, "Choose one of the test cards.", email)
-		return
+		for _, m := range s.PaymentProvider.ManagedPaymentMethods {
+			saved = saved || m.ID == card
+		}
+		if !saved {
+			p.show(w, r, s, token, "Choose one of the test cards.", email)
+			return
+		}
+	}
+	if known && r.PostForm.Get("save_card") == "1" && p.canSave(r.Context(), id) {
+		// The buyer ticked "Save this card for next time": the card is
+		// saved with the provider for their account, and pays as saved.
+		savedID, err := p.c.SaveCard(r.Context(), id, card)
+		if err != nil {
+			var e *shop.Error
+			if !errors.As(err, &e) {
+				p.failed(w, r, err)
+				return
+			}
+			s, err := p.c.Get(r.Context(), id)
+			if err != nil {
+				p.failed(w, r, err)
+				return
+			}
+			p.show(w, r, s, token, e.Message, email)
+			return
+		}
+		card = savedID
 	}
 	seen := r.PostForm.Get("seen")
 	if seen == "" {
@@ -225,6 +253,7 @@ func (p *payPages) changed(w http.ResponseWriter, r *http.Request, s *checkout.S
 		return
 	}
 	v := p.payView(s, token, "", email)
+	v.CanSave = p.canSave(r.Context(), s.ID)
 	v.Error = "This order changed after the page was shown: its total is now " + v.Total + ". Nothing was charged. Review the order below and pay again."
 	p.render(w, http.StatusConflict, "pay", v)
 }
@@ -302,6 +331,10 @@ type payView struct {
 	Option                                                                  *optionView
 	Links                                                                   []linkView
 	Cards                                                                   []cardView
+	// Saved are the buyer's saved cards (a linked buyer's session), and
+	// CanSave offers to save the card entered: only to a linked buyer.
+	Saved   []cardView
+	CanSave bool
 	// Seen is the signed figures the page shows (checkout.SeenToken),
 	// posted back with the form.
 	Seen string
@@ -346,10 +379,23 @@ func (p *payPages) payView(s *checkout.Session, token, problem, email string) *p
 	for _, l := range s.Links {
 		v.Links = append(v.Links, linkView{Label: linkLabel(l.Type), URL: l.URL})
 	}
+	for _, m := range s.PaymentProvider.ManagedPaymentMethods {
+		v.Saved = append(v.Saved, cardView{Value: m.ID, Label: m.DisplayName, Checked: len(v.Saved) == 0})
+	}
 	for i, c := range testCards {
-		v.Cards = append(v.Cards, cardView{Value: c.Value, Label: c.Label, Checked: i == 0})
+		v.Cards = append(v.Cards, cardView{Value: c.Value, Label: c.Label, Checked: i == 0 && len(v.Saved) == 0})
 	}
 	return v
+}
+
+// canSave reports whether the page offers to save the card: the session is
+// a linked account's and the shop keeps saved cards.
+func (p *payPages) canSave(ctx context.Context, sessionID string) bool {
+	if !p.c.SavesCards() {
+		return false
+	}
+	account, err := p.c.AccountOf(ctx, sessionID)
+	return err == nil && account != ""
 }
 
 func (p *payPages) processing(w http.ResponseWriter) {
