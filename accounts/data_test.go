@@ -24,11 +24,11 @@ import (
 // world is the demo shop with accounts: checkout, orders, the staff's
 // administration and the accounts' data, wired as cmd/shop wires them.
 type world struct {
-	db    *gorm.DB
-	co    *checkout.Checkout
-	ords  *orders.Orders
-	admin *orders.Admin
-	data  *accounts.Data
+	db     *gorm.DB
+	co     *checkout.Checkout
+	ords   *orders.Orders
+	admin  *orders.Admin
+	data   *accounts.Data
 	tools  map[string]shop.Tool
 	wallet *payments.Wallet
 }
