@@ -67,6 +67,12 @@ if [ -z "${SHOP_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ]; then
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
+# A Japanese font, so that the ja-JP screenshots show the labels the tests read.
+if [ -z "${SHOP_CHROMIUM:-}" ] && ! dpkg -s fonts-ipafont-gothic >/dev/null 2>&1; then
+	echo "installing Debian's fonts-ipafont-gothic for the ja-JP screenshots"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-ipafont-gothic >/dev/null
+fi
 (cd widgets/web && npm ci --no-audit --no-fund && npm run check && npm run build)
 if ! git diff --exit-code --stat -- widgets/dist; then
 	echo "widgets/dist differs from what widgets/web builds: run (cd widgets/web && npm ci && npm run build) and commit widgets/dist" >&2

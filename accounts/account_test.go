@@ -96,7 +96,7 @@ func TestAddresses(t *testing.T) {
 }
 
 // TestAccountToolsRefuse: each account tool refuses a guest, and a linked
-// buyer whose token lacks the tool's scope, with account_required.
+// buyer whose token lacks the tool's scope, with unauthorized.
 func TestAccountToolsRefuse(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		w := newWorld(t, db)
@@ -105,7 +105,7 @@ func TestAccountToolsRefuse(t *testing.T) {
 		guest := shop.WithBuyer(context.Background(), shop.Buyer{Subject: "host-user"})
 		for _, tl := range w.data.Tools() {
 			if err := w.call(t, guest, tl.Name, args, nil); shop.ErrorCode(err) != accounts.AccountRequired {
-				t.Errorf("%s as a guest: %v, want account_required", tl.Name, err)
+				t.Errorf("%s as a guest: %v, want unauthorized", tl.Name, err)
 			}
 			scope := accounts.ToolScope(tl.Name)
 			if scope == "" {
@@ -118,7 +118,7 @@ func TestAccountToolsRefuse(t *testing.T) {
 				}
 			}
 			if err := w.call(t, linked(ada, others...), tl.Name, args, nil); shop.ErrorCode(err) != accounts.AccountRequired {
-				t.Errorf("%s without scope %s: %v, want account_required", tl.Name, scope, err)
+				t.Errorf("%s without scope %s: %v, want unauthorized", tl.Name, scope, err)
 			}
 		}
 		if _, err := accounts.Get(context.Background(), db, ada.ID); err != nil {
@@ -168,7 +168,7 @@ func TestDeleteMyAccount(t *testing.T) {
 			t.Errorf("%d addresses left", n)
 		}
 		if err := w.call(t, linked(ada), "get_my_account", nil, nil); shop.ErrorCode(err) != accounts.AccountRequired {
-			t.Errorf("get_my_account with the deleted account's token: %v, want account_required", err)
+			t.Errorf("get_my_account with the deleted account's token: %v, want unauthorized", err)
 		}
 		// The orders stay, with their email, tied to no account.
 		var detail orders.OrderDetailResult

@@ -107,7 +107,7 @@ type DeletedResult struct {
 	Deleted Deleted `json:"deleted"`
 }
 
-const needsAccount = " Needs the buyer's connected account (scope %s); without it the answer is an error, code account_required: " +
+const needsAccount = " Needs the buyer's connected account (scope %s); without it the answer is an error, code unauthorized: " +
 	"ask the buyer to connect their account with the shop."
 
 // Tools returns the linked buyer's tools (CONTRACT.md §10).

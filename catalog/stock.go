@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 
@@ -35,9 +36,11 @@ type Item struct {
 	VariantID string
 	ProductID string
 	// Name is the product's title with the variant's ("Enamel Camp Mug — Slate").
-	Name   string
-	Images []string
-	Price  int64
+	Name string
+	// Description is the start of the product's description, for checkout's lines.
+	Description string
+	Images      []string
+	Price       int64
 	// OnHand is the stock on hand; Available subtracts others' live holds.
 	OnHand, Available int64
 }
@@ -59,7 +62,7 @@ func (c *Catalog) ItemsFor(ctx context.Context, db *gorm.DB, holders []string, i
 	// statement instead of a second one grouping the holds.
 	args := heldArgs(make([]any, 0, len(ids)+len(holders)+3), holders, c.now())
 	args = append(database.Strings(args, ids), false)
-	rows, err := database.Query(db, "SELECT v.id, v.product_id, v.title, v.image, v.price, v.stock, p.title, p.images, "+heldSumSQL(len(holders))+
+	rows, err := database.Query(db, "SELECT v.id, v.product_id, v.title, v.image, v.price, v.stock, p.title, p.images, SUBSTR(p.description, 1, 400), "+heldSumSQL(len(holders))+
 		" FROM variants v JOIN products p ON p.id = v.product_id WHERE v.id IN ("+database.In(len(ids))+") AND v.removed = ?", args...)
 	if err != nil {
 		return nil, fmt.Errorf("look up variants: %w", err)
@@ -68,15 +71,16 @@ func (c *Catalog) ItemsFor(ctx context.Context, db *gorm.DB, holders []string, i
 	items := make(map[string]Item, len(ids))
 	for rows.Next() {
 		var it Item
-		var title, image, productTitle, productImages string
+		var title, image, productTitle, productImages, description string
 		var held int64
-		if err := rows.Scan(&it.VariantID, &it.ProductID, &title, &image, &it.Price, &it.OnHand, &productTitle, &productImages, &held); err != nil {
+		if err := rows.Scan(&it.VariantID, &it.ProductID, &title, &image, &it.Price, &it.OnHand, &productTitle, &productImages, &description, &held); err != nil {
 			return nil, fmt.Errorf("look up variants: %w", err)
 		}
 		it.Name = productTitle
 		if title != "" && title != "Default" {
 			it.Name += " — " + title
 		}
+		it.Description = lineDescription(description)
 		it.Images = c.images(productImages)
 		if image != "" {
 			it.Images = append([]string{c.imageURL(image)}, it.Images...)
@@ -424,4 +428,21 @@ func (c *Catalog) AdjustStock(ctx context.Context, tx *gorm.DB, variantID string
 			adj.After, adj.Paying.Units, adj.Paying.Sessions, adj.Before, min(adj.Before, adj.Paying.Units))
 	}
 	return adj, nil
+}
+
+// lineDescription is the first sentence of a product's description, at
+// most 200 characters, cut at a word: what a checkout line says of it.
+func lineDescription(d string) string {
+	d = strings.Join(strings.Fields(d), " ")
+	if i := strings.Index(d, ". "); i >= 0 {
+		d = d[:i+1]
+	}
+	if utf8.RuneCountInString(d) <= 200 {
+		return d
+	}
+	r := []rune(d)[:200]
+	if i := strings.LastIndexByte(string(r), ' '); i > 0 {
+		return string(r)[:i] + "…"
+	}
+	return string(r) + "…"
 }

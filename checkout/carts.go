@@ -224,7 +224,7 @@ func (c *Checkout) priceCart(ctx context.Context, row *cartRow) (*Cart, error) {
 		if !ok {
 			return nil, shop.Errorf(shop.Invalid, fmt.Sprintf("$.items[%d].id", i), "no variant has id %q; get variant ids from get_product", it.ID)
 		}
-		lines[i] = cartLine{VariantID: it.ID, Quantity: it.Quantity, Name: v.Name, Images: v.Images, UnitAmount: v.Price}
+		lines[i] = cartLine{VariantID: it.ID, Quantity: it.Quantity, Name: v.Name, Description: v.Description, Images: v.Images, UnitAmount: v.Price}
 		if it.Quantity > v.Available {
 			problems = append(problems, outOfStock(i, v.Name, v.Available))
 		}

@@ -268,8 +268,12 @@ func (l Links) HTTPS() []string {
 }
 
 // paymentProvider is the payment_provider block of every session: Stripe
-// taking cards of the policy's brands.
+// taking cards of the policy's brands, and the wallets its payment sheet
+// offers, for the merchant id of the policy's mode.
 func (c *Checkout) paymentProvider() PaymentProvider {
-	return PaymentProvider{Provider: "stripe", MerchantID: c.policy.MerchantID,
-		SupportedPaymentMethods: []PaymentMethod{{Type: "card", AllowedCardBrands: c.policy.AllowedCardBrands()}}}
+	methods := []PaymentMethod{{Type: "card", AllowedCardBrands: c.policy.AllowedCardBrands()}}
+	for _, w := range c.policy.PaymentSheet.Wallets {
+		methods = append(methods, PaymentMethod{Type: w})
+	}
+	return PaymentProvider{Provider: "stripe", MerchantID: c.policy.sheetMerchantID(), SupportedPaymentMethods: methods}
 }

@@ -34,6 +34,8 @@ type Policy struct {
 	// ExternalCheckout, when true, has the checkout widget always pay through
 	// create_payment_link's page, even in hosts with a payment sheet.
 	ExternalCheckout bool `yaml:"external_checkout"`
+	// PaymentSheet is the host's payment sheet: off unless enabled.
+	PaymentSheet PaymentSheet `yaml:"payment_sheet"`
 	// CardBrands are the card brands the payment sheet offers (Stripe's
 	// names: visa, mastercard, amex, discover, …); AllowedCardBrands gives
 	// the default when left out.
@@ -296,6 +298,7 @@ func (p *Policy) problems() []*keyError {
 		v.add("payment_mode", "must be test or live (got %q)", p.PaymentMode)
 	}
 	v.cardBrands(p.CardBrands)
+	v.paymentSheet(p.PaymentSheet)
 	v.link("links.terms_of_use", p.Links.TermsOfUse)
 	v.link("links.privacy_policy", p.Links.PrivacyPolicy)
 	v.link("links.return_policy", p.Links.ReturnPolicy)

@@ -16,11 +16,13 @@ import (
 
 // cartLine is a line of the cart, priced from the catalog by the caller.
 type cartLine struct {
-	VariantID  string   // the catalog variant
-	Quantity   int64    // 1..999
-	Name       string   // shown to the buyer
-	Images     []string // image URLs of the variant
-	UnitAmount int64    // minor units, from the catalog
+	VariantID string // the catalog variant
+	Quantity  int64  // 1..999
+	Name      string // shown to the buyer
+	// Description says what the product is, for the payment sheet's line.
+	Description string
+	Images      []string // image URLs of the variant
+	UnitAmount  int64    // minor units, from the catalog
 }
 
 // pricingInput is everything price needs; it does no I/O.
@@ -151,9 +153,9 @@ func lineItems(lines []cartLine) ([]LineItem, int64) {
 	var base int64
 	for _, l := range lines {
 		li := LineItem{
-			ID:         "li_" + l.VariantID,
-			Item:       Item{ID: l.VariantID, Quantity: l.Quantity},
-			Name:       l.Name,
+			ID:   "li_" + l.VariantID,
+			Item: Item{ID: l.VariantID, Quantity: l.Quantity},
+			Name: l.Name, Description: l.Description,
 			Images:     append([]string{}, l.Images...),
 			UnitAmount: l.UnitAmount,
 			BaseAmount: l.UnitAmount * l.Quantity,

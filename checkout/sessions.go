@@ -445,7 +445,7 @@ func (c *Checkout) cartLines(ctx context.Context, tx *gorm.DB, row *sessionRow, 
 		if !ok {
 			return nil, nil, shop.Errorf(shop.Invalid, fmt.Sprintf("$.items[%d].id", i), "no variant has id %q; get variant ids from get_product", it.ID)
 		}
-		lines[i] = cartLine{VariantID: it.ID, Quantity: it.Quantity, Name: v.Name, Images: v.Images, UnitAmount: v.Price}
+		lines[i] = cartLine{VariantID: it.ID, Quantity: it.Quantity, Name: v.Name, Description: v.Description, Images: v.Images, UnitAmount: v.Price}
 		if it.Quantity > v.Available && !buyer.overLine(it.Quantity, v.Available) {
 			problems = append(problems, outOfStock(i, v.Name, v.Available))
 		}

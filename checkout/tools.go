@@ -13,7 +13,9 @@ import (
 func (c *Checkout) Tools() []shop.Tool {
 	errs := " Answers the whole CheckoutSession: status ready_for_payment when it can be paid, otherwise not_ready_for_payment " +
 		"with an error message per problem (code missing, invalid or out_of_stock; param the JSONPath of the field to fix). " +
-		"Amounts are integers in minor units. Refused (isError) when the input itself is wrong: the text names the field."
+		"Amounts are integers in minor units. Refused (isError) when the input itself is wrong: the text names the field." +
+		" When it is ready_for_payment, show it with render_checkout where the host shows widgets; where no widget is shown, " +
+		"call create_payment_link and give the buyer its url to pay."
 	widget := map[string]any{"openai/widgetAccessible": true}
 	return []shop.Tool{
 		shop.NewTool(shop.Tool{
@@ -136,7 +138,7 @@ func (c *Checkout) summary(s *Session) string {
 		}
 	}
 	if s.Status == Ready {
-		sb.WriteString("\nReady for payment.")
+		sb.WriteString("\nReady for payment. Where no widget is shown, call create_payment_link and give the buyer its url.")
 	}
 	if s.Order != nil {
 		fmt.Fprintf(&sb, "\nOrder %d placed (%s); receipt: %s", s.Order.Number, s.Order.ID, s.Order.PermalinkURL)

@@ -42,16 +42,18 @@ type Item struct {
 // BaseAmount = UnitAmount × Quantity, Subtotal = BaseAmount − Discount,
 // Total = Subtotal + Tax.
 type LineItem struct {
-	ID         string   `json:"id"`
-	Item       Item     `json:"item"`
-	Name       string   `json:"name"`
-	Images     []string `json:"images"`
-	UnitAmount int64    `json:"unit_amount"`
-	BaseAmount int64    `json:"base_amount"`
-	Discount   int64    `json:"discount"`
-	Subtotal   int64    `json:"subtotal"`
-	Tax        int64    `json:"tax"`
-	Total      int64    `json:"total"`
+	ID   string `json:"id"`
+	Item Item   `json:"item"`
+	Name string `json:"name"`
+	// Description is the start of the product's description (the payment sheet shows it).
+	Description string   `json:"description,omitempty"`
+	Images      []string `json:"images"`
+	UnitAmount  int64    `json:"unit_amount"`
+	BaseAmount  int64    `json:"base_amount"`
+	Discount    int64    `json:"discount"`
+	Subtotal    int64    `json:"subtotal"`
+	Tax         int64    `json:"tax"`
+	Total       int64    `json:"total"`
 }
 
 // FulfillmentOption is a way to ship the order to the session's address;

@@ -50,6 +50,10 @@ type Session struct {
 	// ExternalCheckout is true when the merchant has buyers always pay on
 	// a payment page (create_payment_link), not the host's payment sheet.
 	ExternalCheckout bool `json:"external_checkout,omitempty"`
+	// PaymentSheet is true when the merchant lets buyers pay on the host's
+	// payment sheet (requestCheckout); otherwise the checkout widget's Pay
+	// opens the shop's payment page.
+	PaymentSheet bool `json:"payment_sheet,omitempty"`
 	// Order is the order a completed session became.
 	Order *Order `json:"order,omitempty"`
 }
@@ -91,10 +95,11 @@ type ManagedPaymentMethod struct {
 }
 
 // PaymentMethod is a way the buyer may pay: a card of one of
-// AllowedCardBrands (the merchant policy's card_brands).
+// AllowedCardBrands (the merchant policy's card_brands), or a wallet the
+// payment sheet offers (apple_pay, google_pay), which lists no brands.
 type PaymentMethod struct {
-	Type              string   `json:"type"` // "card"
-	AllowedCardBrands []string `json:"allowed_card_brands"`
+	Type              string   `json:"type"` // "card", "apple_pay" or "google_pay"
+	AllowedCardBrands []string `json:"allowed_card_brands,omitempty"`
 }
 
 // MessageType is error (the session cannot be paid until it is fixed) or info.

@@ -16,14 +16,27 @@ import (
 // Instructions introduce the buyers' MCP server to the model, whose tools
 // are the catalog's, the checkout's and the widgets': how to go from a
 // search to an order ready for payment in the shop named shopName, whose
-// amounts are in currency, and where the widgets show it.
+// amounts are in currency, where the widgets show it, which road to
+// payment the checkout widget takes, and how a buyer pays where no widget
+// is shown.
 func (w *Widgets) Instructions(shopName, currency string) string {
 	return fmt.Sprintf("%s sells physical goods. Search its catalog with search_products, "+
 		"show details and variants with get_product, then build the buyer's order with create_checkout_session "+
 		"and update_checkout_session until it is ready_for_payment. Amounts are integers in minor units of %s. "+
 		"Where the host shows widgets, show products with render_products (ids from search_products) and the "+
-		"checkout with render_checkout (the session's id); the buyer pays with the checkout widget's Pay button.",
-		shopName, currency)
+		"checkout with render_checkout (the session's id); %s "+
+		"Where no widget is shown (a host without UI), call create_payment_link for the ready session and give the buyer its url; "+
+		"once they have paid, get_checkout_session shows the session completed with its order.",
+		shopName, currency, w.road())
+}
+
+// road says how the checkout widget's Pay takes the buyer's money, by the
+// merchant's policy: the shop's payment page unless the sheet is enabled.
+func (w *Widgets) road() string {
+	if w.checkout != nil && w.checkout.SheetEnabled() {
+		return "the checkout widget's Pay opens the host's payment sheet where the host has one, and the shop's payment page otherwise or when the sheet fails."
+	}
+	return "the checkout widget's Pay opens the shop's payment page (a payment link) and shows the receipt once the buyer has paid there."
 }
 
 // Tools returns the render tools: render_products and render_checkout. They
@@ -45,8 +58,9 @@ func (w *Widgets) Tools() []shop.Tool {
 			Name:  "render_checkout",
 			Title: "Show the checkout",
 			Description: "Show a checkout session to the buyer: items with quantities, shipping address form, shipping options, promotion code, " +
-				"totals, legal links and Pay (which opens the host's payment sheet); after payment, the receipt. " +
+				"totals, legal links and Pay; after payment, the receipt. Pay: " + w.road() + " " +
 				"Call create_checkout_session first (or use the id the products widget reported) and pass its id. " +
+				"Where no widget is shown, call create_payment_link instead and give the buyer its url. " +
 				"Answers the CheckoutSession. Errors: missing, invalid or not_found checkout_session_id.",
 			ReadOnly:   true,
 			Idempotent: true,
@@ -132,11 +146,12 @@ func (w *Widgets) renderCheckout(ctx context.Context, args RenderCheckoutArgs) (
 	if err != nil {
 		return nil, "", err
 	}
-	return s, checkoutText(s), nil
+	return s, checkoutText(s, w.checkout.SheetEnabled()), nil
 }
 
-// checkoutText is the short text of a shown session for hosts without UI.
-func checkoutText(s *checkout.Session) string {
+// checkoutText is the short text of a shown session for hosts without UI:
+// sheet says whether the widget's Pay takes the host's payment sheet.
+func checkoutText(s *checkout.Session, sheet bool) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Showing checkout session %s (%s) to the buyer", s.ID, strings.ReplaceAll(string(s.Status), "_", " "))
 	n := 0
@@ -153,7 +168,12 @@ func checkoutText(s *checkout.Session) string {
 	case s.Order != nil:
 		fmt.Fprintf(&sb, "\nPaid: order %d.", s.Order.Number)
 	case s.Status == checkout.Ready:
-		sb.WriteString("\nReady for payment: the buyer pays with the widget's Pay button.")
+		if sheet {
+			sb.WriteString("\nReady for payment: the buyer pays with the widget's Pay button, on the host's payment sheet (or the shop's payment page when the sheet fails).")
+		} else {
+			sb.WriteString("\nReady for payment: the buyer pays with the widget's Pay button, on the shop's payment page.")
+		}
+		sb.WriteString(" If no widget is shown, call create_payment_link and give the buyer its url.")
 	}
 	return sb.String()
 }

@@ -202,6 +202,10 @@ type loadOptions struct {
 	Currencies []string `json:"currencies,omitempty"`
 	// HoldResult sends the tool input and holds the result until release.
 	HoldResult bool `json:"holdResult,omitempty"`
+	// Sheets is what each requestCheckout does in turn: pay, cancel, fail, unknown.
+	Sheets []string `json:"sheets,omitempty"`
+	// Fullscreen: the host offers the fullscreen display mode.
+	Fullscreen bool `json:"fullscreen,omitempty"`
 }
 
 // metrics are what the test host measured of a load.
@@ -373,6 +377,10 @@ type event struct {
 	// Via is how the widget asked, in a host without the bridge:
 	// callTool or openExternal.
 	Via string `json:"via"`
+	// Mode is a payment sheet's mode (checkout) or a display mode (display-mode).
+	Mode string `json:"mode"`
+	// Modes are the display modes the widget declared (app-capabilities).
+	Modes []string `json:"modes"`
 }
 
 func (p *page) events(kind string) []event {

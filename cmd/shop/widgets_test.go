@@ -30,29 +30,34 @@ func TestWidgets(t *testing.T) {
 	dsn := dbtest.DSN(t, database.SQLite)
 	shop := startShop(t, dsn, nil)
 	hostURL := testHost(t, hostPage, shop.url)
+	// A second shop whose policy enables the payment sheet.
+	sheetDSN := dbtest.DSN(t, database.SQLite)
+	sheetURL := testHost(t, hostPage, startShopArgs(t, nil, "--db", sheetDSN, "--config", sheetPolicy(t)))
 	bctx := browser(t, chromium)
 
-	for _, tc := range []struct {
-		name string
-		run  func(*testing.T, *page)
-	}{
-		{"Products", testProducts},
-		{"ToolInput", testToolInput},
-		{"Exponents", testExponents},
-		{"Checkout", testCheckout},
-		{"Declined", testDeclined},
-		{"NoPaymentSheet", testNoPaymentSheet},
-		{"PaymentLink", testPaymentLink},
-		{"PaymentLinkCanceled", testPaymentLinkCanceled},
-		{"ThemeAndLocale", testThemeAndLocale},
-		{"Narrow", testNarrow},
-		{"ErrCSPViolation", testCSPViolation},
-		{"OpenAIOnly", testOpenAIOnly},
-		{"Remount", func(t *testing.T, p *page) { testRemount(t, p, dsn) }},
-		{"RemountGone", testRemountGone},
-	} {
+	cases := []widgetCase{
+		{name: "Products", run: testProducts},
+		{name: "ToolInput", run: testToolInput},
+		{name: "Exponents", run: testExponents},
+		{name: "Checkout", sheet: true, run: testCheckout},
+		{name: "Declined", sheet: true, run: testDeclined},
+		{name: "NoPaymentSheet", run: testNoPaymentSheet},
+		{name: "PaymentLink", run: testPaymentLink},
+		{name: "PaymentLinkCanceled", run: testPaymentLinkCanceled},
+		{name: "ThemeAndLocale", run: testThemeAndLocale},
+		{name: "Narrow", run: testNarrow},
+		{name: "ErrCSPViolation", run: testCSPViolation},
+		{name: "OpenAIOnly", sheet: true, run: testOpenAIOnly},
+		{name: "Remount", sheet: true, run: func(t *testing.T, p *page) { testRemount(t, p, sheetDSN) }},
+		{name: "RemountGone", run: testRemountGone},
+	}
+	for _, tc := range append(cases, roadCases(sheetDSN)...) {
 		t.Run(tc.name, func(t *testing.T) {
-			p := openHost(t, bctx, hostURL)
+			at := hostURL
+			if tc.sheet {
+				at = sheetURL
+			}
+			p := openHost(t, bctx, at)
 			tc.run(t, p)
 			if tc.name != "ErrCSPViolation" {
 				if err := p.violations(); err != nil {
@@ -61,6 +66,14 @@ func TestWidgets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// widgetCase is a case of TestWidgets: sheet runs it against the shop
+// whose policy enables the payment sheet.
+type widgetCase struct {
+	name  string
+	sheet bool
+	run   func(*testing.T, *page)
 }
 
 // search returns the ids of the first n products a search finds.

@@ -59,7 +59,8 @@ function inline(text, tag) {
 function page(title, { js, css }) {
   return (
     "<!doctype html>\n" +
-    '<html lang="en">\n<head>\n<meta charset="utf-8">\n' +
+    // No lang: the widget sets the host's locale, and reads one a host set first.
+    "<html>\n<head>\n<meta charset=\"utf-8\">\n" +
     '<meta name="viewport" content="width=device-width, initial-scale=1">\n' +
     `<title>${title}</title>\n` +
     (css ? `<style>${inline(css, "style")}</style>\n` : "") +

@@ -1,11 +1,13 @@
 // The checkout widget (ui://shop/checkout-v1.html): render_checkout's
 // session with its lines, address, shipping, promotion, totals and legal
-// links, every change made through update_checkout_session; Pay hands the
-// session to the host's payment sheet (window.openai.requestCheckout) and
-// the order it answers becomes the receipt. Without a sheet (or when the
-// merchant asks for external checkout) Pay opens the shop's payment page
-// (create_payment_link, ui/open-link) and polls the session until the order
-// lands, the buyer cancels, or ten minutes pass.
+// links, every change made through update_checkout_session. Pay takes the
+// road the merchant's policy chooses (./checkout/pay.tsx): by default the
+// shop's payment page (create_payment_link, ui/open-link), polling the
+// session until the order lands, the buyer cancels, or ten minutes pass;
+// where the session says payment_sheet, the host's payment sheet
+// (window.openai.requestCheckout), whose order becomes the receipt. A
+// payment whose outcome is unknown (the session in_progress) is checked
+// with backing off until the shop knows it.
 //
 // A conversation revisited later re-mounts the widget with its old tool
 // output (or none): on mount the widget reads the session again with
@@ -15,11 +17,13 @@
 import "./lib/jitless";
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { address, addressFields, checkoutOutcome, obj, paymentLink, session as readSession, str, type Obj, type Order, type Session } from "./lib/data";
+import { address, addressFields, obj, paymentLink, session as readSession, str, type Obj, type Order, type Session } from "./lib/data";
 import { money } from "./lib/format";
 import { Host, markReady, ToolError, toolError } from "./lib/host";
+import { language, t } from "./lib/i18n";
 import { Status } from "./lib/ui";
 import { AddressForm, fieldParam, Lines, Links, PayWaiting, Receipt, Shipping, Totals, type Form } from "./checkout/parts";
+import { Confirming, Pay } from "./checkout/pay";
 import "./styles.css";
 
 type Section = "lines" | "address" | "shipping" | "promo" | "pay";
@@ -38,8 +42,22 @@ interface Waiting {
   problem: string;
 }
 
+/** Confirm is a payment whose outcome the widget asks the shop for, backing off. */
+interface Confirm {
+  id: string;
+  since: number;
+  stopped: boolean;
+  checking: boolean;
+  problem: string;
+}
+
 const POLL_EVERY = 2000;
 const POLL_FOR = 10 * 60 * 1000;
+// CONFIRM_FIRST, CONFIRM_GROWTH and CONFIRM_MAX space the checks of an
+// unknown outcome: 2 s, then half again each time, at most 15 s apart.
+const CONFIRM_FIRST = 2000;
+const CONFIRM_GROWTH = 1.5;
+const CONFIRM_MAX = 15_000;
 const CANCELED = "payment_canceled";
 
 let host: Host;
@@ -57,6 +75,9 @@ let setChecking: (id: string) => void = () => {};
 // gone is the id of a session the shop no longer knows (cleared after it ended).
 let gone = "";
 let setGone: (id: string) => void = () => {};
+// cancelled: the host cancelled the render before its result came.
+let cancelled = false;
+let setCancelled: (b: boolean) => void = () => {};
 // edits counts the changes the buyer made here; a re-read that started
 // before one of them is older than what the widget shows.
 let edits = 0;
@@ -97,7 +118,11 @@ function Checkout() {
   const [rechecking, setRechecking] = useState(checking);
   const [lost, setLost] = useState(gone);
   const [restarting, setRestarting] = useState(false);
+  const [confirm, setConfirm] = useState<Confirm | null>(null);
+  const [reason, setReason] = useState("");
+  const [stopped, setStopped] = useState(cancelled);
   const [, tick] = useState(0);
+  setCancelled = setStopped;
   setAsked = setPending;
   setChecking = setRechecking;
   setGone = setLost;
@@ -110,6 +135,10 @@ function Checkout() {
   useEffect(() => {
     if ((s || lost) && !rechecking) markReady();
   }, [s?.id, !!order, rechecking, lost]);
+  // A session in_progress is a payment the shop has not settled yet: confirm it.
+  useEffect(() => {
+    if (s?.status === "in_progress" && !order && !waiting && !confirm) startConfirm(s.id);
+  }, [s?.id, s?.status, !!order, !!waiting, !!confirm]);
   useEffect(() => {
     // A session the model rendered anew replaces the buyer's unsaved form.
     if (s) setForm((f) => (f.line_one || f.name ? f : formOf(s, host.state())));
@@ -126,6 +155,58 @@ function Checkout() {
 
   const same = (w: Waiting, f: (x: Waiting) => Waiting) => setWaiting((x) => (x && x.since === w.since ? f(x) : x));
 
+  function startConfirm(id: string) {
+    setReason("");
+    setConfirm({ id, since: Date.now(), stopped: false, checking: false, problem: "" });
+  }
+  const sameConfirm = (c: Confirm, f: (x: Confirm) => Confirm) => setConfirm((x) => (x && x.since === c.since ? f(x) : x));
+
+  /** settle reads the session once; true when its payment has an outcome (paid, or payable again). */
+  async function settle(c: Confirm): Promise<boolean> {
+    edits++;
+    let next: Session | null;
+    try {
+      next = readSession(await host.call("get_checkout_session", { checkout_session_id: c.id }));
+    } catch (e) {
+      sameConfirm(c, (x) => ({ ...x, problem: t("checkFailed", { why: toolError(e).message }) }));
+      return false;
+    }
+    if (!next) return false;
+    if (next.status === "in_progress" && !next.order) {
+      sameConfirm(c, (x) => ({ ...x, problem: "" }));
+      return false;
+    }
+    latest = next;
+    setS(next);
+    setConfirm(null);
+    if (next.order) {
+      await paid(next.order, next.id);
+    } else if (next.status === "ready_for_payment" || next.status === "not_ready_for_payment") {
+      setReason(next.messages.find((m) => m.type === "error")?.content ?? t("notCompleted"));
+    }
+    return true;
+  }
+
+  // Confirm an unknown outcome: one call at a time, backing off, for POLL_FOR.
+  useEffect(() => {
+    const c = confirm;
+    if (!c || c.stopped) return;
+    let live = true;
+    let timer = 0;
+    let wait = CONFIRM_FIRST;
+    const next = async () => {
+      if (Date.now() - c.since >= POLL_FOR) return sameConfirm(c, (x) => ({ ...x, stopped: true }));
+      if ((await settle(c)) || !live) return;
+      wait = Math.min(wait * CONFIRM_GROWTH, CONFIRM_MAX);
+      timer = window.setTimeout(next, wait);
+    };
+    timer = window.setTimeout(next, wait);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [confirm?.since, confirm?.stopped]);
+
   /** check reads the session once and ends the wait when the payment has an outcome. */
   async function check(w: Waiting) {
     edits++;
@@ -133,7 +214,7 @@ function Checkout() {
     try {
       next = readSession(await host.call("get_checkout_session", { checkout_session_id: w.id }));
     } catch (e) {
-      same(w, (x) => ({ ...x, problem: "Could not check the payment: " + toolError(e).message }));
+      same(w, (x) => ({ ...x, problem: t("checkFailed", { why: toolError(e).message }) }));
       return;
     }
     if (!next) return;
@@ -179,7 +260,7 @@ function Checkout() {
     let expires = last?.expires ?? 0;
     if (!last || (expires && expires - Date.now() < 60_000)) {
       const l = paymentLink(await host.call("create_payment_link", { checkout_session_id: id }));
-      if (!l) throw new ToolError("The shop did not answer a payment link. Try again.");
+      if (!l) throw new ToolError(t("noLink"));
       ({ url, expires } = l);
     }
     const opened = await host.openLink(url);
@@ -196,11 +277,32 @@ function Checkout() {
   if (!s && lost) {
     return (
       <p class="notice" role="status" id="gone-notice">
-        This checkout is no longer available. Ask the assistant to start a new one.
+        {t("gone")}
       </p>
     );
   }
-  if (!s) return <p class="muted" role="status">{pending ? "Loading your cart…" : "Loading the checkout…"}</p>;
+  if (!s && stopped) {
+    return (
+      <p class="notice" role="status" id="cancelled">
+        {t("cancelled")}
+      </p>
+    );
+  }
+  if (!s) return <p class="muted" role="status">{pending ? t("loadingCart") : t("loadingCheckout")}</p>;
+  if (confirm) {
+    const c = confirm;
+    return (
+      <Confirming
+        stopped={c.stopped}
+        checking={c.checking}
+        problem={c.problem}
+        onCheck={() => {
+          sameConfirm(c, (x) => ({ ...x, checking: true }));
+          void settle(c).then((done) => !done && sameConfirm(c, (x) => ({ ...x, checking: false })));
+        }}
+      />
+    );
+  }
   const fmt = { currency: s.currency, locale: host.locale };
   if (waiting) {
     const w = waiting;
@@ -232,7 +334,7 @@ function Checkout() {
     note(sec, "");
     try {
       const next = readSession(await host.call("update_checkout_session", { checkout_session_id: s!.id, ...args }));
-      if (!next) throw new Error("the shop answered something that is not a checkout session");
+      if (!next) throw new Error(t("notSession"));
       latest = next;
       setS(next);
       setRefused({});
@@ -271,7 +373,7 @@ function Checkout() {
     for (const f of addressFields) if (form[f].trim()) a[f] = form[f].trim();
     const args: Obj = { fulfillment_address: a };
     if (form.email.trim()) args.buyer = { email: form.email.trim(), ...(form.name.trim() ? { name: form.name.trim() } : {}) };
-    void change("address", args, "Address saved.");
+    void change("address", args, t("addressSaved"));
   };
   const items = (f: (i: number, q: number) => number) =>
     s.lines.map((l, i) => ({ id: l.itemID, quantity: f(i, l.quantity) })).filter((it) => it.quantity > 0);
@@ -291,7 +393,7 @@ function Checkout() {
       if (Object.keys(addr).length) args.fulfillment_address = addr;
       if (s!.email) args.buyer = { email: s!.email, ...(str(obj(s!.raw.buyer).name) ? { name: str(obj(s!.raw.buyer).name, 200) } : {}) };
       const next = readSession(await host.call("create_checkout_session", args));
-      if (!next) throw new Error("the shop answered something that is not a checkout session");
+      if (!next) throw new Error(t("notSession"));
       const old = s!.id;
       latest = next;
       gone = "";
@@ -312,26 +414,33 @@ function Checkout() {
   const final = ended || s.status === "completed";
   return (
     <main class="stack" data-view="checkout" data-status={s.status}>
-      <h1>Checkout</h1>
+      <div class="row">
+        <h1>{t("checkout")}</h1>
+        {host.canFullscreen() && (
+          <button type="button" id="fullscreen" class="linkbtn" onClick={() => void host.fullscreen().catch((e) => console.warn("fullscreen:", e))}>
+            {t("expand")}
+          </button>
+        )}
+      </div>
       {final && (
         <div class="notice stack" role="status" id="ended-notice" style={{ gap: "6px" }}>
           <p>
-            {lost === s.id ? "This checkout is no longer available" : s.status === "expired" ? "This checkout expired" : `This checkout is ${s.status.replace(/_/g, " ")}`}
-            {ended && s.lines.length > 0 ? ": start a new one with the same items." : ". Ask the assistant to start a new one."}
+            {lost === s.id ? t("endedGone") : s.status === "expired" ? t("endedExpired") : s.status === "canceled" ? t("endedCanceled") : t("endedCompleted")}{" "}
+            {ended && s.lines.length > 0 ? t("restartHint") : t("askHint")}
           </p>
           {ended && s.lines.length > 0 && (
             <button type="button" id="restart" class="btn primary" disabled={restarting} onClick={() => void restart()}>
-              {restarting ? "Starting a new checkout…" : "Start a new checkout"}
+              {restarting ? t("restarting") : t("restart")}
             </button>
           )}
         </div>
       )}
       {!final && s.messages.some((m) => m.code === CANCELED) && (
         <p class="notice" role="status" id="pay-notice">
-          Payment canceled; your cart is kept.
+          {t("pageCanceled")}
         </p>
       )}
-      <section aria-label="Items" class="stack" style={{ gap: "6px" }}>
+      <section aria-label={t("items")} class="stack" style={{ gap: "6px" }}>
         <Lines
           lines={s.lines}
           fmt={fmt}
@@ -347,7 +456,7 @@ function Checkout() {
         <Status text={notes.lines?.text ?? ""} error={notes.lines?.error} />
       </section>
       <section aria-labelledby="addr-title" class="stack" style={{ gap: "6px" }}>
-        <h2 id="addr-title">Shipping address</h2>
+        <h2 id="addr-title">{t("shippingAddress")}</h2>
         {other("address").map((m) => (
           <p class="muted" key={m.param + m.content}>
             {m.content}
@@ -366,19 +475,19 @@ function Checkout() {
         />
         <Status text={notes.address?.text ?? ""} error={notes.address?.error} />
       </section>
-      <section aria-label="Shipping options" class="stack" style={{ gap: "6px" }}>
+      <section aria-label={t("shippingOptions")} class="stack" style={{ gap: "6px" }}>
         <Shipping options={s.options} chosen={s.optionID} fmt={fmt} busy={busy !== "" || final} onChoose={(id) => void change("shipping", { fulfillment_option_id: id })} />
         <Status text={notes.shipping?.text ?? ""} error={notes.shipping?.error} />
       </section>
       <section aria-labelledby="promo-label" class="stack" style={{ gap: "6px" }}>
         <div class="promo">
           <label id="promo-label" for="promo" class="sr-only" style={{ position: "absolute", left: "-9999px" }}>
-            Promotion code
+            {t("promoCode")}
           </label>
           <input
             id="promo"
             type="text"
-            placeholder="Promotion code"
+            placeholder={t("promoCode")}
             maxLength={32}
             value={promo}
             aria-invalid={errors["$.promo_code"] ? "true" : undefined}
@@ -396,7 +505,7 @@ function Checkout() {
             }}
           />
           <button type="button" id="apply-promo" class="btn" disabled={busy !== "" || final || !promo.trim()} onClick={applyPromo}>
-            Apply
+            {t("apply")}
           </button>
         </div>
         <div id="promo-status">
@@ -410,9 +519,11 @@ function Checkout() {
           <Status text={notes.promo?.text ?? ""} error={notes.promo?.error} />
         </div>
       </section>
-      <ul class="notes" id="notes" aria-label="Notes">
+      <ul class="notes" id="notes" aria-label={t("notes")}>
         {s.messages
-          .filter((m) => m.type === "info" && !m.param && m.code !== CANCELED)
+          // The shop's notes are English sentences (for the model too); in
+          // another language the form, the options and the totals show the same.
+          .filter((m) => m.type === "info" && !m.param && m.code !== CANCELED && language() === "en")
           .map((m) => (
             <li class="muted" key={m.content}>
               {m.content}
@@ -423,9 +534,13 @@ function Checkout() {
       <Links links={s.links} onOpen={(u) => void host.openLink(u)} />
       {!final && (
         <Pay
+          host={host}
           s={s}
           busy={busy !== ""}
           other={other("pay")}
+          reason={reason}
+          onStart={() => setReason("")}
+          onUnknown={() => startConfirm(s.id)}
           onPaid={(o) => paid(o, s.id)}
           onSession={(x) => {
             edits++;
@@ -435,74 +550,6 @@ function Checkout() {
         />
       )}
     </main>
-  );
-}
-
-/**
- * Pay hands the session to the host's payment sheet or, without one (or when
- * the merchant asks for external checkout), opens the shop's payment page.
- */
-function Pay({ s, busy, other, onPaid, onSession, onExternal }: {
-  s: Session;
-  busy: boolean;
-  other: { content: string; code: string }[];
-  onPaid(o: Order): Promise<void>;
-  onSession(s: Session): void;
-  onExternal(): Promise<void>;
-}) {
-  const [paying, setPaying] = useState(false);
-  const [error, setError] = useState("");
-  const ready = s.status === "ready_for_payment";
-  const total = s.totals.find((t) => t.type === "total");
-  const sheet = s.external ? undefined : host.requestCheckout;
-  const declined = other.filter((m) => m.code === "payment_declined" || m.code === "requires_3ds");
-  const problems = s.messages.filter((m) => m.type === "error").length;
-
-  async function pay() {
-    setPaying(true);
-    setError("");
-    try {
-      if (!sheet) return await onExternal();
-      const out = checkoutOutcome(await sheet(s.raw));
-      if (out.order) return await onPaid(out.order);
-      if (out.session) onSession(out.session);
-      const why = out.session?.messages.find((m) => m.type === "error")?.content;
-      setError(out.error || why || "The payment was not completed. You can try again.");
-    } catch (e) {
-      setError(
-        sheet
-          ? "The payment did not go through: " + (e instanceof Error ? e.message : String(e)) + " You can try again."
-          : "The payment page could not be opened: " + toolError(e).message,
-      );
-    } finally {
-      setPaying(false);
-    }
-  }
-
-  return (
-    <section aria-label="Payment" class="stack" style={{ gap: "6px" }}>
-      {(error || declined.length > 0) && (
-        <p class="notice error" role="alert" id="pay-error">
-          {error || declined[0].content}
-        </p>
-      )}
-      <button type="button" id="pay" class="btn primary wide" disabled={!ready || busy || paying} aria-describedby="pay-hint" onClick={() => void pay()}>
-        {paying ? (sheet ? "Paying…" : "Opening the payment page…") : "Pay " + (total ? money(total.amount, s.currency, host.locale) : "")}
-      </button>
-      <p class="muted" id="pay-hint">
-        {ready
-          ? sheet
-            ? s.paymentMode === "test"
-              ? "Test mode: no real money moves."
-              : "You confirm the payment in the next step."
-            : (s.paymentMode === "test" ? "Test mode: no real money moves. " : "") + "You pay on the shop's payment page, which opens next."
-          : s.status === "in_progress"
-            ? "A payment is being processed."
-            : problems
-              ? `Fix the ${problems === 1 ? "item" : problems + " items"} marked above to pay.`
-              : "This checkout is not ready for payment yet."}
-      </p>
-    </section>
   );
 }
 
@@ -563,7 +610,11 @@ host = new Host("shop-checkout", {
     }
   },
   changed: () => rerender(),
-});
+  cancelled: () => {
+    cancelled = true;
+    setCancelled(true);
+  },
+}, ["inline", "fullscreen"]);
 // Neither output nor input (a host re-mounting the widget from its state):
 // the session the buyer last worked on.
 if (!latest && !asked) void reread(str(host.state().session_id, 64));

@@ -1,6 +1,8 @@
 // The products widget (ui://shop/products-v1.html): render_products' result
-// as cards; the buyer picks a variant and a quantity and adds it to a cart,
-// which is a checkout session created or updated through tools/call.
+// as cards, a few (CAROUSEL_MAX or fewer) in a row the buyer scrolls
+// sideways, more in a grid; the buyer picks a variant and a quantity and
+// adds it to a cart, which is a checkout session created or updated
+// through tools/call.
 
 import "./lib/jitless";
 import { render } from "preact";
@@ -8,6 +10,7 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { int, list, obj, products as readProducts, session as readSession, str, type Obj, type Product, type Session, type Variant } from "./lib/data";
 import { money } from "./lib/format";
 import { Host, markReady, ToolError, toolError } from "./lib/host";
+import { t } from "./lib/i18n";
 import { Img, MAX_QUANTITY, Status, Stepper } from "./lib/ui";
 import "./styles.css";
 
@@ -45,18 +48,24 @@ let setProducts: (p: Product[] | null) => void = () => {};
 let lookup = "";
 let setLookup: (s: string) => void = () => {};
 let rerender: () => void = () => {};
+// cancelled: the host cancelled the render before its result came.
+let cancelled = false;
+let setCancelled: (b: boolean) => void = () => {};
+
+/** CAROUSEL_MAX is the most products shown as a carousel; more go in a grid. */
+const CAROUSEL_MAX = 4;
 
 /** lookingUp is what a render with these arguments looks up: "Searching for “mug”…". */
 function lookingUp(args: Obj): string {
   const q = str(args.query, 100).trim();
-  if (q) return `Searching for “${q}”…`;
+  if (q) return t("searchingFor", { q });
   const n = Array.isArray(args.product_ids) ? args.product_ids.length : 0;
-  return n ? `Looking up ${n} product${n === 1 ? "" : "s"}…` : "";
+  return n ? t("lookingUp", { n }) : "";
 }
 
 function variantLabel(p: Product): string {
   const names = p.variants[0]?.options.map(([k]) => k) ?? [];
-  return names.length ? names.join(" / ") : "Variant";
+  return names.length ? names.join(" / ") : t("variant");
 }
 
 function chosen(p: Product, c: Choice | undefined): Variant | undefined {
@@ -84,9 +93,9 @@ function Card({ p, choice, busy, onChoose, onAdd }: {
       <div class="row">
         <span class="price">{v ? money(v.price.amount, v.price.currency, host.locale) : ""}</span>
         {v && v.available > 0 ? (
-          <span class="stock-ok">{v.available <= 5 ? `Only ${v.available} left` : "In stock"}</span>
+          <span class="stock-ok">{v.available <= 5 ? t("onlyLeft", { n: v.available }) : t("inStock")}</span>
         ) : (
-          <span class="stock-out">Out of stock</span>
+          <span class="stock-out">{t("outOfStock")}</span>
         )}
       </div>
       {p.variants.length > 1 && (
@@ -99,8 +108,7 @@ function Card({ p, choice, busy, onChoose, onAdd }: {
           >
             {p.variants.map((x) => (
               <option value={x.id} key={x.id}>
-                {x.title}
-                {x.available > 0 ? "" : " (out of stock)"}
+                {x.available > 0 ? x.title : t("optionOut", { title: x.title })}
               </option>
             ))}
           </select>
@@ -108,7 +116,7 @@ function Card({ p, choice, busy, onChoose, onAdd }: {
       )}
       <div class="row">
         <Stepper
-          label={"Quantity of " + p.title}
+          label={t("quantityOf", { name: p.title })}
           value={qty}
           max={Math.max(1, Math.min(v?.available ?? 1, MAX_QUANTITY))}
           disabled={!v || v.available === 0}
@@ -117,11 +125,11 @@ function Card({ p, choice, busy, onChoose, onAdd }: {
         <button
           type="button"
           class="btn primary"
-          aria-label={"Add to cart: " + p.title}
+          aria-label={t("addToCartLabel", { title: p.title })}
           disabled={busy || !v || v.available === 0}
           onClick={() => v && onAdd(v, qty)}
         >
-          {busy ? "Adding…" : "Add to cart"}
+          {busy ? t("adding") : t("addToCart")}
         </button>
       </div>
     </article>
@@ -134,7 +142,9 @@ function Products() {
   const [state, setState] = useState<State>(() => readState(host.state()));
   const [busy, setBusy] = useState("");
   const [status, setStatus] = useState({ text: "", error: false });
+  const [stopped, setStopped] = useState(cancelled);
   const [, tick] = useState(0);
+  setCancelled = setStopped;
   setProducts = setItems;
   setLookup = setLooking;
   rerender = () => tick((n) => n + 1);
@@ -167,7 +177,7 @@ function Products() {
         }
       }
       if (!s) s = readSession(await host.call("create_checkout_session", { items: [{ id: v.id, quantity: qty }] }));
-      if (!s) throw new Error("the shop answered something that is not a checkout session");
+      if (!s) throw new Error(t("notSession"));
       const cart = s.lines.map((l) => ({ id: l.itemID, quantity: l.quantity }));
       save({ ...state, session_id: s.id, cart });
       const stock = s.messages.find((m) => m.type === "error" && m.code === "out_of_stock");
@@ -176,7 +186,7 @@ function Products() {
       setStatus(
         stock
           ? { text: stock.content, error: true }
-          : { text: `Added ${qty} × ${p.title}. Cart: ${n} item${n === 1 ? "" : "s"}${sub ? ", " + money(sub.amount, s.currency, host.locale) : ""}.`, error: false },
+          : { text: `${t("added", { qty, title: p.title })} ${t("cartCount", { n })}${sub ? ", " + money(sub.amount, s.currency, host.locale) : ""}.`, error: false },
       );
       const lines = s.lines.map((l) => `${l.quantity} × ${l.name} (${l.itemID})`).join("; ");
       await host.tellModel(
@@ -185,17 +195,25 @@ function Products() {
         { checkout_session_id: s.id, items: cart },
       );
     } catch (e) {
-      setStatus({ text: "Could not add to the cart: " + toolError(e).message, error: true });
+      setStatus({ text: t("addFailed", { why: toolError(e).message }), error: true });
     } finally {
       setBusy("");
     }
   }
 
-  if (items === null) return <p class="muted" role="status">{looking || "Loading products…"}</p>;
-  if (items.length === 0) return <p role="status">No products to show.</p>;
+  if (items === null && stopped) {
+    return (
+      <p class="notice" role="status" id="cancelled">
+        {t("cancelled")}
+      </p>
+    );
+  }
+  if (items === null) return <p class="muted" role="status">{looking || t("loadingProducts")}</p>;
+  if (items.length === 0) return <p role="status">{t("noProducts")}</p>;
+  const layout = items.length <= CAROUSEL_MAX ? "carousel" : "grid";
   return (
     <main class="stack">
-      <div class="grid">
+      <div class={layout} data-layout={layout} role="region" aria-label={t("products")} tabIndex={layout === "carousel" ? 0 : undefined}>
         {items.map((p) => (
           <Card
             key={p.id}
@@ -214,7 +232,7 @@ function Products() {
           class="btn wide"
           onClick={() => void host.say(`Show my checkout (checkout session ${state.session_id}).`).catch(() => {})}
         >
-          Check out ({count} item{count === 1 ? "" : "s"})
+          {t("checkOut", { n: count })}
         </button>
       )}
     </main>
@@ -231,5 +249,9 @@ host = new Host("shop-products", {
     setProducts(latest);
   },
   changed: () => rerender(),
+  cancelled: () => {
+    cancelled = true;
+    setCancelled(true);
+  },
 });
 render(<Products />, document.getElementById("root")!);

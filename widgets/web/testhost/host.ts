@@ -10,7 +10,11 @@
 // open-link, update-model-context and messages, and injects a window.openai
 // whose requestCheckout calls complete_checkout with a Stripe test card, as
 // ChatGPT's payment sheet does (or, with noSheet, none: a host without
-// a payment sheet, where the widget pays through the shop's payment page).
+// a payment sheet, where the widget pays through the shop's payment page);
+// with sheets, the sheet does in turn what a test asks: the buyer closes it,
+// it fails, or it answers a payment still in progress. It offers fullscreen
+// when asked (ui/request-display-mode, window.openai.requestDisplayMode)
+// and cancels the render tool on the test's word (tool-cancelled).
 // open-link is recorded and opens nothing: the test opens the URL itself.
 // CSP violations inside the widget are reported to the test.
 //
@@ -47,6 +51,15 @@ interface LoadOptions {
   noSheet?: boolean;
   /** cards: the tokens requestCheckout pays with, in turn (default pm_card_visa). */
   cards?: string[];
+  /**
+   * sheets: what each requestCheckout does in turn (default "pay"): pay with
+   * the next card; "cancel": the buyer closes the sheet (an AbortError);
+   * "fail": the sheet fails; "unknown": it answers the session as the shop
+   * has it now (a test sets it in_progress first: a provider timeout).
+   */
+  sheets?: ("pay" | "cancel" | "fail" | "unknown")[];
+  /** fullscreen: the host offers the fullscreen display mode. */
+  fullscreen?: boolean;
   /** styles: host CSS variables sent in the host context. */
   styles?: Record<string, string>;
   /** evilImage: an image URL added to the tool result, which the CSP must block. */
@@ -70,6 +83,7 @@ const widgetState = new Map<string, unknown>();
 let client: Client | null = null;
 let bridge: AppBridge | null = null;
 let cards: string[] = [];
+let sheets: string[] = [];
 const noneHeld = () => Promise.reject(new Error("no tool result is held"));
 let release: () => Promise<Record<string, number>> = noneHeld;
 
@@ -104,7 +118,7 @@ function cspOf(meta: unknown): string {
 // shim runs first inside the widget's document: it reports CSP violations and
 // the widget's first render, and (for ChatGPT) defines window.openai.
 function shim(o: LoadOptions, state: unknown, toolOutput: unknown): string {
-  const cfg = JSON.stringify({ openai: !!o.openai || !!o.openaiOnly, only: !!o.openaiOnly, sheet: !o.noSheet, theme: o.theme ?? "light", locale: o.locale ?? "en-US", state, toolOutput, toolInput: o.args });
+  const cfg = JSON.stringify({ openai: !!o.openai || !!o.openaiOnly, only: !!o.openaiOnly, sheet: !o.noSheet, fullscreen: !!o.fullscreen, theme: o.theme ?? "light", locale: o.locale ?? "en-US", state, toolOutput, toolInput: o.args });
   return `<script>(() => {
   const cfg = ${cfg.replace(/</g, "\\u003c")};
   const post = (m) => parent.postMessage(Object.assign({ __testhost: true }, m), "*");
@@ -120,7 +134,7 @@ function shim(o: LoadOptions, state: unknown, toolOutput: unknown): string {
     if (e.source !== parent || !d || !d.__testhost || (d.kind !== "checkout-result" && d.kind !== "call-result")) return;
     const p = pending.get(d.id);
     pending.delete(d.id);
-    if (p) d.error ? p.reject(new Error(d.error)) : p.resolve(d.result);
+    if (p) d.error ? p.reject(Object.assign(new Error(d.error), { name: d.name || "Error" })) : p.resolve(d.result);
   });
   window.openai = {
     theme: cfg.theme, locale: cfg.locale, displayMode: "inline", maxHeight: 2000,
@@ -132,6 +146,7 @@ function shim(o: LoadOptions, state: unknown, toolOutput: unknown): string {
     },
   };
   if (!cfg.sheet) delete window.openai.requestCheckout;
+  if (cfg.fullscreen) window.openai.requestDisplayMode = ({ mode }) => { post({ kind: "display-mode", mode }); return Promise.resolve({ mode }); };
   if (!cfg.only) return;
   // ChatGPT without the MCP Apps bridge: tools and links through window.openai.
   window.openai.callTool = (name, args) => {
@@ -150,10 +165,19 @@ function inject(html: string, head: string): string {
 }
 
 async function requestCheckout(frame: Window, id: number, session: { id?: string }) {
-  const token = cards.shift() ?? "pm_card_visa";
-  events.push({ kind: "checkout", session_id: session?.id, token });
+  const mode = sheets.shift() ?? "pay";
+  const token = mode === "pay" ? (cards.shift() ?? "pm_card_visa") : "";
+  events.push({ kind: "checkout", session_id: session?.id, token, mode });
+  const fail = (name: string, error: string) => frame.postMessage({ __testhost: true, kind: "checkout-result", id, name, error }, "*");
+  if (mode === "cancel") return fail("AbortError", "The buyer closed the payment sheet.");
+  if (mode === "fail") return fail("Error", "The payment sheet is unavailable.");
   try {
     const c = await mcp();
+    if (mode === "unknown") {
+      const result = await c.callTool({ name: "get_checkout_session", arguments: { checkout_session_id: session?.id } });
+      frame.postMessage({ __testhost: true, kind: "checkout-result", id, result }, "*");
+      return;
+    }
     const result = await c.callTool({
       name: "complete_checkout",
       arguments: { checkout_session_id: session?.id, buyer: null, payment_data: { token, provider: "stripe" } },
@@ -180,6 +204,7 @@ async function callTool(frame: Window, id: number, name: string, args: Record<st
 async function load(o: LoadOptions): Promise<Record<string, number>> {
   const c = await mcp();
   cards = [...(o.cards ?? [])];
+  sheets = [...(o.sheets ?? [])];
   release = noneHeld;
   const t0 = performance.now();
   const read = await c.readResource({ uri: o.uri });
@@ -237,6 +262,7 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
     if (d.kind === "checkout") void requestCheckout(frame, d.id, d.session);
     if (d.kind === "call-tool") void callTool(frame, d.id, d.name, d.args);
     if (d.kind === "open-external") events.push({ kind: "open-link", url: d.href, via: "openExternal" });
+    if (d.kind === "display-mode") events.push({ kind: "display-mode", mode: d.mode, via: "openai" });
   };
   const timeout = (what: string) => new Promise<never>((_, rej) => setTimeout(() => rej(new Error(`the widget did not ${what} in 15s`)), 15000));
   if (o.openaiOnly) {
@@ -257,7 +283,7 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
         locale: o.locale ?? "en-US",
         platform: "web",
         displayMode: "inline",
-        availableDisplayModes: ["inline"],
+        availableDisplayModes: o.fullscreen ? ["inline", "fullscreen"] : ["inline"],
         containerDimensions: { width: o.width ?? 480, maxHeight: 2000 },
         styles: { variables: (o.styles ?? {}) as never },
       },
@@ -277,10 +303,15 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
     events.push({ kind: "message", content: p.content });
     return {};
   };
+  b.onrequestdisplaymode = async ({ mode }) => {
+    events.push({ kind: "display-mode", mode });
+    return { mode: o.fullscreen && mode === "fullscreen" ? "fullscreen" : "inline" };
+  };
   b.onsizechange = ({ height }) => {
     if (height) iframe.style.height = Math.min(Math.ceil(height) + 2, 4000) + "px";
   };
   b.oninitialized = () => {
+    events.push({ kind: "app-capabilities", modes: b.getAppCapabilities()?.availableDisplayModes ?? [] });
     void b.sendToolInput({ arguments: o.args }).then(() => {
       inputSent();
       if (!hold && !(kept && o.output === null)) return b.sendToolResult(result as never);
@@ -321,6 +352,8 @@ async function call(name: string, args: Record<string, unknown>): Promise<unknow
   setCards: (c: string[]) => (cards = [...c]),
   /** release sends the tool result a load with holdResult held; it resolves once the widget shows it. */
   release: () => release(),
+  /** cancel tells the widget its render tool was cancelled (ui/notifications/tool-cancelled). */
+  cancel: (reason: string) => bridge!.sendToolCancelled({ reason }),
   /** widget returns the widget's iframe element, for the test to query inside. */
   widget: () => document.querySelector("#frame iframe"),
 };

@@ -3,6 +3,7 @@
 
 import type { Address, AddressField, FulfillmentOption, LineItem, Link, Order, Total } from "../lib/data";
 import { dateTime, deliveryWindow, discount, money } from "../lib/format";
+import { t, type Key } from "../lib/i18n";
 import { Img, Status, Stepper } from "../lib/ui";
 
 export interface Fmt {
@@ -10,8 +11,19 @@ export interface Fmt {
   locale: string;
 }
 
-function amount(t: Total, f: Fmt): string {
-  return t.type === "discount" || t.type === "items_discount" ? discount(t.amount, f.currency, f.locale) : money(t.amount, f.currency, f.locale);
+function amount(x: Total, f: Fmt): string {
+  return x.type === "discount" || x.type === "items_discount" ? discount(x.amount, f.currency, f.locale) : money(x.amount, f.currency, f.locale);
+}
+
+// named are the totals and links the widget names in the buyer's language
+// (the shop's own display_text is English); others show the shop's name.
+const named = new Set<string>([
+  ...["items_base_amount", "items_discount", "subtotal", "discount", "fulfillment", "tax", "total"].map((k) => "total_" + k),
+  ...["terms_of_use", "privacy_policy", "return_policy", "support"].map((k) => "link_" + k),
+]);
+
+function label(key: string): string | undefined {
+  return named.has(key) ? t(key as Key) : undefined;
 }
 
 export function Lines({ lines, fmt, busy, onQuantity, onRemove }: {
@@ -22,7 +34,7 @@ export function Lines({ lines, fmt, busy, onQuantity, onRemove }: {
   onRemove?(i: number): void;
 }) {
   return (
-    <ul class="lines" aria-label="Items">
+    <ul class="lines" aria-label={t("items")}>
       {lines.map((l, i) => (
         <li class="line" key={l.id} data-item={l.itemID}>
           <Img src={l.image} alt="" />
@@ -33,10 +45,10 @@ export function Lines({ lines, fmt, busy, onQuantity, onRemove }: {
             </div>
             {onQuantity ? (
               <div class="row">
-                <Stepper label={"Quantity of " + l.name} value={l.quantity} disabled={busy} onChange={(n) => onQuantity(i, n)} />
+                <Stepper label={t("quantityOf", { name: l.name })} value={l.quantity} disabled={busy} onChange={(n) => onQuantity(i, n)} />
                 {onRemove && lines.length > 1 && (
-                  <button type="button" class="linkbtn" disabled={busy} aria-label={"Remove " + l.name} onClick={() => onRemove(i)}>
-                    Remove
+                  <button type="button" class="linkbtn" disabled={busy} aria-label={t("removeLabel", { name: l.name })} onClick={() => onRemove(i)}>
+                    {t("remove")}
                   </button>
                 )}
               </div>
@@ -56,16 +68,16 @@ export interface Form extends Address {
   email: string;
 }
 
-const fields: { key: AddressField | "email"; label: string; auto: string; type?: "email" | "tel"; full?: boolean; optional?: boolean }[] = [
-  { key: "name", label: "Full name", auto: "shipping name", full: true },
-  { key: "email", label: "Email (for the receipt)", auto: "email", type: "email", full: true },
-  { key: "line_one", label: "Street address", auto: "shipping address-line1", full: true },
-  { key: "line_two", label: "Apartment, suite (optional)", auto: "shipping address-line2", full: true, optional: true },
-  { key: "city", label: "City", auto: "shipping address-level2" },
-  { key: "state", label: "State / region", auto: "shipping address-level1" },
-  { key: "postal_code", label: "Postal code", auto: "shipping postal-code" },
-  { key: "country", label: "Country (2 letters, e.g. US)", auto: "shipping country" },
-  { key: "phone_number", label: "Phone (optional)", auto: "shipping tel", type: "tel", optional: true },
+const fields: { key: AddressField | "email"; label: Key; auto: string; type?: "email" | "tel"; full?: boolean; optional?: boolean }[] = [
+  { key: "name", label: "fieldName", auto: "shipping name", full: true },
+  { key: "email", label: "fieldEmail", auto: "email", type: "email", full: true },
+  { key: "line_one", label: "fieldLineOne", auto: "shipping address-line1", full: true },
+  { key: "line_two", label: "fieldLineTwo", auto: "shipping address-line2", full: true, optional: true },
+  { key: "city", label: "fieldCity", auto: "shipping address-level2" },
+  { key: "state", label: "fieldState", auto: "shipping address-level1" },
+  { key: "postal_code", label: "fieldPostal", auto: "shipping postal-code" },
+  { key: "country", label: "fieldCountry", auto: "shipping country" },
+  { key: "phone_number", label: "fieldPhone", auto: "shipping tel", type: "tel", optional: true },
 ];
 
 /** fieldParam is the JSONPath a session message names a form field by. */
@@ -83,7 +95,7 @@ export function AddressForm({ form, errors, busy, onInput, onSubmit }: {
   return (
     <form
       class="form"
-      aria-label="Shipping address"
+      aria-label={t("shippingAddress")}
       noValidate
       onSubmit={(e) => {
         e.preventDefault();
@@ -95,7 +107,7 @@ export function AddressForm({ form, errors, busy, onInput, onSubmit }: {
         const err = errors[fieldParam(f.key)];
         return (
           <div class={f.full ? "full" : ""} key={f.key}>
-            <label for={id}>{f.label}</label>
+            <label for={id}>{t(f.label)}</label>
             <input
               id={id}
               name={f.key}
@@ -123,7 +135,7 @@ export function AddressForm({ form, errors, busy, onInput, onSubmit }: {
       })}
       <div class="full">
         <button type="button" id="save-address" class="btn" disabled={busy} onClick={onSubmit}>
-          {busy ? "Saving…" : "Save address"}
+          {busy ? t("saving") : t("saveAddress")}
         </button>
       </div>
     </form>
@@ -137,10 +149,10 @@ export function Shipping({ options, chosen, fmt, busy, onChoose }: {
   busy: boolean;
   onChoose(id: string): void;
 }) {
-  if (options.length === 0) return <p class="muted">Shipping options appear once the address is complete.</p>;
+  if (options.length === 0) return <p class="muted">{t("shippingLater")}</p>;
   return (
     <fieldset class="options" disabled={busy}>
-      <legend>Shipping</legend>
+      <legend>{t("shipping")}</legend>
       {options.map((o) => {
         const when = deliveryWindow(o.earliest, o.latest, fmt.locale);
         return (
@@ -153,7 +165,7 @@ export function Shipping({ options, chosen, fmt, busy, onChoose }: {
               </span>
               <span class="muted" style={{ display: "block" }}>
                 {[o.carrier, o.subtitle].filter(Boolean).join(" · ")}
-                {when && (o.carrier || o.subtitle ? " · " : "") + "Arrives " + when}
+                {when && (o.carrier || o.subtitle ? " · " : "") + t("arrives", { when })}
               </span>
             </span>
           </label>
@@ -166,12 +178,12 @@ export function Shipping({ options, chosen, fmt, busy, onChoose }: {
 export function Totals({ totals, fmt }: { totals: Total[]; fmt: Fmt }) {
   const shown = totals.filter((t) => t.amount !== 0 || t.type === "total" || t.type === "subtotal");
   return (
-    <dl class="totals" aria-label="Totals">
-      {shown.map((t) => (
-        <div style={{ display: "contents" }} key={t.type}>
-          <dt class={t.type === "total" ? "grand" : ""}>{t.text}</dt>
-          <dd class={t.type === "total" ? "grand" : ""} data-total={t.type}>
-            {amount(t, fmt)}
+    <dl class="totals" aria-label={t("totals")}>
+      {shown.map((x) => (
+        <div style={{ display: "contents" }} key={x.type}>
+          <dt class={x.type === "total" ? "grand" : ""}>{label("total_" + x.type) ?? x.text}</dt>
+          <dd class={x.type === "total" ? "grand" : ""} data-total={x.type}>
+            {amount(x, fmt)}
           </dd>
         </div>
       ))}
@@ -179,19 +191,13 @@ export function Totals({ totals, fmt }: { totals: Total[]; fmt: Fmt }) {
   );
 }
 
-const linkNames: Record<string, string> = {
-  terms_of_use: "Terms of use",
-  privacy_policy: "Privacy policy",
-  return_policy: "Returns",
-  support: "Support",
-};
 
 export function Links({ links, onOpen }: { links: Link[]; onOpen(url: string): void }) {
   // support_url repeats support under ChatGPT's name for it: one link.
   const shown = links.filter((l) => l.type !== "support_url" || !links.some((s) => s.type === "support" && s.url === l.url));
   if (shown.length === 0) return null;
   return (
-    <nav class="links" aria-label="Legal and support">
+    <nav class="links" aria-label={t("legal")}>
       {shown.map((l) => (
         <a
           key={l.type + l.url}
@@ -205,7 +211,7 @@ export function Links({ links, onOpen }: { links: Link[]; onOpen(url: string): v
             onOpen(l.url);
           }}
         >
-          {linkNames[l.type] ?? l.type.replace(/_/g, " ")}
+          {label("link_" + l.type) ?? l.type.replace(/_/g, " ")}
         </a>
       ))}
     </nav>
@@ -218,16 +224,16 @@ export function Receipt({ order, fmt, onOpen }: { order: Order; fmt: Fmt; onOpen
   return (
     <main class="stack" aria-labelledby="receipt-title" data-view="receipt">
       <div>
-        <h1 id="receipt-title">Order #{order.number} is confirmed</h1>
+        <h1 id="receipt-title">{t("confirmed", { n: order.number })}</h1>
         <p class="muted">
-          {[order.createdAt && dateTime(order.createdAt, fmt.locale), order.email && "Receipt for " + order.email].filter(Boolean).join(" · ")}
+          {[order.createdAt && dateTime(order.createdAt, fmt.locale), order.email && t("receiptFor", { email: order.email })].filter(Boolean).join(" · ")}
         </p>
       </div>
       <Lines lines={order.lines} fmt={f} busy />
       {order.option && (
         <p>
           {order.option.title}
-          {order.option.earliest && " · Arrives " + deliveryWindow(order.option.earliest, order.option.latest, fmt.locale)}
+          {order.option.earliest && " · " + t("arrives", { when: deliveryWindow(order.option.earliest, order.option.latest, fmt.locale) })}
         </p>
       )}
       {a && (
@@ -238,7 +244,7 @@ export function Receipt({ order, fmt, onOpen }: { order: Order; fmt: Fmt; onOpen
       <Totals totals={order.totals} fmt={f} />
       {order.permalink && (
         <button type="button" class="btn" onClick={() => onOpen(order.permalink)}>
-          View the receipt
+          {t("viewReceipt")}
         </button>
       )}
     </main>
@@ -259,15 +265,11 @@ export function PayWaiting({ url, opened, stopped, checking, problem, total, onC
 }) {
   return (
     <main class="stack" data-view="waiting">
-      <h1>Checkout</h1>
+      <h1>{t("checkout")}</h1>
       <div class="notice stack" id="pay-waiting" role="status" style={{ gap: "8px" }}>
         <p>
-          {stopped
-            ? "We stopped checking after 10 minutes. If you have paid, check again."
-            : opened
-              ? "Finish paying in the page that opened. Your receipt shows here once the payment is done."
-              : "Open this link to pay (or copy it into your browser). Your receipt shows here once the payment is done."}
-          {total && " Total: " + total + "."}
+          {stopped ? t("waitStopped") : opened ? t("waitOpened") : t("waitLink")}
+          {total && " " + t("waitTotal", { total })}
         </p>
         {!opened && (
           <a id="pay-url" href={url} target="_blank" rel="noopener noreferrer">
@@ -275,14 +277,14 @@ export function PayWaiting({ url, opened, stopped, checking, problem, total, onC
           </a>
         )}
         <button type="button" id="pay-check" class="btn primary wide" disabled={checking} onClick={onCheck}>
-          {checking ? "Checking…" : "I've paid — check now"}
+          {checking ? t("checkingShort") : t("paidCheck")}
         </button>
         <div class="row">
           <button type="button" id="pay-reopen" class="linkbtn" onClick={onReopen}>
-            Open the payment page again
+            {t("reopen")}
           </button>
           <button type="button" id="pay-back" class="btn" onClick={onBack}>
-            Back to cart
+            {t("back")}
           </button>
         </div>
       </div>

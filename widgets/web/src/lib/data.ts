@@ -226,6 +226,8 @@ export interface Session {
   order: Order | null;
   /** external: the merchant asks for external checkout (create_payment_link) even with a payment sheet. */
   external: boolean;
+  /** sheet: the merchant lets buyers pay on the host's payment sheet (payment_sheet); else the payment page. */
+  sheet: boolean;
   /** raw is the session as received, handed unchanged to requestCheckout. */
   raw: Obj;
 }
@@ -292,6 +294,7 @@ export function session(v: unknown): Session | null {
     links: list(o.links, link, 10),
     order: o.order ? order(o.order) : null,
     external: o.external_checkout === true,
+    sheet: o.payment_sheet === true,
     raw: o,
   };
 }

@@ -11,6 +11,7 @@ import {
   type McpUiHostContext,
 } from "@modelcontextprotocol/ext-apps";
 import { obj, str, type Obj } from "./data";
+import { setLocale, t } from "./i18n";
 
 /** OpenAI is the part of ChatGPT's window.openai the widgets may use. */
 interface OpenAI {
@@ -21,6 +22,7 @@ interface OpenAI {
   widgetState?: unknown;
   setWidgetState?: (state: unknown) => unknown;
   requestCheckout?: (session: unknown) => Promise<unknown>;
+  requestDisplayMode?: (o: { mode: string }) => Promise<unknown>;
   callTool?: (name: string, args: Obj) => Promise<unknown>;
   openExternal?: (o: { href: string }) => unknown;
 }
@@ -44,7 +46,7 @@ export class ToolError extends Error {
 /** toolError turns a failed call (a refusal or a broken bridge) into a ToolError. */
 export function toolError(e: unknown): ToolError {
   if (e instanceof ToolError) return e;
-  return new ToolError("The shop could not be reached (" + (e instanceof Error ? e.message : String(e)) + "). Try again.");
+  return new ToolError(t("unreachable", { why: e instanceof Error ? e.message : String(e) }));
 }
 
 export interface Handlers {
@@ -54,19 +56,24 @@ export interface Handlers {
   result(structured: unknown): void;
   /** changed is called when the theme, the locale or the display changed. */
   changed(): void;
+  /** cancelled is called when the host cancelled the render tool (ui/notifications/tool-cancelled). */
+  cancelled?(): void;
 }
 
 /** Host is the widget's connection to the host that renders it. */
 export class Host {
   readonly app: App;
-  locale = navigator.language || "en-US";
+  // The lang a host set on the document before the widget ran (the
+  // built page sets none), else the browser's.
+  locale = document.documentElement.lang || navigator.language || "en-US";
   theme: "light" | "dark" = matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
   private bridged = false;
   /** connected settles when the bridge connects (or fails to). */
   private connected: Promise<void>;
 
-  constructor(name: string, private handlers: Handlers) {
-    this.app = new App({ name, version: "1" }, {}, { autoResize: true });
+  constructor(name: string, private handlers: Handlers, displayModes: ("inline" | "fullscreen" | "pip")[] = ["inline"]) {
+    this.app = new App({ name, version: "1" }, { availableDisplayModes: displayModes }, { autoResize: true });
+    this.app.ontoolcancelled = () => handlers.cancelled?.();
     this.app.ontoolinput = (p) => handlers.input?.(obj(p.arguments));
     this.app.ontoolresult = (r) => {
       if (r.structuredContent !== undefined) handlers.result(r.structuredContent);
@@ -80,6 +87,7 @@ export class Host {
     window.addEventListener("openai:set_globals", (e) => {
       const globals = obj((e as CustomEvent).detail).globals;
       this.fromOpenAI(obj(globals) as OpenAI);
+      this.apply();
       const out = obj(globals).toolOutput;
       if (out) handlers.result(out);
       handlers.changed();
@@ -110,6 +118,7 @@ export class Host {
   private apply() {
     applyDocumentTheme(this.theme);
     document.documentElement.lang = this.locale;
+    setLocale(this.locale);
   }
 
   /** call runs a tool of the shop through the host and answers its structuredContent. */
@@ -125,7 +134,7 @@ export class Host {
     if (res.isError === true) {
       const e = obj(obj(res.structuredContent).error);
       const text = Array.isArray(res.content) ? res.content.map((c) => str(obj(c).text)).join(" ") : "";
-      throw new ToolError(str(e.message) || text || "The shop refused the request.", str(e.param), str(e.code));
+      throw new ToolError(str(e.message) || text || t("refused"), str(e.param), str(e.code));
     }
     return res.structuredContent;
   }
@@ -188,6 +197,21 @@ export class Host {
   get requestCheckout(): ((session: unknown) => Promise<unknown>) | undefined {
     const oa = openai();
     return typeof oa?.requestCheckout === "function" ? (s) => oa.requestCheckout!(s) : undefined;
+  }
+
+  /** canFullscreen reports whether the host offers to show the widget fullscreen. */
+  canFullscreen(): boolean {
+    if (this.bridged) return !!this.app.getHostContext()?.availableDisplayModes?.includes("fullscreen");
+    return typeof openai()?.requestDisplayMode === "function";
+  }
+
+  /** fullscreen asks the host to show the widget fullscreen (ui/request-display-mode). */
+  async fullscreen(): Promise<void> {
+    if (this.bridged) {
+      await this.app.requestDisplayMode({ mode: "fullscreen" });
+      return;
+    }
+    await openai()?.requestDisplayMode?.({ mode: "fullscreen" });
   }
 
   /** state is the widget state the host kept for this widget, if any. */

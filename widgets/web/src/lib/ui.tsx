@@ -1,6 +1,7 @@
 // Small controls both widgets use. Every control has an accessible name.
 
 import type { ComponentChildren } from "preact";
+import { t } from "./i18n";
 
 export const MAX_QUANTITY = 999;
 
@@ -21,7 +22,7 @@ export function Stepper({ label, value, min = 1, max = MAX_QUANTITY, disabled, o
   };
   return (
     <div class="stepper" role="group" aria-label={label}>
-      <button type="button" aria-label={"Decrease " + label} disabled={disabled || value <= min} onClick={() => set(value - 1)}>
+      <button type="button" aria-label={t("decrease", { label })} disabled={disabled || value <= min} onClick={() => set(value - 1)}>
         −
       </button>
       <input
@@ -34,7 +35,7 @@ export function Stepper({ label, value, min = 1, max = MAX_QUANTITY, disabled, o
         disabled={disabled}
         onChange={(e) => set(parseInt((e.target as HTMLInputElement).value, 10))}
       />
-      <button type="button" aria-label={"Increase " + label} disabled={disabled || value >= max} onClick={() => set(value + 1)}>
+      <button type="button" aria-label={t("increase", { label })} disabled={disabled || value >= max} onClick={() => set(value + 1)}>
         +
       </button>
     </div>

@@ -1,0 +1,64 @@
+// The widgets' words in the buyer's language. Every string a widget shows
+// comes from a message catalog (./messages), chosen from the host's locale
+// (MCP Apps hostContext.locale, window.openai.locale, the lang the host set
+// on the document), English when the shop has none for it. A catalog is a
+// Messages: `npm run check` fails when one lacks a key or has a stray one.
+// Plurals go through Intl.PluralRules; amounts and dates through ./format.
+
+import { en, type Key, type Messages, type Text } from "./messages/en";
+import { de } from "./messages/de";
+import { es } from "./messages/es";
+import { fr } from "./messages/fr";
+import { ja } from "./messages/ja";
+import { ptBR } from "./messages/pt-BR";
+
+export type { Key };
+
+const catalogs: Record<string, Messages> = { en, es, fr, de, ja, "pt-BR": ptBR };
+
+let lang = "en";
+let messages: Messages = en;
+let plurals = new Intl.PluralRules("en");
+
+/** catalogFor names the catalog of a BCP 47 locale: its exact tag, else its language's, else en. */
+export function catalogFor(locale: string): string {
+  const tag = locale.trim().replace(/_/g, "-");
+  const exact = Object.keys(catalogs).find((k) => k.toLowerCase() === tag.toLowerCase());
+  if (exact) return exact;
+  const base = tag.split("-")[0].toLowerCase();
+  return Object.keys(catalogs).find((k) => k.split("-")[0].toLowerCase() === base) ?? "en";
+}
+
+/** setLocale chooses the catalog of the host's locale. */
+export function setLocale(locale: string): void {
+  const name = catalogFor(locale || "en");
+  if (name === lang) return;
+  lang = name;
+  messages = catalogs[name];
+  try {
+    plurals = new Intl.PluralRules(name);
+  } catch {
+    plurals = new Intl.PluralRules("en");
+  }
+}
+
+/** language is the catalog in use ("de", "pt-BR", …). */
+export function language(): string {
+  return lang;
+}
+
+/**
+ * t is a message with its {placeholders} filled in; a plural message takes
+ * the form Intl.PluralRules chooses for vars.n.
+ */
+export function t(key: Key, vars: Record<string, string | number> = {}): string {
+  const text: Text = messages[key] ?? en[key];
+  let s: string;
+  if (typeof text === "string") s = text;
+  else {
+    const n = typeof vars.n === "number" ? vars.n : 0;
+    const form = plurals.select(n) as keyof typeof text;
+    s = text[form] ?? text.other;
+  }
+  return s.replace(/\{(\w+)\}/g, (m, k: string) => (k in vars ? String(vars[k]) : m));
+}
