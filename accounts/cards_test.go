@@ -2,6 +2,7 @@ package accounts_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"gorm.io/gorm"
@@ -66,6 +67,19 @@ func TestMyPaymentMethods(t *testing.T) {
 		_, err = w.co.Complete(adaCtx, checkout.CompleteRequest{SessionID: s.ID, Payment: checkout.PaymentData{Token: visa.ID, Provider: "stripe"}})
 		if e := shop.ErrorCode(err); e != shop.Invalid {
 			t.Errorf("paying with the removed card: %v; want invalid $.payment_data.token", err)
+		}
+
+		// Paid with the amex, the staff's get_order names the saved card.
+		done, err := w.co.Complete(adaCtx, checkout.CompleteRequest{SessionID: s.ID, Payment: checkout.PaymentData{Token: amex.ID, Provider: "stripe"}})
+		if err != nil || done.Order == nil {
+			t.Fatalf("paying with the saved amex: %v %+v", err, done)
+		}
+		res, err := w.tools["get_order"].Handle(owner(), []byte(`{"order_id":"`+done.Order.ID+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.Text, "with the buyer's saved card amex •••• 8431") {
+			t.Errorf("get_order does not name the saved card:\n%s", res.Text)
 		}
 	})
 }
