@@ -15,6 +15,33 @@ import (
 // is is decided by the session's owner (its buyer key), not by who calls:
 // the payment page pays without a bearer token.
 
+// pageKey marks a context as the signed payment page's (OnPaymentPage).
+type pageKey struct{}
+
+// OnPaymentPage marks ctx as the shop's own payment page of a session,
+// reached by its signed link: it acts for the session's buyer (shows and
+// pays with their saved cards) without a bearer token. Only package server's
+// payment page sets it, after checking the link's signature.
+func OnPaymentPage(ctx context.Context) context.Context { return context.WithValue(ctx, pageKey{}, true) }
+
+// actsFor is the account whose saved cards ctx may see and pay with on the
+// session of row: the session's linked account when the caller is that
+// account (its bearer token) or the session's signed payment page; "" for
+// anyone else, a guest calling about a linked buyer's session included.
+func actsFor(ctx context.Context, row *sessionRow) string {
+	account := accountOf(row.BuyerKey)
+	if account == "" {
+		return ""
+	}
+	if page, _ := ctx.Value(pageKey{}).(bool); page {
+		return account
+	}
+	if b := shop.BuyerFrom(ctx); b.Linked() && b.AccountID == account {
+		return account
+	}
+	return ""
+}
+
 // Wallet is what checkout needs of saved cards: payments.Wallet.
 type Wallet interface {
 	// Cards are the account's saved cards, newest first, at most ten.
@@ -28,10 +55,10 @@ type Wallet interface {
 	Save(ctx context.Context, accountID, token string) (*payments.SavedCard, error)
 }
 
-// managedMethods are the saved cards a session of row's buyer offers; none
-// for a guest's.
+// managedMethods are the saved cards a session of row's buyer offers, to
+// that buyer only (actsFor); none for a guest's session.
 func (c *Checkout) managedMethods(ctx context.Context, row *sessionRow) ([]ManagedPaymentMethod, error) {
-	account := accountOf(row.BuyerKey)
+	account := actsFor(ctx, row)
 	if c.wallet == nil || account == "" {
 		return nil, nil
 	}
@@ -48,15 +75,16 @@ func (c *Checkout) managedMethods(ctx context.Context, row *sessionRow) ([]Manag
 }
 
 // savedCustomer is the customer to charge token through when it is a saved
-// card of the session's buyer, "" when it is no saved card; a saved card
-// that is not theirs (another buyer's, a removed one, any for a guest's
-// session, one saved with another provider) is refused for
-// $.payment_data.token, before anything is claimed or charged.
+// card of the session's buyer and the caller acts for them (actsFor), ""
+// when it is no saved card; any other saved card (another buyer's, a
+// removed one, any named by a guest or for a guest's session, one saved
+// with another provider) is refused for $.payment_data.token, before
+// anything is claimed or charged.
 func (c *Checkout) savedCustomer(ctx context.Context, row *sessionRow, token string) (string, error) {
 	if c.wallet == nil {
 		return "", nil
 	}
-	card, err := c.wallet.Card(ctx, accountOf(row.BuyerKey), token)
+	card, err := c.wallet.Card(ctx, actsFor(ctx, row), token)
 	if err != nil || card == nil {
 		return "", err
 	}

@@ -86,7 +86,7 @@ func TestSavedCardRoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.co.Complete(context.Background(), checkout.CompleteRequest{SessionID: first.ID, Payment: pay(saved)}); err != nil {
+		if _, err := w.co.Complete(linkedAs("ada"), checkout.CompleteRequest{SessionID: first.ID, Payment: pay(saved)}); err != nil {
 			t.Fatal(err)
 		}
 
@@ -103,6 +103,13 @@ func TestSavedCardRoad(t *testing.T) {
 		}
 		if bob := w.readyAs(t, "bob"); len(bob.PaymentProvider.ManagedPaymentMethods) != 0 {
 			t.Errorf("bob's session offers %+v", bob.PaymentProvider.ManagedPaymentMethods)
+		}
+		// Read by anyone but ada (a guest who has the session's id), ada's
+		// session shows no saved cards.
+		for who, ctx := range map[string]context.Context{"guest": context.Background(), "bob": linkedAs("bob")} {
+			if read, err := w.co.Get(ctx, next.ID); err != nil || len(read.PaymentProvider.ManagedPaymentMethods) != 0 {
+				t.Errorf("ada's session read by %s offers %+v (%v)", who, read.PaymentProvider.ManagedPaymentMethods, err)
+			}
 		}
 
 		done, err := w.co.Complete(linkedAs("ada"), checkout.CompleteRequest{SessionID: next.ID, Payment: pay(saved)})
@@ -135,15 +142,17 @@ func TestSavedCardRefusals(t *testing.T) {
 		if err := w.wallet.Remove(context.Background(), "ada", removed.ID); err != nil {
 			t.Fatal(err)
 		}
-		for _, tc := range []struct{ name, account, token string }{
-			{"AnotherBuyersCard", "bob", ada.ID},
-			{"GuestNamesASavedCard", "", ada.ID},
-			{"RemovedCard", "ada", removed.ID},
-			{"UnknownSandboxCard", "ada", "pm_sandbox_nosuchcard"},
+		for _, tc := range []struct{ name, owner, caller, token string }{
+			{"AnotherBuyersCard", "bob", "bob", ada.ID},
+			{"GuestNamesASavedCard", "", "", ada.ID},
+			{"GuestCallsOnTheOwnersSession", "ada", "", ada.ID},
+			{"AnotherBuyerCallsOnTheOwnersSession", "ada", "bob", ada.ID},
+			{"RemovedCard", "ada", "ada", removed.ID},
+			{"UnknownSandboxCard", "ada", "ada", "pm_sandbox_nosuchcard"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				s := w.readyAs(t, tc.account)
-				_, err := w.co.Complete(linkedAs(tc.account), checkout.CompleteRequest{SessionID: s.ID, Payment: pay(tc.token)})
+				s := w.readyAs(t, tc.owner)
+				_, err := w.co.Complete(linkedAs(tc.caller), checkout.CompleteRequest{SessionID: s.ID, Payment: pay(tc.token)})
 				refusedToken(t, err, tc.name)
 				after, _ := w.co.Get(context.Background(), s.ID)
 				if after.Status != checkout.Ready {

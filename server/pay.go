@@ -107,7 +107,8 @@ func (p *payPages) signed(h func(w http.ResponseWriter, r *http.Request, id, tok
 			p.message(w, http.StatusNotFound, "Payment page not found", "This payment link is not valid. Ask for a new one in the conversation.")
 			return
 		}
-		h(w, r, id, token)
+		// The signed link acts for the session's buyer: their saved cards.
+		h(w, r.WithContext(checkout.OnPaymentPage(r.Context())), id, token)
 	}
 }
 
