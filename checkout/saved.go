@@ -22,7 +22,9 @@ type pageKey struct{}
 // reached by its signed link: it acts for the session's buyer (shows and
 // pays with their saved cards) without a bearer token. Only package server's
 // payment page sets it, after checking the link's signature.
-func OnPaymentPage(ctx context.Context) context.Context { return context.WithValue(ctx, pageKey{}, true) }
+func OnPaymentPage(ctx context.Context) context.Context {
+	return context.WithValue(ctx, pageKey{}, true)
+}
 
 // actsFor is the account whose saved cards ctx may see and pay with on the
 // session of row: the session's linked account when the caller is that
