@@ -150,3 +150,34 @@ func TestWalletAnotherProvider(t *testing.T) {
 		}
 	})
 }
+
+// TestStripeMockSavedCards sends saved cards' requests (create a Customer,
+// attach, charge off-session, detach) to stripe-mock, which checks each
+// parameter against Stripe's OpenAPI spec.
+func TestStripeMockSavedCards(t *testing.T) {
+	s, rt, _, _ := mockedStripe(t)
+	ctx := context.Background()
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		addAccount(t, db, "ada")
+		w := payments.NewWallet(db, s)
+		c, err := w.Save(ctx, "ada", "pm_card_visa")
+		if err != nil {
+			t.Fatalf("Save: %v", err)
+		}
+		if c.Customer == "" || c.ID == "" || c.Last4 == "" {
+			t.Errorf("saved %+v", c)
+		}
+		rt.accepted(t, 2) // the customer, the attach
+		if _, err := s.Charge(ctx, payments.Request{Amount: 1500, Currency: "usd", Token: c.ID, Customer: c.Customer, IdempotencyKey: "k_mock"}); err != nil {
+			t.Fatalf("Charge: %v", err)
+		}
+		ex := rt.accepted(t, 1)[0]
+		if ex.Form.Get("off_session") != "true" || ex.Form.Get("customer") != c.Customer || ex.Form.Get("payment_method") != c.ID {
+			t.Errorf("the charge sent %v; want the customer, the saved payment method and off_session", ex.Form)
+		}
+		if err := w.Remove(ctx, "ada", c.ID); err != nil {
+			t.Fatalf("Remove: %v", err)
+		}
+		rt.accepted(t, 1)
+	})
+}
