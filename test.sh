@@ -4,8 +4,10 @@
 # server at $SHOP_TEST_POSTGRES (default postgres://postgres@127.0.0.1:5432/test).
 # It also builds the widgets (npm ci in widgets/web; Debian's chromium is
 # installed when missing) and checks that widgets/dist is what they build.
-# It starts `shop serve` on a fresh database, makes three purchases with
-# `shop purchase` (the last on create_payment_link's page), and runs the MCP
+# It starts `shop serve` on a fresh database, makes four purchases with
+# `shop purchase` (the third on create_payment_link's page, the last as a
+# buyer who links their account, reading the sign-in code from the email
+# the shop sends to its SMTP listener), and runs the MCP
 # conformance suite and the MCP Inspector CLI against it (npm ci in
 # conformance/; they run on Node 22 from npm), and Shopify's reference UCP
 # agent (@shopify/ucp-cli, npm ci in ucp/agenttest) buys over /ucp/mcp. The
@@ -105,8 +107,12 @@ trap 'status=$?; [ "$status" = 0 ] || [ ! -f "$shop_dir/shop.log" ] || { echo "s
 # The demo merchant on a fresh SQLite file, with the sandbox: no Stripe key,
 # so that nothing leaves 127.0.0.1. Port 0: the shop logs the port it got.
 # The UCP agent's profile is served on 127.0.0.1: the shop may fetch it there.
-env -u STRIPE_SECRET_KEY -u STRIPE_WEBHOOK_SECRET -u SHOP_PUBLIC_URL -u SHOP_ADMIN_TOKENS -u SHOP_TEST_FAULT -u SHOP_SMTP_URL SHOP_UCP_TEST_ALLOW_LOOPBACK=true \
-	.bin/shop serve --addr 127.0.0.1:0 --db "$shop_dir/shop.db" >"$shop_dir/shop.log" 2>&1 &
+# Its emails go to the SMTP listener of `shop purchase --account` (a port
+# free now), which reads the sign-in code from them.
+smtp_capture=127.0.0.1:$(conformance/node_modules/.bin/node -e \
+	'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
+env -u STRIPE_SECRET_KEY -u STRIPE_WEBHOOK_SECRET -u SHOP_PUBLIC_URL -u SHOP_ADMIN_TOKENS -u SHOP_TEST_FAULT SHOP_UCP_TEST_ALLOW_LOOPBACK=true \
+	SHOP_SMTP_URL="smtp://$smtp_capture?tls=none" .bin/shop serve --addr 127.0.0.1:0 --db "$shop_dir/shop.db" >"$shop_dir/shop.log" 2>&1 &
 shop_pid=$!
 shop_url=
 for _ in $(seq 150); do
@@ -129,6 +135,11 @@ echo
 env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp" --decline --items 3 --promo WELCOME10
 echo
 env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp" --link --decline
+echo
+# A linked buyer: the run links the account (registration, PKCE, the login
+# pages, the code from the email) and buys with the token; list_my_orders
+# shows its order beside the ones above, placed as a guest with its email.
+env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp" --account --smtp-capture "$smtp_capture"
 echo
 conformance/node_modules/.bin/node conformance/run.mjs "$shop_url/mcp"
 echo

@@ -58,9 +58,12 @@ type cartRow struct {
 	Buyer     *Buyer `gorm:"serializer:json;not null"`
 	PromoCode string
 	BuyerKey  string
-	CreatedAt time.Time
-	UpdatedAt time.Time `gorm:"autoUpdateTime:false"`
-	ExpiresAt time.Time
+	// BuyerAddress is the client address that created the cart, for the
+	// hourly cap per address (addrlimits.go).
+	BuyerAddress string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time `gorm:"autoUpdateTime:false"`
+	ExpiresAt    time.Time
 }
 
 func (cartRow) TableName() string { return "carts" }
@@ -75,8 +78,9 @@ func (c *Checkout) CreateCart(ctx context.Context, req CartRequest) (*Cart, erro
 		return nil, shop.Errorf(shop.Missing, "$.items", `send the variants to buy, such as [{"id": "enamel-camp-mug-slate", "quantity": 1}]`)
 	}
 	now := c.now().UTC()
+	buyer := shop.BuyerFrom(ctx)
 	row := cartRow{ID: shop.NewID("cart_"), Status: CartOpen, Currency: c.policy.Currency().Code(),
-		BuyerKey: shop.BuyerFrom(ctx).Key(), CreatedAt: now}
+		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, CreatedAt: now}
 	if err := c.applyCart(&row, req); err != nil {
 		return nil, err
 	}
@@ -85,8 +89,17 @@ func (c *Checkout) CreateCart(ctx context.Context, req CartRequest) (*Cart, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := c.db.WithContext(ctx).Create(&row).Error; err != nil {
-		return nil, fmt.Errorf("create cart: %w", err)
+	err = c.transact(ctx, func(tx *gorm.DB) error {
+		if err := c.creationCap(ctx, tx, "carts", "carts", buyer, now); err != nil {
+			return err
+		}
+		if err := tx.WithContext(ctx).Create(&row).Error; err != nil {
+			return fmt.Errorf("create cart: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return cart, nil
 }

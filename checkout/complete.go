@@ -213,7 +213,7 @@ func (c *Checkout) claimRow(ctx context.Context, req CompleteRequest, row *sessi
 		return nil, nil, nil, err
 	}
 	c.faultAt("claim")
-	att, err := c.claim(ctx, row, st, func(tx *gorm.DB) (*attemptRow, error) {
+	att, err := c.claim(ctx, row, st, true, func(tx *gorm.DB) (*attemptRow, error) {
 		return c.newAttempt(ctx, tx, row, c.charger.Name(), req.Payment.Token, "", customer)
 	})
 	if err != nil {
@@ -288,8 +288,9 @@ func mergeBuyer(st *state, b *Buyer) error {
 // buyer agreed to (its lines, totals, option and delivery window, and its
 // expiry: see agreed.go), and so does the order it becomes. claim answers
 // nil, with the session saved not ready and why, when something moved, the
-// promotion's usage limit included.
-func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt func(tx *gorm.DB) (*attemptRow, error)) (*attemptRow, error) {
+// promotion's usage limit included. A card payment of complete_checkout
+// (card) must be within the caps of paycaps.go.
+func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, card bool, attempt func(tx *gorm.DB) (*attemptRow, error)) (*attemptRow, error) {
 	before := row.Priced
 	promo, _ := c.policy.Promotion(st.PromoCode)
 	if st.PromoCode == "" {
@@ -311,6 +312,11 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, attempt
 		now := database.Now(tx)
 		if promo != nil {
 			if err := c.lockPromo(ctx, tx, promo.Code); err != nil {
+				return err
+			}
+		}
+		if card {
+			if err := c.paymentCaps(ctx, tx, row, now); err != nil {
 				return err
 			}
 		}

@@ -53,7 +53,7 @@ func TestOwnHoldsNeverBlock(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 				lost := &lostAnswer{}
-				p := payingShop(t, db, lost)
+				p := payingShopWith(t, db, lost, noShare)
 				lost.Sandbox = p.sandbox
 				if err := db.Exec("UPDATE variants SET stock = 3 WHERE id = ?", pan).Error; err != nil {
 					t.Fatal(err)
@@ -226,7 +226,11 @@ func TestGiveWayRacesPayment(t *testing.T) {
 	ctx := context.Background()
 	ada := &checkout.Buyer{Email: "ada@example.com"}
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
-		p := payingShop(t, db, nil)
+		// The stock alone decides, and the buyer pays as often as it takes.
+		p := payingShopWith(t, db, nil, func(p *checkout.Policy) {
+			noShare(p)
+			p.Limits.PaymentsPerHour, p.Limits.PaymentsPerAddressHour = 1000, 1000
+		})
 		ids := inStock(t, db, 10)
 		warmPool(t, db, 4)
 		for round := range rounds {

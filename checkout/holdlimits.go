@@ -98,6 +98,9 @@ type otherSession struct {
 // the state being priced.
 func (c *Checkout) buyerSessions(ctx context.Context, tx *gorm.DB, row *sessionRow, email string, now time.Time) (*buyerSessions, error) {
 	b := &buyerSessions{key: row.BuyerKey, limits: c.policy.BuyerLimits()}
+	if shop.IsAccount(b.key) {
+		b.limits.UnitsPerBuyer = b.limits.UnitsPerAccount // verified: may hold more
+	}
 	tx = tx.WithContext(ctx)
 	// The buyer's own sessions and their email's, in one statement (the
 	// order they come in does not matter: others is sorted below).

@@ -1,6 +1,12 @@
 package checkout
 
-import "time"
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Limits bound what one buyer may hold at once, so that nobody can hold the
 // shop's stock hostage (CONTRACT.md §4). A buyer is the host's anonymous user
@@ -18,6 +24,87 @@ type Limits struct {
 	// OpenSessions bounds the sessions ready for payment one buyer has at
 	// once (default 5).
 	OpenSessions int64 `yaml:"open_sessions"`
+
+	// UnitsPerAccount replaces UnitsPerBuyer for a linked account, a buyer
+	// the shop verified, who is counted by account alone (default 200).
+	UnitsPerAccount int64 `yaml:"units_per_account"`
+	// UnitsPerAddress bounds the units held at once by all the buyers who
+	// are not linked accounts calling from one client address, whatever
+	// ids they send (default 100: a household). HostAddresses raise it for
+	// a host's egress addresses.
+	UnitsPerAddress int64 `yaml:"units_per_address"`
+	// UnverifiedShare bounds the percentage of each variant's stock on hand
+	// that buyers who are not linked accounts hold at once (default 50;
+	// 100: no bound). At least one unit may always be held.
+	UnverifiedShare int64 `yaml:"unverified_share_percent"`
+	// HostAddresses are the egress addresses of hosts whose many users
+	// share them: each raises UnitsPerAddress to its Units for its
+	// addresses, and the per-address hourly caps below in proportion.
+	HostAddresses []HostAddress `yaml:"host_addresses"`
+
+	// SessionsPerHour bounds the checkout sessions one buyer (a host's user
+	// or a linked account) creates in an hour, and apart from them their
+	// carts (default 30).
+	SessionsPerHour int64 `yaml:"sessions_per_hour"`
+	// SessionsPerAddressHour bounds the checkout sessions, and apart the
+	// carts, created from one client address in an hour (default 120).
+	SessionsPerAddressHour int64 `yaml:"sessions_per_address_hour"`
+	// PaymentsPerHour bounds complete_checkout's payment attempts of one
+	// buyer (a host's user or a linked account) in an hour (default 10);
+	// PaymentsPerAddressHour those from one client address (default 30).
+	PaymentsPerHour        int64 `yaml:"payments_per_hour"`
+	PaymentsPerAddressHour int64 `yaml:"payments_per_address_hour"`
+	// DeclinesBeforeLock is how many declined payments, each within
+	// DeclineLockMinutes of the last, make a session refuse more card
+	// payments until DeclineLockMinutes after the last (defaults 5, 15).
+	DeclinesBeforeLock int64 `yaml:"declines_before_lock"`
+	DeclineLockMinutes int64 `yaml:"decline_lock_minutes"`
+}
+
+// HostAddress is an AI host's egress range, behind which many buyers call
+// from one address (policy limits.host_addresses, or serve's
+// --host-addresses CIDR:units).
+type HostAddress struct {
+	// CIDR is the range, such as "203.0.113.0/24" or "2001:db8::/32".
+	CIDR string `yaml:"cidr"`
+	// Units is what all the unverified buyers behind the range may hold at
+	// once, in place of UnitsPerAddress.
+	Units int64 `yaml:"units"`
+}
+
+// NoHourlyCaps lifts the caps per hour on the sessions, carts and payments
+// of a buyer and of an address to their bounds: for a shop served without
+// rate limits (serve's --rate-limit -1, as for a benchmark).
+func (l *Limits) NoHourlyCaps() {
+	l.SessionsPerHour, l.SessionsPerAddressHour = maxPerHour, maxPerHour
+	l.PaymentsPerHour, l.PaymentsPerAddressHour = maxPerHour, maxPerHour
+}
+
+// ParseHostAddresses parses serve's --host-addresses: comma-separated
+// CIDR:units, such as "203.0.113.0/24:5000,2001:db8::/32:5000".
+func ParseHostAddresses(s string) ([]HostAddress, error) {
+	var out []HostAddress
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		i := strings.LastIndex(part, ":")
+		if i < 0 {
+			return nil, fmt.Errorf("%q: want CIDR:units, such as 203.0.113.0/24:5000", part)
+		}
+		h := HostAddress{CIDR: part[:i]}
+		n, err := strconv.ParseInt(part[i+1:], 10, 64)
+		if err != nil || n < 1 || n > maxUnitsPerAddress {
+			return nil, fmt.Errorf("%q: the units must be a whole number from 1 to %d", part, maxUnitsPerAddress)
+		}
+		h.Units = n
+		if _, err := netip.ParsePrefix(h.CIDR); err != nil {
+			return nil, fmt.Errorf("%q: %q is not a CIDR range such as 203.0.113.0/24", part, h.CIDR)
+		}
+		out = append(out, h)
+	}
+	return out, nil
 }
 
 // Sessions bound how long a checkout session lives and how long an ended one
@@ -41,13 +128,28 @@ const (
 	DefaultUnitsPerVariant = 10
 	DefaultUnitsPerBuyer   = 50
 	DefaultOpenSessions    = 5
-	DefaultLifetimeHours   = 6
-	DefaultRetentionDays   = 30
+
+	DefaultUnitsPerAccount        = 200
+	DefaultUnitsPerAddress        = 100
+	DefaultUnverifiedShare        = 50
+	DefaultSessionsPerHour        = 30
+	DefaultSessionsPerAddressHour = 120
+	DefaultPaymentsPerHour        = 10
+	DefaultPaymentsPerAddressHour = 30
+	DefaultDeclinesBeforeLock     = 5
+	DefaultDeclineLockMinutes     = 15
+
+	DefaultLifetimeHours = 6
+	DefaultRetentionDays = 30
 
 	maxOpenSessions  = 100
 	maxUnitsPerBuyer = MaxLines * MaxQuantity
 	maxLifetimeHours = 7 * 24
-	maxRetentionDays = 10 * 366
+
+	maxUnitsPerAddress = 10_000_000
+	maxPerHour         = 1_000_000
+	maxHostAddresses   = 100
+	maxRetentionDays   = 10 * 366
 )
 
 // BuyerLimits returns the policy's limits with their defaults filled in.
@@ -62,6 +164,15 @@ func (p *Policy) BuyerLimits() Limits {
 	or(&l.UnitsPerVariant, DefaultUnitsPerVariant)
 	or(&l.UnitsPerBuyer, DefaultUnitsPerBuyer)
 	or(&l.OpenSessions, DefaultOpenSessions)
+	or(&l.UnitsPerAccount, DefaultUnitsPerAccount)
+	or(&l.UnitsPerAddress, DefaultUnitsPerAddress)
+	or(&l.UnverifiedShare, DefaultUnverifiedShare)
+	or(&l.SessionsPerHour, DefaultSessionsPerHour)
+	or(&l.SessionsPerAddressHour, DefaultSessionsPerAddressHour)
+	or(&l.PaymentsPerHour, DefaultPaymentsPerHour)
+	or(&l.PaymentsPerAddressHour, DefaultPaymentsPerAddressHour)
+	or(&l.DeclinesBeforeLock, DefaultDeclinesBeforeLock)
+	or(&l.DeclineLockMinutes, DefaultDeclineLockMinutes)
 	return l
 }
 
@@ -95,6 +206,27 @@ func (v *validator) limits(l Limits, s Sessions) {
 	within("limits.units_per_variant", l.UnitsPerVariant, maxUnitsPerBuyer)
 	within("limits.units_per_buyer", l.UnitsPerBuyer, maxUnitsPerBuyer)
 	within("limits.open_sessions", l.OpenSessions, maxOpenSessions)
+	within("limits.units_per_account", l.UnitsPerAccount, maxUnitsPerBuyer)
+	within("limits.units_per_address", l.UnitsPerAddress, maxUnitsPerAddress)
+	within("limits.unverified_share_percent", l.UnverifiedShare, 100)
+	within("limits.sessions_per_hour", l.SessionsPerHour, maxPerHour)
+	within("limits.sessions_per_address_hour", l.SessionsPerAddressHour, maxPerHour)
+	within("limits.payments_per_hour", l.PaymentsPerHour, maxPerHour)
+	within("limits.payments_per_address_hour", l.PaymentsPerAddressHour, maxPerHour)
+	within("limits.declines_before_lock", l.DeclinesBeforeLock, maxPerHour)
+	within("limits.decline_lock_minutes", l.DeclineLockMinutes, 7*24*60)
+	if len(l.HostAddresses) > maxHostAddresses {
+		v.add("limits.host_addresses", "at most %d ranges (got %d)", maxHostAddresses, len(l.HostAddresses))
+	}
+	for i, h := range l.HostAddresses {
+		at := fmt.Sprintf("limits.host_addresses[%d]", i)
+		if _, err := netip.ParsePrefix(h.CIDR); err != nil {
+			v.add(at+".cidr", "must be a CIDR range such as 203.0.113.0/24 or 2001:db8::/32 (got %q)", h.CIDR)
+		}
+		if h.Units < 1 || h.Units > maxUnitsPerAddress {
+			v.add(at+".units", "must be a whole number from 1 to %d (got %d)", maxUnitsPerAddress, h.Units)
+		}
+	}
 	within("sessions.lifetime_hours", s.LifetimeHours, maxLifetimeHours)
 	within("sessions.retention_days", s.RetentionDays, maxRetentionDays)
 }

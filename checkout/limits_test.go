@@ -75,7 +75,7 @@ func TestAttackHoldsNoMoreThanLimits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
-				co, _ := demoShop(t, db)
+				co, _ := demoShopWith(t, db, noShare) // the limits per buyer alone
 				attackHugeCarts(t, co, db, tc.ctx)
 				ready := attackFullCarts(t, co, db, tc.ctx, tc.key)
 				if tc.key == "addr:203.0.113.7" {

@@ -14,7 +14,9 @@ func TestPolicyLimits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Limits{UnitsPerLine: 10, UnitsPerVariant: 10, UnitsPerBuyer: 50, OpenSessions: 5}
+		want := Limits{UnitsPerLine: 10, UnitsPerVariant: 10, UnitsPerBuyer: 50, OpenSessions: 5,
+			UnitsPerAccount: 200, UnitsPerAddress: 100, UnverifiedShare: 50, SessionsPerHour: 30, SessionsPerAddressHour: 120,
+			PaymentsPerHour: 10, PaymentsPerAddressHour: 30, DeclinesBeforeLock: 5, DeclineLockMinutes: 15}
 		if diff := cmp.Diff(want, p.BuyerLimits()); diff != "" {
 			t.Errorf("BuyerLimits (-want +got):\n%s", diff)
 		}
@@ -31,7 +33,9 @@ func TestPolicyLimits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Limits{UnitsPerLine: 200, UnitsPerVariant: 400, UnitsPerBuyer: 1000, OpenSessions: 20}
+		want := Limits{UnitsPerLine: 200, UnitsPerVariant: 400, UnitsPerBuyer: 1000, OpenSessions: 20,
+			UnitsPerAccount: 200, UnitsPerAddress: 100, UnverifiedShare: 50, SessionsPerHour: 30, SessionsPerAddressHour: 120,
+			PaymentsPerHour: 10, PaymentsPerAddressHour: 30, DeclinesBeforeLock: 5, DeclineLockMinutes: 15}
 		if diff := cmp.Diff(want, p.BuyerLimits()); diff != "" {
 			t.Errorf("BuyerLimits (-want +got):\n%s", diff)
 		}
@@ -52,7 +56,9 @@ func TestPolicyLimits(t *testing.T) {
 				"policy.yaml: sessions.lifetime_hours: must be a whole number from 1 to 168, or left out for the default (got 500)",
 			}},
 		{"ErrUnknownKey", "limits:\n  units_per_order: 3\n",
-			[]string{"policy.yaml: limits.units_per_order: unknown key; the keys allowed here are units_per_line, units_per_variant, units_per_buyer, open_sessions"}},
+			[]string{"policy.yaml: limits.units_per_order: unknown key; the keys allowed here are units_per_line, units_per_variant, units_per_buyer, open_sessions, " +
+				"units_per_account, units_per_address, unverified_share_percent, host_addresses, sessions_per_hour, sessions_per_address_hour, " +
+				"payments_per_hour, payments_per_address_hour, declines_before_lock, decline_lock_minutes"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := LoadPolicy(strings.NewReader(validYAML(t)+"\n"+tc.yaml), "policy.yaml")
@@ -67,5 +73,59 @@ func TestPolicyLimits(t *testing.T) {
 				t.Errorf("error lines (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestHostAddresses: the policy's host ranges and serve's --host-addresses
+// are checked, and an address in a range gets its units and the hourly
+// caps in proportion; one outside gets the household's.
+func TestHostAddresses(t *testing.T) {
+	yaml := validYAML(t) + "\nlimits:\n  host_addresses:\n    - cidr: 203.0.113.0/24\n      units: 5000\n    - cidr: \"2001:db8::/32\"\n      units: 1000\n"
+	p, err := LoadPolicy(strings.NewReader(yaml), "policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := p.BuyerLimits()
+	for _, tc := range []struct {
+		addr         string
+		units, scale int64
+	}{
+		{"203.0.113.9", 5000, 50},
+		{"2001:db8:1:2::/64", 1000, 10},
+		{"198.51.100.1", DefaultUnitsPerAddress, 1},
+		{"", DefaultUnitsPerAddress, 1},
+	} {
+		if got := l.forAddress(tc.addr); got.units != tc.units || got.scale != tc.scale {
+			t.Errorf("forAddress(%q) = %+v, want units %d scale %d", tc.addr, got, tc.units, tc.scale)
+		}
+	}
+	_, err = LoadPolicy(strings.NewReader(validYAML(t)+"\nlimits:\n  host_addresses:\n    - cidr: 203.0.113.0\n      units: 0\n"), "policy.yaml")
+	var got []string
+	for _, line := range errLines(err) {
+		if i := strings.LastIndex(line, " (line "); i > 0 {
+			line = line[:i]
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		`policy.yaml: limits.host_addresses[0].cidr: must be a CIDR range such as 203.0.113.0/24 or 2001:db8::/32 (got "203.0.113.0")`,
+		"policy.yaml: limits.host_addresses[0].units: must be a whole number from 1 to 10000000 (got 0)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct {
+		flag string
+		ok   bool
+	}{
+		{"203.0.113.0/24:5000,2001:db8::/32:100", true},
+		{"203.0.113.0/24", false},
+		{"203.0.113.0/24:0", false},
+		{"nonsense:5", false},
+	} {
+		h, err := ParseHostAddresses(tc.flag)
+		if (err == nil) != tc.ok {
+			t.Errorf("ParseHostAddresses(%q) = %+v, %v; want ok %v", tc.flag, h, err, tc.ok)
+		}
 	}
 }

@@ -38,7 +38,7 @@ type rawPromotion struct {
 // knownKeys lists the keys of each YAML mapping by the name of its Go type.
 var knownKeys = func() map[string][]string {
 	m := map[string][]string{}
-	for _, v := range []any{rawPolicy{}, Links{}, Shipping{}, Zone{}, ShippingRate{}, rawTax{}, rawPromotion{}, Limits{}, Sessions{}, Emails{}, PaymentSheet{}} {
+	for _, v := range []any{rawPolicy{}, Links{}, Shipping{}, Zone{}, ShippingRate{}, rawTax{}, rawPromotion{}, Limits{}, HostAddress{}, Sessions{}, Emails{}, PaymentSheet{}} {
 		m[reflect.TypeOf(v).String()] = yamlKeys(reflect.TypeOf(v))
 	}
 	return m
@@ -61,7 +61,10 @@ func yamlKeys(t reflect.Type) (keys []string) {
 var wholeNumbers = map[string]string{"price": minorUnits, "free_over": minorUnits, "amount": positive,
 	"min_subtotal": minorUnits, "min_days": days, "max_days": days, "usage_limit": "a whole number > 0",
 	"units_per_line": wholeLimit, "units_per_variant": wholeLimit, "units_per_buyer": wholeLimit,
-	"open_sessions": wholeLimit, "lifetime_hours": wholeLimit, "retention_days": wholeLimit}
+	"open_sessions": wholeLimit, "lifetime_hours": wholeLimit, "retention_days": wholeLimit,
+	"units_per_account": wholeLimit, "units_per_address": wholeLimit, "unverified_share_percent": wholeLimit,
+	"sessions_per_hour": wholeLimit, "sessions_per_address_hour": wholeLimit, "payments_per_hour": wholeLimit,
+	"payments_per_address_hour": wholeLimit, "declines_before_lock": wholeLimit, "decline_lock_minutes": wholeLimit, "units": wholeLimit}
 
 // wholeLimit describes the keys of limits and sessions.
 const wholeLimit = "a whole number > 0"

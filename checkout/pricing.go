@@ -23,6 +23,7 @@ type cartLine struct {
 	Description string
 	Images      []string // image URLs of the variant
 	UnitAmount  int64    // minor units, from the catalog
+	OnHand      int64    // the variant's stock on hand (addrlimits.go)
 }
 
 // pricingInput is everything price needs; it does no I/O.
@@ -146,8 +147,14 @@ func price(in pricingInput) priced {
 	return out
 }
 
+// maxLineImages bounds the images of a line item (the variant's first):
+// with the catalog's bounds on names and URLs it bounds the priced snapshot
+// a session keeps to about 50 × 1.5 KiB for its 50 lines.
+const maxLineImages = 3
+
 // lineItems are the cart's lines as line items (never nil), priced before
-// discounts and tax, and the sum of their BaseAmount.
+// discounts and tax, and the sum of their BaseAmount, with at most
+// maxLineImages images each.
 func lineItems(lines []cartLine) ([]LineItem, int64) {
 	items := make([]LineItem, 0, len(lines))
 	var base int64
@@ -156,7 +163,7 @@ func lineItems(lines []cartLine) ([]LineItem, int64) {
 			ID:   "li_" + l.VariantID,
 			Item: Item{ID: l.VariantID, Quantity: l.Quantity},
 			Name: l.Name, Description: l.Description,
-			Images:     append([]string{}, l.Images...),
+			Images:     append([]string{}, l.Images[:min(len(l.Images), maxLineImages)]...),
 			UnitAmount: l.UnitAmount,
 			BaseAmount: l.UnitAmount * l.Quantity,
 		}

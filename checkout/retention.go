@@ -24,7 +24,8 @@ var droppedSessions = []Status{Canceled, Expired}
 var moneylessAttempts = []attemptStatus{attemptDeclined, attemptRequiresAction, attemptFailed}
 
 // DeleteEnded deletes what the shop keeps of the checkout sessions that
-// ended more than the policy's retention ago (sessions.retention_days), in
+// ended more than the policy's retention ago (sessions.retention_days), or
+// more than UnheldRetention ago for those that never held stock, in
 // transactions of at most retentionBatch rows, until none is left or ctx
 // is done. It returns how many sessions it deleted.
 //
@@ -45,17 +46,23 @@ var moneylessAttempts = []attemptStatus{attemptDeclined, attemptRequiresAction, 
 // deleted once, and a session that gained an order or a payment meanwhile
 // is refused by the foreign keys, failing only that batch.
 func (c *Checkout) DeleteEnded(ctx context.Context) (int64, error) {
-	cutoff := c.now().UTC().Add(-c.policy.SessionRetention())
+	now := c.now().UTC()
+	cutoff := now.Add(-c.policy.SessionRetention())
 	var sessions int64
-	for _, status := range droppedSessions {
-		for ctx.Err() == nil {
-			n, err := c.deleteEndedBatch(ctx, status, cutoff)
-			sessions += n
-			if err != nil {
-				return sessions, err
-			}
-			if n < int64(retentionBatch) {
-				break
+	for _, pass := range []struct {
+		unheld bool
+		cutoff time.Time
+	}{{true, now.Add(-UnheldRetention)}, {false, cutoff}} {
+		for _, status := range droppedSessions {
+			for ctx.Err() == nil {
+				n, err := c.deleteEndedBatch(ctx, status, pass.cutoff, pass.unheld)
+				sessions += n
+				if err != nil {
+					return sessions, err
+				}
+				if n < int64(retentionBatch) {
+					break
+				}
 			}
 		}
 	}
@@ -76,13 +83,17 @@ func (c *Checkout) DeleteEnded(ctx context.Context) (int64, error) {
 
 // deleteEndedBatch deletes up to retentionBatch sessions of status
 // (canceled or expired) that ended before cutoff, with their rows, in one
-// transaction.
-func (c *Checkout) deleteEndedBatch(ctx context.Context, status Status, cutoff time.Time) (int64, error) {
+// transaction; only those that never held stock when unheld is set.
+func (c *Checkout) deleteEndedBatch(ctx context.Context, status Status, cutoff time.Time, unheld bool) (int64, error) {
 	var deleted int64
+	cond := endedBefore(status)
+	if unheld {
+		cond = unheldBefore(status)
+	}
 	err := c.transact(ctx, func(tx *gorm.DB) error {
 		deleted = 0
 		var ids []string
-		err := tx.Model(&sessionRow{}).Where(endedBefore(status), cutoff).
+		err := tx.Model(&sessionRow{}).Where(cond, cutoff).
 			Where("NOT EXISTS (SELECT 1 FROM orders o WHERE o.checkout_session_id = checkout_sessions.id)").
 			Where("NOT EXISTS (SELECT 1 FROM surplus_payments p WHERE p.session_id = checkout_sessions.id)").
 			Where("NOT EXISTS (SELECT 1 FROM payment_attempts a WHERE a.session_id = checkout_sessions.id AND a.status = ?)", attemptPending).
@@ -116,6 +127,17 @@ func (c *Checkout) deleteEndedBatch(ctx context.Context, status Status, cutoff t
 func endedBefore(status Status) string {
 	return statusIn(droppedSessions...) + " AND " + statusIn(status) + " AND updated_at <= ?"
 }
+
+// unheldBefore is endedBefore for the sessions that never held stock, as
+// the partial index checkout_sessions_unheld holds them.
+func unheldBefore(status Status) string {
+	return "ever_held = FALSE AND " + endedBefore(status)
+}
+
+// UnheldRetention is how long a session that ended without ever holding
+// stock is kept (whatever sessions.retention_days says, when that is
+// longer): such sessions cost storage and record nothing anyone needs.
+const UnheldRetention = 24 * time.Hour
 
 // deleteMoneylessAttempts deletes up to retentionBatch attempts that took no
 // money, settled before cutoff, of the sessions that ended before cutoff

@@ -17,7 +17,7 @@ import (
 // for a SELECT.
 var (
 	sessionFields = []string{"id", "status", "version", "currency", "items", "buyer", "address", "option_id", "promo_code",
-		"metadata", "priced", "total", "order_id", "expires_at", "created_at", "updated_at", "buyer_key", "buyer_email", "channel"}
+		"metadata", "priced", "total", "order_id", "expires_at", "created_at", "updated_at", "buyer_key", "buyer_email", "channel", "buyer_address", "ever_held"}
 	sessionColumns = strings.Join(sessionFields, ", ")
 )
 
@@ -43,7 +43,7 @@ func readRow(db *gorm.DB, id string) (*sessionRow, error) {
 	var r sessionRow
 	var items, buyer, address, metadata, priced string
 	if err := rows.Scan(&r.ID, &r.Status, &r.Version, &r.Currency, &items, &buyer, &address, &r.OptionID, &r.PromoCode,
-		&metadata, &priced, &r.Total, &r.OrderID, &r.ExpiresAt, &r.CreatedAt, &r.UpdatedAt, &r.BuyerKey, &r.BuyerEmail, &r.Channel); err != nil {
+		&metadata, &priced, &r.Total, &r.OrderID, &r.ExpiresAt, &r.CreatedAt, &r.UpdatedAt, &r.BuyerKey, &r.BuyerEmail, &r.Channel, &r.BuyerAddress, &r.EverHeld); err != nil {
 		return nil, err
 	}
 	for _, c := range []struct {
@@ -66,7 +66,7 @@ func readRow(db *gorm.DB, id string) (*sessionRow, error) {
 func insertRow(tx *gorm.DB, r *sessionRow) error {
 	_, err := database.Insert(tx, "checkout_sessions", sessionFields, []any{r.ID, r.Status, r.Version, r.Currency,
 		jsonColumn(r.Items), jsonColumn(r.Buyer), jsonColumn(r.Address), r.OptionID, r.PromoCode, jsonColumn(r.Metadata),
-		marshal(r.Priced), r.Total, r.OrderID, r.ExpiresAt, r.CreatedAt, r.UpdatedAt, r.BuyerKey, r.BuyerEmail, r.Channel})
+		marshal(r.Priced), r.Total, r.OrderID, r.ExpiresAt, r.CreatedAt, r.UpdatedAt, r.BuyerKey, r.BuyerEmail, r.Channel, r.BuyerAddress, r.EverHeld})
 	if err != nil {
 		return err
 	}
@@ -83,11 +83,12 @@ type indexed struct {
 	status               Status
 	expiresAt, updatedAt time.Time
 	buyerEmail           string
+	everHeld             bool
 }
 
 // indexed is the row's indexed columns as they are in memory.
 func (r *sessionRow) indexed() indexed {
-	return indexed{status: r.Status, expiresAt: r.ExpiresAt, updatedAt: r.UpdatedAt, buyerEmail: r.BuyerEmail}
+	return indexed{status: r.Status, expiresAt: r.ExpiresAt, updatedAt: r.UpdatedAt, buyerEmail: r.BuyerEmail, everHeld: r.EverHeld}
 }
 
 // stored records the row's indexed columns as the database holds them at
@@ -102,13 +103,14 @@ const (
 	setExpiresAt
 	setUpdatedAt
 	setBuyerEmail
+	setEverHeld
 )
 
 // saveSQL holds save's statements, by the indexed columns they set:
 // SQLite rewrites the entries of every index that holds a column of the
 // SET list, changed or not, so a save sets only the indexed columns that
-// changed. There are 16 texts, each prepared once per connection.
-var saveSQL [16]string
+// changed. There are 32 texts, each prepared once per connection.
+var saveSQL [32]string
 
 func init() {
 	for set := range saveSQL {
@@ -116,7 +118,7 @@ func init() {
 		for _, c := range []struct {
 			bit  int
 			name string
-		}{{setStatus, "status"}, {setExpiresAt, "expires_at"}, {setUpdatedAt, "updated_at"}, {setBuyerEmail, "buyer_email"}} {
+		}{{setStatus, "status"}, {setExpiresAt, "expires_at"}, {setUpdatedAt, "updated_at"}, {setBuyerEmail, "buyer_email"}, {setEverHeld, "ever_held"}} {
 			if set&c.bit != 0 {
 				cols += ", " + c.name + " = ?"
 			}
@@ -146,6 +148,9 @@ func (c *Checkout) save(tx *gorm.DB, row *sessionRow) error {
 	}
 	if !row.known || row.BuyerEmail != was.buyerEmail {
 		set, args = set|setBuyerEmail, append(args, row.BuyerEmail)
+	}
+	if !row.known || row.EverHeld != was.everHeld {
+		set, args = set|setEverHeld, append(args, row.EverHeld)
 	}
 	n, err := database.Exec(tx, saveSQL[set], append(args, row.ID, prev)...)
 	if err != nil {

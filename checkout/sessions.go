@@ -57,13 +57,17 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 		return nil, err
 	}
 	now := c.now().UTC()
+	buyer := shop.BuyerFrom(ctx)
 	fresh := sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now,
-		BuyerKey: shop.BuyerFrom(ctx).Key(), Channel: string(shop.ChannelFrom(ctx))}
+		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, Channel: string(shop.ChannelFrom(ctx))}
 	var row sessionRow
 	// errConflict: a session of the buyer's that gave way changed meanwhile.
 	err = retryConflicts(func() error {
 		return c.transact(ctx, func(tx *gorm.DB) error {
 			row = fresh
+			if err := c.creationCap(ctx, tx, "checkout_sessions", "checkout sessions", buyer, now); err != nil {
+				return err
+			}
 			if _, err := c.reprice(ctx, tx, &row, st, now); err != nil {
 				return err
 			}
@@ -397,7 +401,14 @@ func (c *Checkout) repriceHolding(ctx context.Context, tx *gorm.DB, row *session
 	row.ExpiresAt = c.expiry(row, now)
 	row.UpdatedAt = now
 	row.Status = NotReady
-	if len(problems) == 0 {
+	var why string // why the items may not be held, when they are not
+	if len(problems) == 0 && paying.IsZero() {
+		if why, err = c.holdRoom(ctx, tx, row, append([]string{row.ID}, release...), lines, now); err != nil {
+			return false, err
+		}
+	}
+	switch {
+	case len(problems) == 0 && why == "":
 		// A ready session, live, whose items stay as they were holds them
 		// already (its holds change with its items, in one transaction).
 		held := was.Status == Ready && now.Before(was.ExpiresAt) && slices.Equal(was.Items, st.Items)
@@ -407,12 +418,17 @@ func (c *Checkout) repriceHolding(ctx context.Context, tx *gorm.DB, row *session
 		}
 		problems = append(problems, short...)
 		if len(short) == 0 {
-			row.Status = Ready
+			row.Status, row.EverHeld = Ready, true
 		}
-	} else if was.Status != "" { // a session being created holds nothing yet
+	case was.Status != "": // a session being created holds nothing yet
 		if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
 			return false, err
 		}
+	}
+	if len(problems) == 0 && why != "" {
+		// Not a dead end: ready, with nothing reserved (addrlimits.go).
+		row.Status = Ready
+		pr.Messages = append([]Message{unreserved(why)}, pr.Messages...)
 	}
 
 	row.setState(st)
@@ -445,7 +461,7 @@ func (c *Checkout) cartLines(ctx context.Context, tx *gorm.DB, row *sessionRow, 
 		if !ok {
 			return nil, nil, shop.Errorf(shop.Invalid, fmt.Sprintf("$.items[%d].id", i), "no variant has id %q; get variant ids from get_product", it.ID)
 		}
-		lines[i] = cartLine{VariantID: it.ID, Quantity: it.Quantity, Name: v.Name, Description: v.Description, Images: v.Images, UnitAmount: v.Price}
+		lines[i] = cartLine{VariantID: it.ID, Quantity: it.Quantity, Name: v.Name, Description: v.Description, Images: v.Images, UnitAmount: v.Price, OnHand: v.OnHand}
 		if it.Quantity > v.Available && !buyer.overLine(it.Quantity, v.Available) {
 			problems = append(problems, outOfStock(i, v.Name, v.Available))
 		}

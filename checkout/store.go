@@ -49,6 +49,12 @@ type sessionRow struct {
 	// in lower case, "" without one. See holdlimits.go.
 	BuyerKey   string
 	BuyerEmail string
+	// BuyerAddress is the client address of the call that created the
+	// session (shop.Buyer.Address), "" over stdio; it never changes.
+	// EverHeld is true once the session held stock (addrlimits.go,
+	// retention.go).
+	BuyerAddress string
+	EverHeld     bool
 	// Channel is the endpoint the session was created through
 	// (shop.ChannelFrom of Create's ctx); its order keeps it.
 	Channel string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -78,9 +79,14 @@ type OrderDetail struct {
 	// for a guest's (or a deleted account's).
 	AccountID string         `json:"account_id,omitempty"`
 	Lines     []LineProgress `json:"lines"`
-	// PaymentAttempts are every try to pay for the order's checkout
-	// session, the one that paid among them.
-	PaymentAttempts []PaymentAttemptRecord `json:"payment_attempts"`
+	// PaymentAttempts are the tries to pay for the order's checkout
+	// session, the one that paid among them: the AttemptsPage newest (or
+	// those below attempts_cursor), oldest first. PaymentAttemptsTotal
+	// counts them all; NextAttemptsCursor, passed as attempts_cursor, gives
+	// the page of older ones ("" when there are none).
+	PaymentAttempts      []PaymentAttemptRecord `json:"payment_attempts"`
+	PaymentAttemptsTotal int64                  `json:"payment_attempts_total"`
+	NextAttemptsCursor   string                 `json:"next_attempts_cursor,omitempty"`
 	// SurplusPayments are payments for the session that no order took,
 	// each with its refund.
 	SurplusPayments []SurplusPaymentRecord `json:"surplus_payments"`
@@ -191,8 +197,8 @@ func (a *Admin) readTools() []shop.Tool {
 			errs+"invalid (status, email, account_id, text, created_from, created_to, short, limit, cursor)."), viewer(a.listOrders)),
 		shop.NewTool(read("get_order", "Get an order (staff)", "Get everything about an order: the receipt (lines, address, shipping, totals, payment, tracking), "+
 			"the linked account that placed it (account_id, absent for a guest), "+
-			"the amount refunded, each line's fulfilled and restocked units, every payment attempt (declined ones too, with the card's "+
-			"brand and last four digits), surplus payments no order took with their refunds, refunds, fulfilments with tracking, notes and the audit "+
+			"the amount refunded, each line's fulfilled and restocked units, the payment attempts (declined ones too, with the card's "+
+			"brand and last four digits; the "+strconv.Itoa(AttemptsPage)+" newest, and payment_attempts_total; for older ones pass next_attempts_cursor as attempts_cursor), surplus payments no order took with their refunds, refunds, fulfilments with tracking, notes and the audit "+
 			"trail, oldest first. Amounts in minor units of the currency."+errs+"missing or invalid order_id, not_found."), viewer(a.getOrderDetail)),
 		shop.NewTool(read("sales_report", "Sales report", "Sales per UTC day from one date to another, both included (default the 7 days ending "+
 			"today), every day listed: orders, gross, refunds and net in minor units with display strings, and totals. Gross counts "+
@@ -325,7 +331,11 @@ func (a *Admin) getOrderDetail(ctx context.Context, args OrderDetailArgs) (Order
 			return OrderDetailResult{}, "", fmt.Errorf("read order %s: %T: %w", id, r.dst, err)
 		}
 	}
-	if d.PaymentAttempts, err = paymentAttempts(ctx, a.db, row.CheckoutSessionID); err != nil {
+	before, err := attemptsBefore(strings.TrimSpace(args.AttemptsCursor), id)
+	if err != nil {
+		return OrderDetailResult{}, "", err
+	}
+	if d.PaymentAttempts, d.PaymentAttemptsTotal, d.NextAttemptsCursor, err = paymentAttempts(ctx, a.db, row.CheckoutSessionID, id, before); err != nil {
 		return OrderDetailResult{}, "", err
 	}
 	if d.SurplusPayments, err = surplusPayments(ctx, a.db, row.CheckoutSessionID); err != nil {
@@ -372,6 +382,9 @@ func detailText(d *OrderDetail) string {
 	}
 	for _, at := range d.PaymentAttempts {
 		sb.WriteString("\n" + attemptText(at))
+	}
+	if d.NextAttemptsCursor != "" {
+		fmt.Fprintf(&sb, "\n%d payment attempts in all; older ones: pass next_attempts_cursor as attempts_cursor.", d.PaymentAttemptsTotal)
 	}
 	for _, sp := range d.SurplusPayments {
 		sb.WriteString("\n" + surplusText(sp))

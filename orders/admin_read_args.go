@@ -65,11 +65,15 @@ func (ListOrdersArgs) RefineSchema(s *jsonschema.Schema) {
 
 // OrderDetailArgs are the staff's get_order arguments.
 type OrderDetailArgs struct {
-	OrderID string `json:"order_id" jsonschema:"The order's id, \"ord_…\", as list_orders shows it."`
+	OrderID        string `json:"order_id" jsonschema:"The order's id, \"ord_…\", as list_orders shows it."`
+	AttemptsCursor string `json:"attempts_cursor,omitempty" jsonschema:"next_attempts_cursor of the order's previous get_order, for its older payment attempts."`
 }
 
-// RefineSchema bounds the id as ValidID checks it.
-func (OrderDetailArgs) RefineSchema(s *jsonschema.Schema) { refineOrderID(s.Properties["order_id"]) }
+// RefineSchema bounds the id as ValidID checks it, and the cursor.
+func (OrderDetailArgs) RefineSchema(s *jsonschema.Schema) {
+	refineOrderID(s.Properties["order_id"])
+	s.Properties["attempts_cursor"].MaxLength = jsonschema.Ptr(maxAttemptsCursorLen)
+}
 
 // SalesReportArgs are sales_report's days.
 type SalesReportArgs struct {

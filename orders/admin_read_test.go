@@ -393,6 +393,7 @@ func TestAdminGetOrder(t *testing.T) {
 					CardBrand: "mastercard", CardLast4: "4444", CreatedAt: at(-1), UpdatedAt: at(-1)},
 				{ID: "pa_3", Attempt: 3, Status: "orphaned", Amount: usd.Price(5210), Provider: "stripe", Mode: "test", Reference: "pi_124",
 					CreatedAt: at(-1), UpdatedAt: at(0)}},
+			PaymentAttemptsTotal: 4,
 			SurplusPayments: []orders.SurplusPaymentRecord{
 				{ID: "sp_1", Amount: usd.Price(5210), Provider: "stripe", Reference: "pi_125", Reason: "the session was already paid",
 					Refund: orders.SurplusRefund{Status: "refunded", Reference: "re_9", Message: "succeeded"}, CreatedAt: at(7), UpdatedAt: at(8)},

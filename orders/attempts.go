@@ -3,11 +3,13 @@ package orders
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
+	"shop"
 	"shop/money"
 )
 
@@ -60,15 +62,65 @@ type attemptRecordRow struct {
 	UpdatedAt   time.Time
 }
 
-// paymentAttempts reads the payment attempts of a checkout session, oldest
-// first.
-func paymentAttempts(ctx context.Context, db *gorm.DB, sessionID string) ([]PaymentAttemptRecord, error) {
-	rows, err := sessionRows[attemptRecordRow](ctx, db, "payment_attempts",
-		"id, attempt, provider, mode, amount, currency, status, reference, decline_code, message, card_brand, card_last4, customer_id, created_at, updated_at",
-		"attempt, id", sessionID)
-	if err != nil {
-		return nil, err
+// AttemptsPage is how many payment attempts the staff's get_order shows at
+// once: the newest, the older ones a page at a time (attempts_cursor).
+const AttemptsPage = 20
+
+// attemptsCursor is where a page of an order's payment attempts ends: the
+// attempt number the next page's are below, for the order it belongs to.
+type attemptsCursor struct {
+	V      int    `json:"v"`
+	Order  string `json:"o"`
+	Before int    `json:"b"`
+}
+
+const (
+	attemptsCursorVersion = 1
+	maxAttemptsCursorLen  = 200
+)
+
+// attemptsBefore decodes an attempts_cursor of order ("": the newest page,
+// 0) into the attempt number its page is below.
+func attemptsBefore(cursor, order string) (int, error) {
+	if cursor == "" {
+		return 0, nil
 	}
+	var c attemptsCursor
+	if len(cursor) > maxAttemptsCursorLen || !shop.DecodeCursor(cursor, &c) || c.V != attemptsCursorVersion || c.Before < 1 {
+		return 0, shop.Errorf(shop.Invalid, "$.attempts_cursor", "not a cursor of payment attempts; send the order's next_attempts_cursor, or none for the newest")
+	}
+	if c.Order != order {
+		return 0, shop.Errorf(shop.Invalid, "$.attempts_cursor", "this cursor belongs to another order; send the next_attempts_cursor of this order's get_order, or none")
+	}
+	return c.Before, nil
+}
+
+// paymentAttempts reads a page of the payment attempts of a checkout
+// session: the AttemptsPage newest below attempt number before (0: the
+// newest), oldest first, with the total number of attempts and the cursor
+// of the older ones ("" when there are none).
+func paymentAttempts(ctx context.Context, db *gorm.DB, sessionID, order string, before int) ([]PaymentAttemptRecord, int64, string, error) {
+	db = db.WithContext(ctx)
+	var total int64
+	if err := db.Table("payment_attempts").Where("session_id = ?", sessionID).Count(&total).Error; err != nil {
+		return nil, 0, "", fmt.Errorf("count payment attempts of %s: %w", sessionID, err)
+	}
+	q := db.Table("payment_attempts").
+		Select("id, attempt, provider, mode, amount, currency, status, reference, decline_code, message, card_brand, card_last4, customer_id, created_at, updated_at").
+		Where("session_id = ?", sessionID)
+	if before > 0 {
+		q = q.Where("attempt < ?", before)
+	}
+	var rows []attemptRecordRow
+	if err := q.Order("attempt DESC, id DESC").Limit(AttemptsPage + 1).Scan(&rows).Error; err != nil {
+		return nil, 0, "", fmt.Errorf("read payment_attempts of %s: %w", sessionID, err)
+	}
+	var next string
+	if len(rows) > AttemptsPage {
+		rows = rows[:AttemptsPage]
+		next = shop.EncodeCursor(attemptsCursor{V: attemptsCursorVersion, Order: order, Before: rows[len(rows)-1].Attempt})
+	}
+	slices.Reverse(rows)
 	out := make([]PaymentAttemptRecord, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, PaymentAttemptRecord{
@@ -77,7 +129,7 @@ func paymentAttempts(ctx context.Context, db *gorm.DB, sessionID string) ([]Paym
 			CardBrand: r.CardBrand, CardLast4: r.CardLast4, SavedCard: r.CustomerID != "", CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		})
 	}
-	return out, nil
+	return out, total, next, nil
 }
 
 // sessionRows reads the columns of a checkout session's rows of table (one

@@ -65,6 +65,8 @@ func ParseArgs(args []string, env Env) (Options, error) {
 	fs.BoolVar(&o.JSON, "json", false, "print a JSON report")
 	fs.BoolVar(&o.Live, "live", false, "run against a live-mode shop")
 	fs.DurationVar(&o.Timeout, "timeout", DefaultTimeout, "the whole run's time limit")
+	fs.BoolVar(&o.Account, "account", false, "link the buyer's account first (OAuth with the shop's login pages) and buy with its token")
+	fs.StringVar(&o.SMTPCapture, "smtp-capture", "", "with --account: listen for the shop's emails here (the shop's SHOP_SMTP_URL=smtp://ADDR?tls=none)")
 	fs.StringVar(&address, "address", "", "the address to ship to, as the contract's Address JSON")
 	bad := func(format string, a ...any) (Options, error) {
 		return o, env.Usage(fmt.Sprintf(format, a...))

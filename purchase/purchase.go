@@ -104,6 +104,11 @@ type Options struct {
 	SPTVersion string
 	// Version is the client's version in its MCP initialize request.
 	Version string
+	// Account links the buyer's account first (account.go) and buys with
+	// its access token; SMTPCapture is then where the run listens for the
+	// shop's emails, to read the sign-in code.
+	Account     bool
+	SMTPCapture string
 }
 
 // Validate checks the options a command line gave, saying what to send
@@ -116,6 +121,10 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--timeout %s: send a positive duration such as 60s", o.Timeout)
 	case !strings.HasPrefix(o.URL, "http://") && !strings.HasPrefix(o.URL, "https://"):
 		return fmt.Errorf("--url %q: send the shop's MCP endpoint, such as %s", o.URL, DefaultURL)
+	case o.Account && o.SMTPCapture == "":
+		return errNoMailbox
+	case !o.Account && o.SMTPCapture != "":
+		return errors.New("--smtp-capture goes with --account")
 	}
 	return nil
 }
@@ -165,6 +174,9 @@ type purchaser struct {
 	ready   contract.Session // the session as it was when paid
 	done    contract.Session // the completed session
 	stopped string           // why the run stopped before paying, when it did on purpose
+
+	link *oauthLink // --account: the linking and its access token
+	mail *mailbox   // --account: the shop's emails
 }
 
 // Run makes the run and returns its report; under o.JSON it writes
@@ -186,7 +198,23 @@ func Run(ctx context.Context, o Options, out io.Writer) *Report {
 	if !o.JSON {
 		p.out = out
 	}
-	p.run(ctx)
+	if o.Account {
+		defer p.closeLink()
+		p.step("smtp capture", func() (string, error) {
+			m, err := listenMailbox(o.SMTPCapture)
+			if err != nil {
+				return "", err
+			}
+			p.mail = m
+			return "listening on " + m.ln.Addr().String() + " for the shop's emails", nil
+		})
+		if p.mail != nil {
+			defer p.mail.close()
+		}
+	}
+	if !o.Account || (p.mail != nil && p.linkAccount(ctx)) {
+		p.run(ctx)
+	}
 	p.release(ctx)
 	if p.cs != nil {
 		_ = p.cs.Close()
@@ -313,12 +341,19 @@ func (p *purchaser) run(ctx context.Context) {
 	p.step("get_order", func() (string, error) { return p.getOrder(ctx) })
 	p.step("permalink_url", func() (string, error) { return p.permalink(ctx) })
 	p.step("figures", func() (string, error) { return p.figures(ctx) })
+	if p.link != nil {
+		p.step("list_my_orders", func() (string, error) { return p.myOrders(ctx) })
+	}
 }
 
 func (p *purchaser) connect(ctx context.Context) (string, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "shop-purchase", Version: p.o.Version}, nil)
+	hc := p.http
+	if p.link != nil {
+		hc = &http.Client{Transport: withBearer{p.link.accessToken, p.http.Transport}}
+	}
 	// No standalone SSE stream: a purchase needs only answers to its own requests.
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: p.o.URL, HTTPClient: p.http, DisableStandaloneSSE: true}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: p.o.URL, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		return "", fmt.Errorf("initialize %s: %w", p.o.URL, err)
 	}

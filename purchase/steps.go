@@ -86,10 +86,17 @@ func (p *purchaser) pickVariant(ctx context.Context, sr summaryRef, items []cont
 
 func (p *purchaser) create(ctx context.Context, items []contract.Item) (string, error) {
 	args := map[string]any{"items": items, "buyer": purchaseBuyer}
+	if p.link != nil {
+		// A linked buyer's session starts with the account's email.
+		args["buyer"] = map[string]any{"name": purchaseBuyer.Name}
+	}
 	if _, err := p.call(ctx, "create_checkout_session", args, &p.session); err != nil {
 		return "", err
 	}
 	s := p.session
+	if p.link != nil && (s.Buyer == nil || s.Buyer.Email != purchaseBuyer.Email) {
+		return "", fmt.Errorf("%s: buyer %+v, want the account's email %s filled in", s.ID, s.Buyer, purchaseBuyer.Email)
+	}
 	if err := checkNewSession(s, items); err != nil {
 		return "", fmt.Errorf("%s: %w", s.ID, err)
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -27,7 +28,7 @@ func bearerAuth(as *accounts.Server, next http.Handler) http.Handler {
 			return
 		}
 		ctx := r.Context()
-		linked, err := as.Verify(ctx, strings.TrimSpace(token))
+		linked, err := verifyOnce(ctx, as, strings.TrimSpace(token))
 		if errors.Is(err, accounts.ErrInvalidToken) {
 			bearerRefused(w, as, "the access token is invalid, expired, revoked or for another resource; link the account again")
 			return
@@ -45,4 +46,47 @@ func bearerAuth(as *accounts.Server, next http.Handler) http.Handler {
 func bearerRefused(w http.ResponseWriter, as *accounts.Server, msg string) {
 	w.Header().Set("WWW-Authenticate", as.Challenge("invalid_token", nil))
 	http.Error(w, msg, http.StatusUnauthorized)
+}
+
+// checkedToken is a bearer token the rate limiter already checked (to key
+// a linked buyer's bucket by account), so that bearerAuth answers from it
+// instead of checking the token again.
+type checkedToken struct {
+	token string
+	buyer shop.Buyer
+	err   error
+}
+
+type checkedTokenKey struct{}
+
+// verifyOnce checks token, or answers what the rate limiter found of it.
+func verifyOnce(ctx context.Context, as *accounts.Server, token string) (shop.Buyer, error) {
+	if c, ok := ctx.Value(checkedTokenKey{}).(checkedToken); ok && c.token == token {
+		return c.buyer, c.err
+	}
+	return as.Verify(ctx, token)
+}
+
+// withAccount checks the bearer token of a request to /mcp, for the rate
+// limiter: a valid one makes the request's buyer that account, so that a
+// linked buyer's requests share one bucket whichever host, device or
+// address sends them. The result is kept for bearerAuth, which answers an
+// invalid token. It is one indexed lookup of the token's hash, after the
+// address's own limit: no more than a made-up host user id already gets.
+func withAccount(r *http.Request, as *accounts.Server) *http.Request {
+	header := r.Header.Get("Authorization")
+	scheme, token, _ := strings.Cut(header, " ")
+	token = strings.TrimSpace(token)
+	if as == nil || r.URL.Path != "/mcp" || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return r
+	}
+	ctx := r.Context()
+	linked, err := as.Verify(ctx, token)
+	ctx = context.WithValue(ctx, checkedTokenKey{}, checkedToken{token: token, buyer: linked, err: err})
+	if err == nil {
+		b := shop.BuyerFrom(ctx)
+		b.AccountID, b.AccountEmail, b.Scopes = linked.AccountID, linked.AccountEmail, linked.Scopes
+		ctx = shop.WithBuyer(ctx, b)
+	}
+	return r.WithContext(ctx)
 }

@@ -31,26 +31,8 @@ import (
 // it answers 401 and the challenge.
 func TestBearerAuth(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
-		ts := httptest.NewUnstartedServer(nil)
-		ts.Start()
-		t.Cleanup(ts.Close)
-		key := make([]byte, 32)
-		rand.Read(key)
-		as, err := accounts.New(db, accounts.Options{PublicURL: ts.URL, Key: key, Shop: "Shop", Emails: true,
-			Fetch: webfetch.New(webfetch.Options{AllowLoopback: true})})
-		if err != nil {
-			t.Fatal(err)
-		}
-		whoami := shop.Tool{Name: "whoami", InputSchema: json.RawMessage(`{"type":"object"}`), Auth: shop.AuthRequirement{Scopes: []string{shop.ScopeOrdersRead}},
-			Handle: func(ctx context.Context, _ json.RawMessage) (*shop.Result, error) {
-				return &shop.Result{Structured: shop.BuyerFrom(ctx), Text: "you"}, nil
-			}}
-		srv, err := server.New(server.Options{PublicURL: ts.URL, Accounts: as, MCP: server.NewMCP(server.MCPOptions{Name: "shop", Tools: []shop.Tool{whoami},
-			Challenge: func(s []string) string { return as.Challenge("insufficient_scope", s) }})})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts.Config.Handler = srv.Handler()
+		ts, as := accountsServer(t, db)
+		serveWhoami(t, ts, as, server.Options{})
 
 		token := link(t, db, ts.URL, "Linked@Example.com")
 		status, _, body := callWhoami(t, ts.URL, token)
@@ -85,6 +67,41 @@ func TestBearerAuth(t *testing.T) {
 			t.Fatalf("an unknown token: %d %q", status, challenge)
 		}
 	})
+}
+
+// accountsServer starts a test server (its handler set by serveWhoami) and
+// the buyers' authorization server at its URL.
+func accountsServer(t *testing.T, db *gorm.DB) (*httptest.Server, *accounts.Server) {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(nil)
+	ts.Start()
+	t.Cleanup(ts.Close)
+	key := make([]byte, 32)
+	rand.Read(key)
+	as, err := accounts.New(db, accounts.Options{PublicURL: ts.URL, Key: key, Shop: "Shop", Emails: true,
+		Fetch: webfetch.New(webfetch.Options{AllowLoopback: true})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts, as
+}
+
+// serveWhoami makes ts serve a shop with o and as, whose /mcp has one
+// account tool, whoami, answering the caller's shop.Buyer.
+func serveWhoami(t *testing.T, ts *httptest.Server, as *accounts.Server, o server.Options) {
+	t.Helper()
+	whoami := shop.Tool{Name: "whoami", InputSchema: json.RawMessage(`{"type":"object"}`), Auth: shop.AuthRequirement{Scopes: []string{shop.ScopeOrdersRead}},
+		Handle: func(ctx context.Context, _ json.RawMessage) (*shop.Result, error) {
+			return &shop.Result{Structured: shop.BuyerFrom(ctx), Text: "you"}, nil
+		}}
+	o.PublicURL, o.Accounts = ts.URL, as
+	o.MCP = server.NewMCP(server.MCPOptions{Name: "shop", Tools: []shop.Tool{whoami},
+		Challenge: func(s []string) string { return as.Challenge("insufficient_scope", s) }})
+	srv, err := server.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = srv.Handler()
 }
 
 func callWhoami(t *testing.T, base, token string) (int, string, []byte) {
@@ -153,7 +170,7 @@ func link(t *testing.T, db *gorm.DB, base, email string) string {
 	csrf := m[1]
 	do(b.PostForm(base+"/login/email", url.Values{"csrf": {csrf}, "email": {email}}))
 	var text string
-	db.Raw("SELECT body_text FROM emails WHERE kind = 'login_code'").Scan(&text)
+	db.Raw("SELECT body_text FROM emails WHERE kind = 'login_code' AND recipient = ?", strings.ToLower(email)).Scan(&text)
 	code := regexp.MustCompile(`\d{6}`).FindString(text)
 	do(b.PostForm(base+"/login/code", url.Values{"csrf": {csrf}, "code": {code}}))
 	resp, _ := do(b.PostForm(base+"/login/consent", url.Values{"csrf": {csrf}, "decision": {"allow"}}))

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"shop"
+	"shop/accounts"
 )
 
 // Defaults of the rate limits (Options). A buyer is a person when the host
@@ -159,7 +160,7 @@ func (o *Options) rateDefaults() {
 // limiter returns the rate limiter of s's options (rateDefaults applied).
 func (s *Server) limiter() *limiter {
 	o := s.opts
-	l := &limiter{addr: clientAddr{header: o.ClientIPHeader, hops: o.TrustedProxyHops}, logger: s.logger, refused: o.RateLimited}
+	l := &limiter{addr: clientAddr{header: o.ClientIPHeader, hops: o.TrustedProxyHops}, logger: s.logger, refused: o.RateLimited, accounts: o.Accounts}
 	if o.RateLimit >= 0 {
 		l.buyers = newBuckets(o.RateLimit, o.RateBurst)
 		l.persons = newBuckets(o.PersonRateLimit, o.PersonRateBurst)
@@ -181,11 +182,13 @@ type limiter struct {
 	addresses *buckets // nil: no limit
 	logger    *slog.Logger
 	refused   func(scope string) // Options.RateLimited; may be nil
+	accounts  *accounts.Server   // checks /mcp's bearer tokens (withAccount); may be nil
 }
 
 // handler names the caller of each request (shop.WithBuyer: its address,
-// and its host's user id; see identify), then limits it; health checks are
-// never limited.
+// its host's user id, see identify, and on /mcp the account its bearer
+// token names, see withAccount), then limits it; health checks are never
+// limited.
 func (l *limiter) handler(next http.Handler) http.Handler {
 	limited := identify(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
@@ -196,6 +199,8 @@ func (l *limiter) handler(next http.Handler) http.Handler {
 			if r.URL.Path == feedPath && !l.take(w, r, l.feeds, b.Address, "for the product feed from this address") {
 				return
 			}
+			r = withAccount(r, l.accounts)
+			b = shop.BuyerFrom(r.Context())
 			if !handshake(r) && !l.take(w, r, l.buyerBuckets(b), b.Key(), "for this buyer") {
 				return
 			}

@@ -18,7 +18,10 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"shop/contract"
+	"shop/mcptest"
 	"shop/notify/smtptest"
 )
 
@@ -31,8 +34,11 @@ const linkNode = "../../accounts/linktest/node_modules/.bin/node"
 // https (and, separately, registers dynamically), sends the buyer to the
 // login with PKCE S256; headless Chromium types the email, the code the
 // shop sent to a real SMTP server, and allows; the client exchanges the
-// code, calls /mcp with the token and refreshes it. /mcp answers 401 with
-// the challenge for a token it does not know.
+// code, calls /mcp with the token and refreshes it. With the token, the
+// buyer's orders include the one they placed as a guest with that email
+// before linking, and a new session starts with the account's email;
+// without one, an account tool answers the linking challenge in its
+// _meta. /mcp answers 401 with the challenge for a token it does not know.
 func TestAccountLink(t *testing.T) {
 	chromium := needChromium(t)
 	if _, err := os.Stat(linkNode); err != nil {
@@ -75,8 +81,12 @@ func TestAccountLink(t *testing.T) {
 		"SHOP_SMTP_URL=" + mail.URL, "SHOP_ACCOUNTS_TEST_ALLOW_LOOPBACK=true", "SSL_CERT_FILE=" + ca})
 	shopURL := "http://" + p.addr
 	bctx := browser(t, chromium)
+	guestOrders := map[string]string{}
+	for _, mode := range []string{"cimd", "dcr"} {
+		guestOrders[mode] = guestPurchase(t, shopURL, mode+"@example.com")
+	}
 
-	for i, mode := range []string{"cimd", "dcr"} {
+	for _, mode := range []string{"cimd", "dcr"} {
 		t.Run(mode, func(t *testing.T) {
 			email := mode + "@example.com"
 			cmd := exec.Command(linkNode, "../../accounts/linktest/run.mjs", shopURL, mode, docURL, redirect)
@@ -110,7 +120,7 @@ func TestAccountLink(t *testing.T) {
 				chromedp.WaitVisible(css("#code"))); err != nil {
 				t.Fatalf("email page: %v", err)
 			}
-			code := mailedCode(t, mail, i+1, email)
+			code := mailedCode(t, mail, email)
 			if err := chromedp.Do(ctx, chromedp.SendKeys(css("#code"), code), chromedp.Click(css("#code-submit")),
 				chromedp.WaitVisible(css("#allow"))); err != nil {
 				t.Fatalf("code page: %v", err)
@@ -155,8 +165,18 @@ func TestAccountLink(t *testing.T) {
 			if status, _ := mcpWithToken(t, shopURL, res.AccessToken); status != http.StatusOK {
 				t.Errorf("/mcp with the refreshed token: %d", status)
 			}
+			checkLinkedBuyer(t, shopURL, res.AccessToken, email, guestOrders[mode])
 		})
 	}
+
+	t.Run("AccountToolWithoutToken", func(t *testing.T) {
+		res := call(t, connect(t, shopURL), "list_my_orders", map[string]any{})
+		challenges, _ := res.Meta["mcp/www_authenticate"].([]any)
+		want := `Bearer resource_metadata="` + shopURL + `/.well-known/oauth-protected-resource/mcp"`
+		if !res.IsError || len(challenges) != 1 || !strings.HasPrefix(fmt.Sprint(challenges[0]), want) {
+			t.Fatalf("list_my_orders without a token: isError %v, _meta %v; want isError and the challenge %s…", res.IsError, res.Meta, want)
+		}
+	})
 
 	t.Run("InvalidToken", func(t *testing.T) {
 		status, challenge := mcpWithToken(t, shopURL, "not-a-token")
@@ -168,6 +188,77 @@ func TestAccountLink(t *testing.T) {
 			t.Fatalf("/mcp without a token (a guest): %d", status)
 		}
 	})
+}
+
+// guestPurchase buys a mug on /mcp as a guest with email, paying in the
+// sandbox, and answers the order's id.
+func guestPurchase(t *testing.T, shopURL, email string) string {
+	t.Helper()
+	cs := connect(t, shopURL)
+	res := call(t, cs, "create_checkout_session", map[string]any{
+		"items": []map[string]any{{"id": "enamel-camp-mug-forest-green", "quantity": 1}},
+		"buyer": map[string]any{"email": email},
+		"fulfillment_address": map[string]any{"name": "Guest", "line_one": "1 Market St", "city": "San Francisco",
+			"state": "CA", "country": "US", "postal_code": "94105"},
+	})
+	s := structured[contract.Session](t, res)
+	if res.IsError || s.Status != contract.SessionReady {
+		t.Fatalf("a guest's session: %s %s", s.Status, text(res))
+	}
+	res = call(t, cs, "complete_checkout", map[string]any{"checkout_session_id": s.ID,
+		"payment_data": map[string]any{"token": "pm_card_visa", "provider": "stripe"}})
+	if s = structured[contract.Session](t, res); res.IsError || s.Order == nil {
+		t.Fatalf("a guest's payment: %s", text(res))
+	}
+	return s.Order.ID
+}
+
+// checkLinkedBuyer calls /mcp with a linked buyer's token: list_my_orders
+// shows the order they placed as a guest with their email before linking,
+// get_my_order answers it with its receipt link (which opens), and a new
+// session starts with the account's email.
+func checkLinkedBuyer(t *testing.T, shopURL, token, email, guestOrder string) {
+	t.Helper()
+	cs := connectWith(t, shopURL+"/mcp", &http.Client{Transport: bearer{token}})
+	res := call(t, cs, "list_my_orders", map[string]any{})
+	mine := structured[struct {
+		Orders []contract.Order `json:"orders"`
+	}](t, res)
+	if res.IsError || len(mine.Orders) != 1 || mine.Orders[0].ID != guestOrder {
+		t.Fatalf("list_my_orders with the token: %s; want the guest order %s", text(res), guestOrder)
+	}
+	res = call(t, cs, "get_my_order", map[string]any{"order_id": guestOrder})
+	one := structured[struct {
+		Order contract.Order `json:"order"`
+	}](t, res)
+	if res.IsError || one.Order.ID != guestOrder || one.Order.Receipt.Email != email || one.Order.PermalinkURL == "" {
+		t.Fatalf("get_my_order %s: %s", guestOrder, text(res))
+	}
+	resp, err := http.Get(one.Order.PermalinkURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("the receipt link %s: %s", one.Order.PermalinkURL, resp.Status)
+	}
+	res = call(t, cs, "create_checkout_session", map[string]any{"items": []map[string]any{{"id": "enamel-camp-mug-cream", "quantity": 1}}})
+	if s := structured[contract.Session](t, res); res.IsError || s.Buyer == nil || s.Buyer.Email != email {
+		t.Errorf("a linked buyer's new session: %s; want the buyer email %s filled in", text(res), email)
+	}
+}
+
+// connectWith joins an MCP client (mcptest's) to endpoint through hc.
+func connectWith(t *testing.T, endpoint string, hc *http.Client) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := mcptest.NewClient(t, "shop-link-test", nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
 }
 
 // mcpWithToken calls search_products on /mcp with token as its bearer
@@ -191,20 +282,27 @@ func mcpWithToken(t *testing.T, shopURL, token string) (int, string) {
 	return resp.StatusCode, resp.Header.Get("WWW-Authenticate")
 }
 
-// mailedCode waits for the n-th email and reads the six-digit code sent to email.
-func mailedCode(t *testing.T, mail *smtptest.Server, n int, email string) string {
+// mailedCode waits for the sign-in email to email and reads its six-digit
+// code (the shop's other emails, such as order confirmations, are skipped).
+func mailedCode(t *testing.T, mail *smtptest.Server, email string) string {
 	t.Helper()
-	msgs := mail.Wait(t, n, 30*time.Second)
-	m := msgs[n-1]
-	parsed, err := m.Parse()
-	if err != nil || len(m.To) != 1 || m.To[0] != email {
-		t.Fatalf("email %d to %v: %v", n, m.To, err)
+	signIn := regexp.MustCompile(`sign in to .* is (\d{6})\b`)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		for _, m := range mail.Messages() {
+			if len(m.To) != 1 || m.To[0] != email {
+				continue
+			}
+			parsed, err := m.Parse()
+			if err != nil {
+				t.Fatalf("email to %s: %v", email, err)
+			}
+			if code := signIn.FindStringSubmatch(parsed.Parts["text/plain"]); code != nil {
+				return code[1]
+			}
+		}
 	}
-	code := regexp.MustCompile(`\b(\d{6})\b`).FindStringSubmatch(parsed.Parts["text/plain"])
-	if code == nil {
-		t.Fatalf("no code in %q", parsed.Parts["text/plain"])
-	}
-	return code[1]
+	t.Fatalf("no sign-in code mailed to %s in 30s", email)
+	return ""
 }
 
 // needChromium is the browser, or skips (fails under CI=true) without it.

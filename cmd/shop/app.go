@@ -58,6 +58,10 @@ func (m *Main) open(ctx context.Context, cfg *Config, seed bool) (_ *app, err er
 	if err != nil {
 		return nil, err
 	}
+	policy.Limits.HostAddresses = append(policy.Limits.HostAddresses, cfg.HostAddresses...)
+	if cfg.RateLimit < 0 {
+		policy.Limits.NoHourlyCaps() // "no rate limits at all"
+	}
 	db, schema, err := database.OpenMigrated(ctx, cfg.DB, &database.Options{Logger: m.Logger})
 	if err != nil {
 		return nil, err

@@ -160,6 +160,11 @@ func TestIdempotentHints(t *testing.T) {
 		"list_orders": true, "sales_report": true, "list_audit_events": true,
 		"refund_order": true, "cancel_order": true, "adjust_inventory": true,
 		"fulfill_order": false, "add_order_note": false,
+		// A linked buyer's: an address is saved again; a deletion leaves
+		// nothing to delete, but its replay is refused, not answered alike.
+		"get_my_account": true, "list_my_orders": true, "get_my_order": true,
+		"add_my_address": false, "remove_my_address": true, "set_my_default_address": true,
+		"delete_my_account": false, "delete_account": false,
 	}
 	shop := startShop(t, dbtest.DSN(t, database.SQLite), map[string]string{"SHOP_ADMIN_TOKENS": "owner:" + ownerToken})
 	seen := map[string]bool{}

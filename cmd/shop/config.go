@@ -99,6 +99,9 @@ type Config struct {
 	// FeedRefresh is how long GET /feeds/products.jsonl serves a feed
 	// before it reads the availability again (--feed-refresh).
 	FeedRefresh time.Duration
+	// HostAddresses are AI hosts' egress ranges (--host-addresses
+	// CIDR:units,…), added to the policy's limits.host_addresses.
+	HostAddresses []checkout.HostAddress
 }
 
 // Defaults of the command line.
@@ -117,6 +120,11 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 		fs.StringVar(&cfg.Addr, "addr", DefaultAddr, "listen address")
 		fs.BoolVar(&cfg.ACPOpen, "acp-open", false, "admit callers without an agent token to /acp/mcp (closed without SHOP_ACP_TOKENS otherwise)")
 		fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "where /metrics listens (default: 127.0.0.1 and the port after --addr's; off: nowhere)")
+		fs.Func("host-addresses", "an AI host's egress ranges and what their buyers may hold in all, CIDR:units, comma-separated (docs/limits.md)", func(s string) error {
+			h, err := checkout.ParseHostAddresses(s)
+			cfg.HostAddresses = append(cfg.HostAddresses, h...)
+			return err
+		})
 	}
 	fs.StringVar(&cfg.DB, "db", DefaultDB, "SQLite file path or postgres:// URL")
 	fs.StringVar(&cfg.PolicyFile, "config", "", "merchant policy YAML file")

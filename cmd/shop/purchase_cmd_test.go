@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -322,4 +323,31 @@ func (f *stripeFake) only(t *testing.T) url.Values {
 		t.Fatalf("Stripe was sent %d requests, want 1", len(f.forms))
 	}
 	return f.forms[0]
+}
+
+// TestPurchaseAccount runs `shop purchase --account`: it links the buyer's
+// account through the shop's OAuth server and login pages, reading the
+// sign-in code from the email the shop sends to its --smtp-capture
+// listener, and buys with the token; list_my_orders shows the order.
+func TestPurchaseAccount(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	capture := ln.Addr().String()
+	ln.Close()
+	running := startShop(t, dbtest.DSN(t, database.SQLite), map[string]string{"SHOP_SMTP_URL": "smtp://" + capture + "?tls=none"})
+	out, err := runCmd(t, nil, "purchase", "--url", running.url+"/mcp", "--account", "--smtp-capture", capture)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	checkLines(t, out, "smtp capture", "account: discover", "account: register", "account: sign in", "account: token",
+		"create_checkout_session", "complete_checkout", "get_order", "list_my_orders")
+
+	// Each flag needs the other.
+	for _, args := range [][]string{{"--account"}, {"--smtp-capture", capture}} {
+		if _, err := runCmd(t, nil, append([]string{"purchase", "--url", running.url + "/mcp"}, args...)...); !errors.Is(err, errUsage) {
+			t.Errorf("%v: %v, want the usage", args, err)
+		}
+	}
 }

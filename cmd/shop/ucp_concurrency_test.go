@@ -204,7 +204,7 @@ func buyOverMCP(s *mcp.ClientSession, subject, variant, email string) string {
 // checkout, else why not.
 func paid(res *mcp.CallToolResult, err error) string {
 	if err != nil || res.IsError {
-		return fmt.Sprintf("complete failed: %v %s", err, resultText(res))
+		return fmt.Sprintf("complete failed: %v %s", err, resultOf(res))
 	}
 	done, _ := decodeResult[struct {
 		Status string `json:"status"`

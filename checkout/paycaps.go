@@ -1,0 +1,72 @@
+package checkout
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"shop"
+	"shop/database"
+)
+
+// paymentCaps refuses, in the claim's transaction of complete_checkout, a
+// card payment of row's session past the policy's caps (Limits): a session
+// with DeclinesBeforeLock declined payments in the last
+// DeclineLockMinutes, and the sessions of a buyer (the one who created
+// them) or of a client address with PaymentsPerHour or
+// PaymentsPerAddressHour attempts in the last hour. Declines in a row are
+// card testing; the payment page is the provider's, with its own checks,
+// and stays open. The claim takes the buyer's and the address's locks here,
+// after the promotion's and before the variants' (the order of
+// holdlimits.go and addrlimits.go), so concurrent claims count each other.
+func (c *Checkout) paymentCaps(ctx context.Context, tx *gorm.DB, row *sessionRow, now time.Time) error {
+	tx = tx.WithContext(ctx)
+	l := c.policy.BuyerLimits()
+	lock := time.Duration(l.DeclineLockMinutes) * time.Minute
+	var declines int64
+	err := database.QueryRow(tx, "SELECT COUNT(*) FROM payment_attempts WHERE session_id = ? AND status = ? AND updated_at > ?",
+		row.ID, attemptDeclined, now.Add(-lock).UTC()).Scan(&declines)
+	if err != nil {
+		return fmt.Errorf("count declines: %w", err)
+	}
+	if declines >= l.DeclinesBeforeLock {
+		return shop.Errorf(shop.PaymentDeclined, "$.payment_data.token",
+			"%d payments of this checkout were declined in the last %d minutes, so it takes no more card payments for now: try another card in %d minutes, or pay on the payment page (create_payment_link)",
+			declines, l.DeclineLockMinutes, l.DeclineLockMinutes)
+	}
+	since := now.Add(-time.Hour).UTC()
+	// A session pays only within its lifetime: a day's margin bounds the
+	// sessions read.
+	created := now.Add(-c.policy.SessionLifetime() - 24*time.Hour).UTC()
+	for _, by := range []struct {
+		column, value, lock string
+		cap                 int64
+		who                 string
+	}{
+		{"buyer_key", row.BuyerKey, "shop.buyer:", l.PaymentsPerHour, "one buyer"},
+		{"buyer_address", row.BuyerAddress, "shop.address:", l.PaymentsPerAddressHour * l.forAddress(row.BuyerAddress).scale, "one network address"},
+	} {
+		if by.value == "" {
+			continue
+		}
+		if err := database.LockKey(tx, by.lock+by.value); err != nil {
+			return fmt.Errorf("lock payer: %w", err)
+		}
+		if by.column == "buyer_key" && !shop.IsHostUser(by.value) {
+			continue // a buyer keyed by the address: the address's cap is theirs
+		}
+		var n int64
+		err := database.QueryRow(tx, "SELECT COUNT(*) FROM payment_attempts a JOIN checkout_sessions s ON s.id = a.session_id"+
+			" WHERE s."+by.column+" = ? AND s.created_at > ? AND a.created_at > ?", by.value, created, since).Scan(&n)
+		if err != nil {
+			return fmt.Errorf("count payment attempts: %w", err)
+		}
+		if n >= by.cap {
+			return shop.Errorf(shop.Unavailable, "$.payment_data.token",
+				"at most %d card payments an hour may be tried for %s, and that many were: nothing was charged; try again later, or pay on the payment page (create_payment_link)", by.cap, by.who)
+		}
+	}
+	return nil
+}
