@@ -34,6 +34,11 @@ func (s *Sandbox) attach(ctx context.Context, customer, token string) (*SavedCar
 		}
 		return nil, err
 	}
+	if c.Outcome == Declined {
+		// Stripe checks the card when it is attached: a card it declines
+		// is not saved.
+		return nil, shop.Errorf(shop.Invalid, "$.payment_data.token", "%s", buyerMessage(c.Code(), c.Message))
+	}
 	id := randomID(sandboxMethodPrefix)
 	now := s.now().UTC()
 	_, err := database.Insert(s.db.WithContext(ctx), "sandbox_payment_methods", []string{"id", "customer_id", "test_card", "created_at"},

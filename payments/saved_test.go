@@ -56,6 +56,9 @@ func TestWalletSaveListChargeRemove(t *testing.T) {
 				if _, err := w.Save(ctx, ada, "spt_from_the_sheet"); err == nil {
 					t.Error("a shared payment token was saved")
 				}
+				if _, err := w.Save(ctx, ada, "pm_card_visa_chargeDeclined"); err == nil {
+					t.Error("saved a card Stripe declines when attached")
+				}
 				visa, err := w.Save(ctx, ada, "pm_card_visa")
 				if err != nil {
 					t.Fatal(err)

@@ -123,8 +123,13 @@ func (s *Server) attach(token string, form url.Values) answer {
 	if s.customers[cust] == nil {
 		return noSuch(http.StatusBadRequest, "customer", cust, "customer")
 	}
-	if _, ok := payments.FindTestCard(token); !ok {
+	c, ok := payments.FindTestCard(token)
+	if !ok {
 		return noSuch(http.StatusNotFound, "PaymentMethod", token, "payment_method")
+	}
+	if c.Outcome == payments.Declined {
+		// Stripe checks a card when it is attached.
+		return errAnswer(http.StatusPaymentRequired, apiError{Type: "card_error", Code: c.ErrorCode, DeclineCode: c.DeclineCode, Message: c.Message})
 	}
 	s.seq++
 	m := &savedMethod{paymentMethod: *s.newMethod(token), token: token, seq: s.seq}
