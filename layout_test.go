@@ -17,17 +17,18 @@ import (
 // (the tests' MCP client, checking every tool result against its
 // outputSchema), which only tests import. purchase and bench are MCP clients of a running shop: of
 // its packages they import only money and the contract's shapes (and bench,
-// purchase's reading of tool results).
+// purchase's reading of tool results). i18n is the catalogs of the shop's
+// own pages, which server and accounts render.
 var allowed = map[string][]string{
 	"shop/cmd/shop":            {"*"},
 	"shop/purchase":            {"shop/money"},
 	"shop/bench":               {"shop/purchase", "shop/money"},
-	"shop/server":              {"shop/widgets", "shop/accounts", "shop/checkout", "shop/orders", "shop/catalog", "shop/payments", "shop/money"},
+	"shop/server":              {"shop/widgets", "shop/accounts", "shop/checkout", "shop/orders", "shop/catalog", "shop/payments", "shop/money", "shop/i18n"},
 	"shop/widgets":             {"shop/checkout", "shop/catalog", "shop/money"},
 	"shop/acp":                 {"shop/checkout", "shop/orders", "shop/money", "shop/idempotency"},
 	"shop/ucp":                 {"shop/checkout", "shop/catalog", "shop/orders", "shop/idempotency", "shop/webfetch"},
 	"shop/checkout":            {"shop/orders", "shop/catalog", "shop/payments", "shop/money", "shop/database"},
-	"shop/accounts":            {"shop/orders", "shop/payments", "shop/notify", "shop/database", "shop/webfetch"},
+	"shop/accounts":            {"shop/orders", "shop/payments", "shop/notify", "shop/database", "shop/webfetch", "shop/i18n"},
 	"shop/orders":              {"shop/catalog", "shop/payments", "shop/notify", "shop/money", "shop/database"},
 	"shop/catalog":             {"shop/money", "shop/database"},
 	"shop/feed":                {"shop/catalog"},
@@ -36,6 +37,7 @@ var allowed = map[string][]string{
 	"shop/notify/smtptest":     {},
 	"shop/metrics":             {},
 	"shop/money":               {},
+	"shop/i18n":                {},
 	"shop":                     {},
 	"shop/contract":            {},
 	"shop/migrations":          {},

@@ -22,6 +22,7 @@ import (
 
 	"shop"
 	"shop/database"
+	"shop/i18n"
 	"shop/notify"
 )
 
@@ -80,16 +81,23 @@ type flowRow struct {
 
 func (flowRow) TableName() string { return "login_flows" }
 
-// page is what the templates show.
+// page is what the templates show, in L's language (the request's
+// Accept-Language); Title and Error are catalog keys, filled in by render.
 type page struct {
+	L                                             *i18n.Lang
 	Title, Shop, Client, Host, Email, CSRF, Error string
 	Scopes                                        []string
 }
 
-func (p *pages) render(w http.ResponseWriter, status int, name string, v page) {
+func (p *pages) render(w http.ResponseWriter, r *http.Request, status int, name string, v page) {
 	v.Shop = p.s.opts.Shop
+	v.L = i18n.FromRequest(r)
 	if v.Title == "" {
-		v.Title = "Sign in to " + v.Shop
+		v.Title = "login_title"
+	}
+	v.Title = v.L.T(v.Title, "shop", v.Shop, "client", v.Client)
+	if v.L.Has(v.Error) {
+		v.Error = v.L.T(v.Error) // else a message already said in the language
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -103,8 +111,9 @@ func (p *pages) render(w http.ResponseWriter, status int, name string, v page) {
 	}
 }
 
-func (p *pages) fail(w http.ResponseWriter, status int, msg string) {
-	p.render(w, status, "message", page{Title: "Sign-in stopped", Error: msg})
+// fail answers a page that says why the sign-in stopped: msg is a catalog key.
+func (p *pages) fail(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	p.render(w, r, status, "message", page{Title: "login_stopped_title", Error: msg})
 }
 
 func secret() string {
@@ -119,7 +128,7 @@ func secret() string {
 func (p *pages) authorize(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if len(r.URL.RawQuery) > maxQueryLen {
-		p.fail(w, http.StatusRequestURITooLong, "The sign-in request is too long.")
+		p.fail(w, r, http.StatusRequestURITooLong, "login_too_long")
 		return
 	}
 	ar, err := p.s.provider.NewAuthorizeRequest(ctx, r)
@@ -140,14 +149,14 @@ func (p *pages) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := p.s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		p.s.logger.ErrorContext(ctx, "start login", "err", err)
-		p.fail(w, http.StatusServiceUnavailable, "The shop could not start the sign-in; try again in a moment.")
+		p.fail(w, r, http.StatusServiceUnavailable, "login_start_failed")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name: flowCookie, Value: id, Path: "/login/", HttpOnly: true, MaxAge: int(flowLifespan.Seconds()),
 		Secure: strings.HasPrefix(p.s.issuer, "https://"), SameSite: http.SameSiteLaxMode,
 	})
-	p.render(w, http.StatusOK, "email", page{Client: client.Name, Host: client.Host(), CSRF: csrf})
+	p.render(w, r, http.StatusOK, "email", page{Client: client.Name, Host: client.Host(), CSRF: csrf})
 }
 
 // checkAuthorize refuses what fosite lets through and the shop does not:
@@ -177,7 +186,7 @@ func address(r *http.Request) string {
 func (p *pages) flow(w http.ResponseWriter, r *http.Request) (string, flowRow, bool) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
-		p.fail(w, http.StatusBadRequest, "The form could not be read.")
+		p.fail(w, r, http.StatusBadRequest, "login_form_unread")
 		return "", flowRow{}, false
 	}
 	c, err := r.Cookie(flowCookie)
@@ -189,11 +198,11 @@ func (p *pages) flow(w http.ResponseWriter, r *http.Request) (string, flowRow, b
 		if !errors.Is(err, http.ErrNoCookie) && !errors.Is(err, gorm.ErrRecordNotFound) {
 			p.s.logger.ErrorContext(r.Context(), "read login", "err", err)
 		}
-		p.fail(w, http.StatusBadRequest, "This sign-in has expired or was finished. Go back to the conversation and connect your account again.")
+		p.fail(w, r, http.StatusBadRequest, "login_expired")
 		return "", flowRow{}, false
 	}
 	if subtle.ConstantTimeCompare([]byte(hash(r.PostFormValue("csrf"))), []byte(row.CSRFHash)) != 1 {
-		p.fail(w, http.StatusForbidden, "This form was not sent from the shop's sign-in page. Go back to the conversation and connect your account again.")
+		p.fail(w, r, http.StatusForbidden, "login_csrf")
 		return "", flowRow{}, false
 	}
 	return c.Value, row, true
@@ -211,11 +220,11 @@ func (p *pages) email(w http.ResponseWriter, r *http.Request) {
 	csrf := r.PostFormValue("csrf")
 	email := NormalizeEmail(r.PostFormValue("email"))
 	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || len(email) > maxEmailLen || !p.s.opts.Emails {
-		msg := "Type your email address, such as name@example.com."
+		msg := "login_bad_email"
 		if !p.s.opts.Emails {
-			msg = "This shop cannot send email yet, so it cannot send you a code. Tell the shop."
+			msg = "login_no_email"
 		}
-		p.render(w, http.StatusBadRequest, "email", page{Client: row.ClientName, Email: email, CSRF: csrf, Error: msg})
+		p.render(w, r, http.StatusBadRequest, "email", page{Client: row.ClientName, Email: email, CSRF: csrf, Error: msg})
 		return
 	}
 	code, err := randomCode()
@@ -224,16 +233,16 @@ func (p *pages) email(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case errors.Is(err, errTooMany):
-		p.render(w, http.StatusTooManyRequests, "email", page{Client: row.ClientName, Email: email, CSRF: csrf,
-			Error: "Too many codes were asked for. Wait an hour, then try again."})
+		p.render(w, r, http.StatusTooManyRequests, "email", page{Client: row.ClientName, Email: email, CSRF: csrf,
+			Error: "login_too_many"})
 	case errors.Is(err, errCodeSent):
-		p.render(w, http.StatusOK, "code", page{Email: row.Email, CSRF: csrf, Error: "A code was already sent for this sign-in."})
+		p.render(w, r, http.StatusOK, "code", page{Email: row.Email, CSRF: csrf, Error: "login_code_already"})
 	case err != nil:
 		p.s.logger.ErrorContext(ctx, "send login code", "err", err)
-		p.render(w, http.StatusServiceUnavailable, "email", page{Client: row.ClientName, Email: email, CSRF: csrf,
-			Error: "The shop could not send the code; try again in a moment."})
+		p.render(w, r, http.StatusServiceUnavailable, "email", page{Client: row.ClientName, Email: email, CSRF: csrf,
+			Error: "login_send_failed"})
 	default:
-		p.render(w, http.StatusOK, "code", page{Email: email, CSRF: csrf})
+		p.render(w, r, http.StatusOK, "code", page{Email: email, CSRF: csrf})
 	}
 }
 
@@ -302,21 +311,22 @@ func (p *pages) code(w http.ResponseWriter, r *http.Request) {
 		Update("tries", gorm.Expr("tries + 1"))
 	if res.Error != nil {
 		p.s.logger.ErrorContext(ctx, "count code try", "err", res.Error)
-		p.fail(w, http.StatusServiceUnavailable, "The shop could not check the code; try again in a moment.")
+		p.fail(w, r, http.StatusServiceUnavailable, "login_check_failed")
 		return
 	}
 	if res.RowsAffected == 0 {
-		p.fail(w, http.StatusForbidden, "This code has expired or was tried too many times. Go back to the conversation and connect your account again for a new code.")
+		p.fail(w, r, http.StatusForbidden, "login_code_dead")
 		return
 	}
 	typed := strings.TrimSpace(r.PostFormValue("code"))
 	if subtle.ConstantTimeCompare([]byte(hash(id+typed)), []byte(row.CodeHash)) != 1 {
 		left := maxCodeTries - row.Tries - 1
-		msg := fmt.Sprintf("That code is not right. %d tries left.", left)
+		l := i18n.FromRequest(r)
+		msg := l.N("login_code_wrong", left)
 		if left <= 0 {
-			msg = "That code is not right, and it was the last try. Go back to the conversation and connect your account again for a new code."
+			msg = l.T("login_code_last")
 		}
-		p.render(w, http.StatusUnprocessableEntity, "code", page{Email: row.Email, CSRF: csrf, Error: msg})
+		p.render(w, r, http.StatusUnprocessableEntity, "code", page{Email: row.Email, CSRF: csrf, Error: msg})
 		return
 	}
 	acct, err := Ensure(ctx, p.s.db, row.Email)
@@ -326,22 +336,23 @@ func (p *pages) code(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		p.s.logger.ErrorContext(ctx, "sign in", "err", err)
-		p.fail(w, http.StatusServiceUnavailable, "The shop could not sign you in; try again in a moment.")
+		p.fail(w, r, http.StatusServiceUnavailable, "login_signin_failed")
 		return
 	}
-	client, host, scopes := p.describe(ctx, row)
-	p.render(w, http.StatusOK, "consent", page{Title: "Connect " + client, Client: client, Host: host, Email: acct.Email, CSRF: csrf, Scopes: scopes})
+	client, host, scopes := p.describe(ctx, row, i18n.FromRequest(r))
+	p.render(w, r, http.StatusOK, "consent", page{Title: "login_connect_title", Client: client, Host: host, Email: acct.Email, CSRF: csrf, Scopes: scopes})
 }
 
-// scopeWords say what each scope lets the client do, on the consent page.
+// scopeWords are the catalogs' keys of what each scope lets the client do,
+// on the consent page.
 var scopeWords = map[string]string{
-	shop.ScopeOrdersRead: "see your orders: what you bought, their status and tracking",
-	shop.ScopeAccount:    "see and change your account: your email and saved addresses, and delete it",
-	shop.ScopePayments:   "see the cards you saved with the shop and pay with them when you ask",
+	shop.ScopeOrdersRead: "scope_orders_read",
+	shop.ScopeAccount:    "scope_account",
+	shop.ScopePayments:   "scope_payments",
 }
 
 // describe names the flow's client and the scopes it asks for, in words.
-func (p *pages) describe(ctx context.Context, row flowRow) (name, host string, scopes []string) {
+func (p *pages) describe(ctx context.Context, row flowRow, l *i18n.Lang) (name, host string, scopes []string) {
 	name = row.ClientName
 	ar, err := p.rebuild(ctx, row)
 	if err != nil {
@@ -351,7 +362,7 @@ func (p *pages) describe(ctx context.Context, row flowRow) (name, host string, s
 		host = c.Host()
 	}
 	for _, s := range grantedScopes(ar) {
-		scopes = append(scopes, scopeWords[s])
+		scopes = append(scopes, l.T(scopeWords[s]))
 	}
 	return name, host, scopes
 }
@@ -383,12 +394,12 @@ func (p *pages) consent(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	if row.AccountID == nil {
-		p.fail(w, http.StatusForbidden, "Sign in with the code first.")
+		p.fail(w, r, http.StatusForbidden, "login_code_first")
 		return
 	}
 	res := p.s.db.WithContext(ctx).Where("id_hash = ? AND account_id IS NOT NULL", row.IDHash).Delete(&flowRow{})
 	if res.Error != nil || res.RowsAffected == 0 {
-		p.fail(w, http.StatusBadRequest, "This sign-in was already finished.")
+		p.fail(w, r, http.StatusBadRequest, "login_finished")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: flowCookie, Path: "/login/", MaxAge: -1})

@@ -42,9 +42,9 @@ const (
 	maxReportedErrors = 20
 	importBatch       = 500
 	analyzeAfter      = 1000 // products; smaller imports leave statistics to the database
-	// importCacheKiB is the SQLite page cache an import's transaction
-	// keeps (database.GrowPageCache): with 2 MiB, the default, 100,000
-	// products took 1 min 24 s, with 64 MiB about 1 min (BENCHMARKS.md).
+	// importCacheKiB is the SQLite page cache an import's transaction keeps
+	// (database.GrowPageCache), so that a large import's changed pages stay
+	// in memory instead of spilling to the log and back.
 	importCacheKiB = 64 << 10
 )
 

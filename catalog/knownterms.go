@@ -14,9 +14,9 @@ import "sync"
 // resolved afresh. Each replica keeps its own, and none answers from
 // resolutions that are not the catalog's of the page it answers.
 //
-// Kept, a search of words already seen runs one statement fewer (two
-// instead of three with several words): the resolution was a twentieth of
-// a search's CPU on the demo catalog (BENCHMARKS.md).
+// Kept, a search of words already seen runs one statement fewer (two instead
+// of three with several words), the resolution being a noticeable part of a
+// search's work on a small catalog.
 
 // maxKnownTerms bounds the terms kept; past it they are all dropped and
 // kept again as searches come.

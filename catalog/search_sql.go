@@ -22,9 +22,8 @@ const heldSQL = "SELECT seq FROM products WHERE id IN (SELECT product_id FROM va
 
 // unheldSQL is the condition that no live hold is on a variant of product p
 // (one argument: now), read from p's variants outwards: for the rows of a
-// page, where a list of every held product (heldSQL) cost more to build
-// than the page (BENCHMARKS.md: 99 live holds on 1,000 products took a
-// one-word search from 50 to 167 µs).
+// page, where building a list of every held product (heldSQL) costs more than
+// the page itself once a few dozen products are held.
 const unheldSQL = "NOT EXISTS (SELECT 1 FROM variants hv JOIN stock_holds hh ON hh.variant_id = hv.id WHERE hv.product_id = p.id AND hh.expires_at > ?)"
 
 // noHoldsSQL is the condition that no variant has a live hold (one

@@ -39,8 +39,7 @@ func BenchmarkComplete(b *testing.B) {
 
 // BenchmarkCompleteLines is BenchmarkComplete with carts of 1, 10 and 50
 // lines (one unit of each of that many variants), on SQLite and, when
-// dbtest has it, PostgreSQL: how completion's cost grows with the cart
-// (BENCHMARKS.md).
+// dbtest has it, PostgreSQL: how completion's cost grows with the cart.
 func BenchmarkCompleteLines(b *testing.B) {
 	for _, d := range dbtest.Dialects {
 		for _, n := range []int{1, 10, 50} {
@@ -77,7 +76,7 @@ func BenchmarkCompleteLines(b *testing.B) {
 
 // BenchmarkPurchaseFlow is the bench's purchase without MCP or HTTP: a
 // session of three lines created, given its buyer and address, and paid
-// with the sandbox, a new buyer each time (BENCHMARKS.md).
+// with the sandbox, a new buyer each time.
 func BenchmarkPurchaseFlow(b *testing.B) {
 	ctx := context.Background()
 	db, p := stockedShop(b, "sqlite")

@@ -246,7 +246,7 @@ func newSessionID() string { return shop.NewID("cs_") }
 // marshal encodes a JSON column. The session's JSON columns are encoded at
 // every save and decoded at every read (readRow), by segmentio/encoding,
 // the JSON package go-sdk decodes with: the bytes encoding/json writes and
-// reads, in about half its time and with fewer allocations (BENCHMARKS.md).
+// reads, in about half its time and with fewer allocations.
 func marshal(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -14,20 +14,19 @@ import (
 	"github.com/mattn/go-sqlite3"
 )
 
-// Checkpoints off the request path. In WAL mode a commit appends its pages
-// to the log, and SQLite copies the log back into the database file (a
+// Checkpoints off the request path. In WAL mode a commit appends its pages to
+// the log, and SQLite copies the log back into the database file (a
 // checkpoint) when a commit finds the log past wal_autocheckpoint pages,
 // 1,000 by default: that commit then copies every page the log holds and
 // syncs both files before it returns, while its transaction still has the
-// write turn (tx.go). Measured on the purchase (BenchmarkPurchaseFlow,
-// BENCHMARKS.md) that was 30 % of a flow's time. Here each SQLite pool has
-// a checkpointer with a connection of its own that checkpoints the log,
-// once it has grown, every checkpointEvery without blocking anyone
-// (PASSIVE: it copies what no reader still needs, while writers go on),
-// and the pool's connections checkpoint by themselves only past
+// write turn (tx.go), a pause of the writer's whole queue. Here each SQLite
+// pool has a checkpointer with a connection of its own that checkpoints the
+// log, once it has grown, every checkpointEvery without blocking anyone
+// (PASSIVE: it copies what no reader still needs, while writers go on), and
+// the pool's connections checkpoint by themselves only past
 // fallbackCheckpointPages, should the checkpointer fall that far behind.
-// Durability is SQLite's in WAL mode either way: a commit is in the log
-// when it returns.
+// Durability does not depend on it: every commit is synced to the log before
+// it returns (durable.go).
 
 // checkpointEvery is how often the checkpointer looks at the log, and
 // copies it back once the log file has reached checkpointFrom bytes (a

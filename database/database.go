@@ -58,9 +58,11 @@ type Options struct {
 }
 
 // Open opens the database a DSN names. SQLite files are opened in WAL mode
-// with a busy timeout, foreign keys on and write transactions that take the
-// write lock when they begin, so concurrent writers wait instead of failing.
-// Open does not migrate; call Migrate.
+// with a busy timeout, foreign keys on, every commit synced to disk
+// (synchronous FULL) and write transactions that take the write lock when
+// they begin, so concurrent writers wait instead of failing. On PostgreSQL
+// it warns (opts.Logger) when synchronous_commit is off. Open does not
+// migrate; call Migrate.
 func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 	if dsn == "" {
 		return nil, errors.New("open database: no DSN: send a file path or a postgres:// URL")
@@ -79,11 +81,6 @@ func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 	case Postgres:
 		dialector = postgres.Open(withoutJIT(dsn))
 	default:
-		keepFreedMemory() // malloc.go
-		// The log's frames a commit at a time (walbuffer.go).
-		if err := useWALBuffer(); err != nil {
-			return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
-		}
 		// Connections that keep their prepared statements (sqlitestmts.go).
 		connector := sqliteConnector{dsn: sqliteDSN(dsn), driver: &sqlite3.SQLiteDriver{}}
 		pool = sql.OpenDB(connector)
@@ -108,11 +105,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 		// SQLite runs in this process: its work is CPU-bound here. These
 		// connections read (Transact writes on a connection of its own:
 		// openWriter); more of them than cores only add page caches that
-		// every commit invalidates. Measured with 8 clients on 2 cores
-		// (BENCHMARKS.md): 2 connections against 8 took the purchase flow's
-		// p99 from 482 to 203 ms and its CPU per flow down a tenth. Nothing
-		// queries outside its transaction while holding one (the tests pass
-		// with a single connection), so two cannot deadlock.
+		// every commit invalidates, and more contention. Nothing queries
+		// outside its transaction while holding one (the tests pass with a
+		// single connection), so two cannot deadlock.
 		maxOpen = min(max(runtime.GOMAXPROCS(0), 2), 8)
 	}
 	sqlDB.SetMaxOpenConns(maxOpen)
@@ -125,6 +120,12 @@ func Open(ctx context.Context, dsn string, opts *Options) (*gorm.DB, error) {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
 	}
+	if DialectOf(dsn) == Postgres {
+		if err := warnIfAsyncCommit(ctx, sqlDB, opts.Logger); err != nil {
+			_ = sqlDB.Close()
+			return nil, fmt.Errorf("open database %s: %w", Redact(dsn), err)
+		}
+	}
 	return db, nil
 }
 
@@ -136,7 +137,7 @@ func sqliteDSN(path string) string {
 	q.Set("_journal_mode", "WAL")
 	q.Set("_busy_timeout", "10000")
 	q.Set("_foreign_keys", "on")
-	q.Set("_synchronous", "NORMAL")
+	q.Set("_synchronous", "FULL") // durable.go
 	q.Set("_txlock", "immediate")
 	return "file:" + path + "?" + q.Encode()
 }

@@ -12,14 +12,13 @@ import (
 // function that sets the cache back to what it was; call it before the
 // transaction's function returns. On PostgreSQL it does nothing.
 //
-// A connection's cache holds 2 MiB of pages (SQLite's default, enough for
-// the shop's short transactions). A transaction that changes more pages than
+// A connection's cache holds 2 MiB of pages (SQLite's default, enough for the
+// shop's short transactions). A transaction that changes more pages than
 // that, such as a catalog import, spills the surplus into the write-ahead log
-// before it commits and reads it back from there each time it changes a
-// page again: a 100,000-product import spent most of its time in those
-// reads and writes (BENCHMARKS.md). Setting it back does not drop a page
-// the transaction changed: SQLite keeps those until the commit, and gives
-// the memory back as it reuses the cache afterwards.
+// before it commits and reads it back from there each time it changes a page
+// again, which can take most of a large import's time. Setting it back does
+// not drop a page the transaction changed: SQLite keeps those until the
+// commit, and gives the memory back as it reuses the cache afterwards.
 func GrowPageCache(tx *gorm.DB, kib int) (restore func() error, err error) {
 	if DialectOfDB(tx) != SQLite {
 		return func() error { return nil }, nil

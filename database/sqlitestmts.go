@@ -12,15 +12,14 @@ import (
 
 // Prepared statements kept per SQLite connection. mattn/go-sqlite3 prepares,
 // runs and finalizes every statement it is given as text, and gorm gives it
-// every statement as text: the shop's fixed statements (a session read by
-// id, its save, the stock and hold updates, the order's inserts) were
-// compiled by SQLite anew each time, about a tenth of a purchase's CPU
-// (BENCHMARKS.md). Here each connection keeps the statements it ran last,
-// keyed by their text, and runs them again with new arguments: the
+// every statement as text: the shop's fixed statements (a session read by id,
+// its save, the stock and hold updates, the order's inserts) were compiled by
+// SQLite anew each time. Here each connection keeps the statements it ran
+// last, keyed by their text, and runs them again with new arguments: the
 // statements, the arguments and the results are the same, so no caller
-// changes and nothing outlives the connection (nothing is cached but
-// compiled SQL, which SQLite recompiles by itself when the schema changes).
-// PostgreSQL needs none of this: pgx keeps a statement cache per connection.
+// changes and nothing outlives the connection (nothing is cached but compiled
+// SQL, which SQLite recompiles by itself when the schema changes). PostgreSQL
+// needs none of this: pgx keeps a statement cache per connection.
 
 // stmtCacheSize bounds the statements a connection keeps: the hot paths'
 // statements are a few dozen; those whose text varies (IN lists of another
@@ -31,6 +30,10 @@ const stmtCacheSize = 128
 type sqliteConnector struct {
 	dsn    string
 	driver *sqlite3.SQLiteDriver
+	// writer marks the writer's connections (writer.go), whose statements
+	// are refused once SQLite has rolled back their transaction
+	// (stmtConn.gone).
+	writer bool
 }
 
 func (c sqliteConnector) Connect(context.Context) (driver.Conn, error) {
@@ -43,6 +46,11 @@ func (c sqliteConnector) Connect(context.Context) (driver.Conn, error) {
 		_ = conn.Close()
 		return nil, fmt.Errorf("sqlite3 driver opened a %T", conn)
 	}
+	// Every commit synced to disk (durable.go).
+	if err := syncFully(lite); err != nil {
+		_ = lite.Close()
+		return nil, err
+	}
 	// The checkpointer (checkpoint.go) copies the log back; a connection
 	// does it only when the log grows past what it should ever reach.
 	for _, pragma := range []string{
@@ -54,7 +62,7 @@ func (c sqliteConnector) Connect(context.Context) (driver.Conn, error) {
 			return nil, fmt.Errorf("%s: %w", pragma, err)
 		}
 	}
-	return &stmtConn{SQLiteConn: lite, stmts: map[string]*list.Element{}, lru: list.New()}, nil
+	return &stmtConn{SQLiteConn: lite, stmts: map[string]*list.Element{}, lru: list.New(), writer: c.writer}, nil
 }
 
 func (c sqliteConnector) Driver() driver.Driver { return c.driver }
@@ -69,6 +77,9 @@ type stmtConn struct {
 	// statements were prepared under, read with schemaStmt.
 	schema     int64
 	schemaStmt *sqlite3.SQLiteStmt
+	// writer is true on the writer's connection; inTx while a transaction
+	// it began (BEGIN) has not ended by its COMMIT or ROLLBACK.
+	writer, inTx bool
 }
 
 type cachedStmt struct {
@@ -208,6 +219,41 @@ func uninterrupted(ctx context.Context) context.Context {
 
 // ExecContext runs query on the connection's prepared statement of it.
 func (c *stmtConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if c.writer {
+		return c.writerExec(ctx, query, args)
+	}
+	return c.exec(ctx, query, args)
+}
+
+// writerExec is ExecContext on the writer's connection: it follows the
+// transaction the writer begins and ends, and refuses a statement once
+// SQLite has rolled that transaction back (gone).
+func (c *stmtConn) writerExec(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	switch query {
+	case "BEGIN IMMEDIATE":
+		res, err := c.exec(ctx, query, args)
+		c.inTx = err == nil
+		return res, err
+	case "COMMIT", "ROLLBACK":
+		c.inTx = false
+		return c.exec(ctx, query, args)
+	}
+	if c.gone() {
+		return nil, ErrTransactionGone
+	}
+	return c.exec(ctx, query, args)
+}
+
+// gone reports whether the transaction the writer began is no more: SQLite
+// rolls a whole transaction back by itself on some errors (an interrupted
+// write, a trigger's RAISE(ROLLBACK), a full disk, an I/O error), and the
+// connection's next statements would then each commit on their own.
+func (c *stmtConn) gone() bool {
+	return c.inTx && c.SQLiteConn.AutoCommit()
+}
+
+// exec runs query on the connection's prepared statement of it.
+func (c *stmtConn) exec(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	cs, err := c.stmt(ctx, query, true, len(args))
 	if err != nil || cs == nil {
 		if err != nil {
@@ -221,6 +267,9 @@ func (c *stmtConn) ExecContext(ctx context.Context, query string, args []driver.
 // QueryContext runs query on the connection's prepared statement of it; the
 // rows reset the statement when they close.
 func (c *stmtConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if c.writer && c.gone() {
+		return nil, ErrTransactionGone
+	}
 	cs, err := c.stmt(ctx, query, false, len(args))
 	if err != nil || cs == nil {
 		if err != nil {

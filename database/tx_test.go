@@ -178,7 +178,7 @@ func TestSQLiteWritesOnOneConnection(t *testing.T) {
 
 // BenchmarkTransactPages measures a SQLite write transaction that inserts a
 // row into each of 0, 1, 5, 20 and 40 tables: what a commit costs, and each
-// page it writes to the log beside it (BENCHMARKS.md, the writer's series).
+// page it writes to the log beside it.
 func BenchmarkTransactPages(b *testing.B) {
 	ctx := context.Background()
 	db := dbtest.Open(b, database.SQLite)

@@ -3,7 +3,6 @@ package database
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"runtime"
@@ -19,31 +18,25 @@ import (
 // One connection for them all, apart from the readers, keeps its page cache:
 // SQLite empties a connection's cache when it begins a transaction on a
 // database another connection has committed to since, so write transactions
-// spread over the reading pool read again, by system calls, every page they
-// touch. Here only the writer commits, and finds its cache as it left it:
-// the bench's purchase made 30 read system calls a flow instead of 52, and
-// took 7 % less CPU a flow (BENCHMARKS.md).
+// spread over the reading pool would read again every page they touch.
 //
 // Group commit. The transactions that wait while one runs join it: the
 // writer runs each one's function in turn in the same SQLite transaction and
 // commits them together, up to groupMax, and each Transact returns once that
-// commit has (a transaction is durable when its Transact returns, as
-// before). A commit costs SQLite its fixed work and every page the
-// transactions changed; pages that several of them change (the last leaves
-// of the orders, the audit events, the attempts and their time-ordered
-// indexes) are written once for the group. Under the bench's purchase
-// (about two transactions a commit) the commits cost a fifth less a flow,
-// and the flows a second rose 6–12 % (BENCHMARKS.md, the group-commit
-// series).
+// commit is on disk (durable.go). The group shares the commit's sync of the
+// log and writes once the pages several of them change (the last leaves of
+// the orders, audit events and attempts).
 //
 // A group is all or nothing: the functions run without savepoints (a
 // savepoint makes SQLite copy every page a function changes into its
-// sub-journal, which cost more than the commits saved), so when one of them
-// fails or panics the group's transaction is rolled back and each function
-// that ran in it runs again alone, in its own transaction, in the same
-// order, as Transact would have run them one after the other. Transact's
-// functions may run more than once already (its retries), and what they
-// tell the world waits for the commit (AfterCommit).
+// sub-journal), so when one of them fails or panics, or SQLite rolls the
+// transaction back by itself on an error a function did not return
+// (ErrTransactionGone), the group's transaction is rolled back and each
+// function that ran in it runs again alone, in its own transaction, in the
+// same order, as Transact would have run them one after the other. A
+// function may thus run twice, as Transact's retries already make it; what
+// it tells the world waits for the commit (AfterCommit), so that is told
+// once, of what committed.
 //
 // The order is the database's: every SQLite transaction of the shop takes
 // the database's write lock when it begins (_txlock=immediate), which keeps
@@ -59,6 +52,11 @@ const groupMax = 8
 
 // errWriterClosed answers the transactions that reach a closed database.
 var errWriterClosed = errors.New("the database is closed")
+
+// ErrTransactionGone answers a statement, and a transaction's function that
+// returned no error, after SQLite rolled the transaction back by itself (on
+// an error the function did not return): nothing of it commits.
+var ErrTransactionGone = errors.New("SQLite rolled the transaction back (after an error its function did not return)")
 
 // writers holds the writer of each SQLite pool Open opened.
 var writers sync.Map // *sql.DB → *writer
@@ -90,7 +88,8 @@ type writeJob struct {
 
 // openWriter opens the writer of the SQLite database c connects to and
 // starts its goroutine; close stops it.
-func openWriter(c driver.Connector) *writer {
+func openWriter(c sqliteConnector) *writer {
+	c.writer = true
 	conn := sql.OpenDB(c)
 	conn.SetMaxOpenConns(1)
 	conn.SetMaxIdleConns(1)
@@ -181,7 +180,13 @@ func (w *writer) group(first *writeJob, more bool) (failed []*writeJob) {
 			continue
 		}
 		ran = append(ran, j)
-		if j.run(tx) {
+		ok := j.run(tx)
+		if ok && tx.gone() {
+			// SQLite rolled back the group's transaction on an error this
+			// function did not return: what ran before it is gone too.
+			ok, j.err = false, ErrTransactionGone
+		}
+		if ok {
 			continue
 		}
 		_ = tx.Rollback()
@@ -206,9 +211,7 @@ func (w *writer) group(first *writeJob, more bool) (failed []*writeJob) {
 // When none waits, the writer yields its processor once and looks again
 // before it commits: the goroutines queued behind it on that processor (a
 // request about to write, which could not run while the writer held it)
-// then join this commit instead of beginning the next. Under the bench's
-// purchase that took the server's CPU a flow down 7 % (BENCHMARKS.md, the
-// known rows' series), a BEGIN and a COMMIT saved for each job that joins.
+// then join this commit instead of beginning the next.
 func (w *writer) next(more bool, n int) *writeJob {
 	if !more || n >= groupMax {
 		return nil
@@ -267,8 +270,7 @@ func (j *writeJob) fail(err error) {
 // It is not a *sql.Tx: database/sql watches a Tx's context on a goroutine
 // of its own until it ends, and the rows of every query in it on another
 // each, to close them should the transaction end first; the writer ends its
-// transactions itself, and those goroutines were a dozen a purchase, each
-// started, woken and ended on the hot path (BENCHMARKS.md).
+// transactions itself, and spares the hot path those goroutines.
 type connTx struct {
 	conn *sql.Conn
 }
@@ -299,6 +301,19 @@ func (t connTx) Commit() error {
 func (t connTx) Rollback() error {
 	_, err := t.conn.ExecContext(context.Background(), "ROLLBACK")
 	return err
+}
+
+// gone reports whether SQLite has rolled the transaction back by itself
+// (stmtConn.gone).
+func (t connTx) gone() bool {
+	gone := false
+	_ = t.conn.Raw(func(dc any) error {
+		if c, ok := dc.(*stmtConn); ok {
+			gone = c.gone()
+		}
+		return nil
+	})
+	return gone
 }
 
 // ExecContext, QueryContext, QueryRowContext and PrepareContext run on the

@@ -5,15 +5,15 @@ import (
 	"runtime/debug"
 )
 
-// The garbage collector of a serving shop. go-sdk's streamable HTTP
-// transport allocates about 300 KiB per tool call (a buffer per message it
-// decodes), while the shop's live heap is a few MiB: with the default
-// GOGC=100 the collector runs every few calls, and its marking and the
-// write barriers it turns on cost more CPU than the call itself
-// (BENCHMARKS.md, "Garbage collection"). A higher GOGC lets the heap grow to
-// a few times the live heap between collections; the memory limit caps that
-// growth, so that a large live heap (a big catalog's search, many sessions)
-// makes the collector run as often as needed instead of growing without bound.
+// The garbage collector of a serving shop. go-sdk's streamable HTTP transport
+// allocates about 300 KiB per tool call (a buffer per message it decodes),
+// while the shop's live heap is a few MiB: with the default GOGC=100 the
+// collector runs every few calls, and its marking and the write barriers it
+// turns on cost more CPU than the call itself. A higher GOGC lets the heap
+// grow to a few times the live heap between collections; the memory limit
+// caps that growth, so that a large live heap (a big catalog's search, many
+// sessions) makes the collector run as often as needed instead of growing
+// without bound.
 const (
 	// serveGCPercent is GOGC for `shop serve`.
 	serveGCPercent = 400

@@ -76,14 +76,6 @@ func buyerContext(ctx context.Context, req *mcp.CallToolRequest) context.Context
 // message and code; anything else is logged with its detail and answered
 // with a generic text, so no SQL or provider JSON reaches the model.
 func NewMCP(opts MCPOptions) *mcp.Server {
-	srv := newMCP(opts)
-	srv.AddReceivingMiddleware(flatResults()) // the outermost: added last
-	return srv
-}
-
-// newMCP is NewMCP but for flatResults: its answers are go-sdk's own
-// encoding (TestToolResultBytes compares the two).
-func newMCP(opts MCPOptions) *mcp.Server {
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -255,10 +247,10 @@ func handler(t shop.Tool, opts MCPOptions, logger *slog.Logger) mcp.ToolHandler 
 		if err != nil {
 			return errorResult(ctx, logger, t.Name, err, attrs), nil
 		}
-		// A call answered is logged at debug: a line written at every call
-		// cost a search a twentieth of its CPU (BENCHMARKS.md), and the
-		// metrics count the calls and their times by tool and outcome.
-		// SHOP_LOG_LEVEL=debug shows them; refusals and errors stay above.
+		// A call answered is logged at debug: a line at every call would cost
+		// more than a search's own work, and the metrics count the calls and
+		// their times by tool and outcome. SHOP_LOG_LEVEL=debug shows them;
+		// refusals and errors stay above.
 		logger.DebugContext(ctx, "tool call", attrs...)
 		// The value itself, which go-sdk encodes with the rest of the
 		// answer: encoded here first, it was compacted once more on the

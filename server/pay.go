@@ -11,6 +11,7 @@ import (
 
 	"shop"
 	"shop/checkout"
+	"shop/i18n"
 	"shop/payments"
 )
 
@@ -25,28 +26,41 @@ const maxPayForm = 4 << 10
 // payments.TestCards, the first chosen by default.
 var testCards = offered("pm_card_visa", "pm_card_visa_chargeDeclined", "pm_card_chargeDeclinedInsufficientFunds", "pm_card_authenticationRequired")
 
-// offered are test payment methods as the page offers them, each with its
-// card and what paying with it does: "Visa ending 0002: declined".
-func offered(methods ...string) []struct{ Value, Label string } {
-	out := make([]struct{ Value, Label string }, len(methods))
+// offeredCard is a test payment method as the page offers it: its card and
+// the catalog's key for what paying with it does.
+type offeredCard struct {
+	Value, Brand, Last4, Outcome string
+}
+
+// offered are test payment methods as the page offers them.
+func offered(methods ...string) []offeredCard {
+	out := make([]offeredCard, len(methods))
 	for i, m := range methods {
 		c, ok := payments.FindTestCard(m)
 		if !ok {
 			panic("server: " + m + " is not in payments.TestCards")
 		}
-		what := "succeeds"
+		outcome := "card_succeeds"
 		switch c.Outcome {
 		case payments.Declined:
-			what = "declined"
+			outcome = "card_declined"
 			if code := c.Code(); code != "card_declined" {
-				what += ", " + strings.ReplaceAll(code, "_", " ")
+				outcome += "_" + code
 			}
 		case payments.RequiresAction:
-			what = "needs the bank's confirmation (3D Secure)"
+			outcome = "card_3ds"
 		}
-		out[i].Value, out[i].Label = m, strings.ToUpper(c.Brand[:1])+c.Brand[1:]+" ending "+c.Last4+": "+what
+		if !i18n.English.Has(outcome) {
+			panic("server: no message " + outcome + " for test card " + m)
+		}
+		out[i] = offeredCard{Value: m, Brand: strings.ToUpper(c.Brand[:1]) + c.Brand[1:], Last4: c.Last4, Outcome: outcome}
 	}
 	return out
+}
+
+// label is what the page says of the card: "Visa ending 0002: declined".
+func (c offeredCard) label(l *i18n.Lang) string {
+	return l.T("card_label", "brand", c.Brand, "last4", c.Last4, "outcome", l.T(c.Outcome))
 }
 
 // PayOptions configure the payment pages.
@@ -70,6 +84,10 @@ type PayOptions struct {
 //     receipt shown (or a page that waits for it);
 //   - GET /pay/{session_id}/cancel: the buyer left without paying; the
 //     session keeps its cart and says so to the widget.
+//
+// Every page is in the buyer's language (Accept-Language), English by
+// default; the merchant's own words (products, shipping options) stay as
+// the merchant wrote them.
 func PayPages(c *checkout.Checkout, opts PayOptions) http.Handler {
 	p := &payPages{c: c, shop: opts.Shop, logger: opts.Logger}
 	if p.logger == nil {
@@ -98,13 +116,13 @@ func (p *payPages) signed(h func(w http.ResponseWriter, r *http.Request, id, tok
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, maxPayForm)
 			if err := r.ParseForm(); err != nil {
-				p.message(w, http.StatusBadRequest, "Payment not sent", "The payment form could not be read. Go back to the conversation and open the payment page again.")
+				p.message(w, r, http.StatusBadRequest, "msg_not_sent_title", "msg_not_sent")
 				return
 			}
 			token = r.PostForm.Get("t")
 		}
 		if len(id) > 64 || !p.c.ValidPayToken(id, token) {
-			p.message(w, http.StatusNotFound, "Payment page not found", "This payment link is not valid. Ask for a new one in the conversation.")
+			p.message(w, r, http.StatusNotFound, "msg_not_found_title", "msg_not_found")
 			return
 		}
 		// The signed link acts for the session's buyer: their saved cards.
@@ -132,44 +150,46 @@ func (p *payPages) show(w http.ResponseWriter, r *http.Request, s *checkout.Sess
 			return
 		}
 	case checkout.InProgress:
-		p.processing(w)
+		p.processing(w, r)
 		return
 	case checkout.Ready:
 		if !p.c.Sandboxed() {
-			p.message(w, http.StatusNotFound, "Pay on the payment page", "This shop takes payments on its payment provider's page: ask for a payment link in the conversation.")
+			p.message(w, r, http.StatusNotFound, "msg_hosted_title", "msg_hosted")
 			return
 		}
 		status := http.StatusOK
 		if problem != "" {
 			status = http.StatusPaymentRequired
 		}
-		v := p.payView(s, token, problem, email)
+		v := p.payView(i18n.FromRequest(r), s, token, problem, email)
 		v.CanSave = p.canSave(r.Context(), s.ID)
 		p.render(w, status, "pay", v)
 		return
 	case checkout.NotReady:
-		why := "This order is not ready for payment."
-		if problem, ok := s.FirstProblem(); ok {
-			why = "This order is not ready for payment: " + problem
+		l := i18n.FromRequest(r)
+		why := l.T("msg_not_ready")
+		if problem, ok := s.FirstProblem(); ok && l == i18n.English {
+			why = "This order is not ready for payment: " + problem // checkout's words are English
 		}
-		p.message(w, http.StatusConflict, "Not ready for payment", why, "Return to the conversation to finish it, then pay.")
+		p.render(w, http.StatusConflict, "paymsg", &payMessage{pageView: pageView{L: l, Title: l.T("msg_not_ready_title")}, Lines: []string{why, l.T("msg_finish")}})
 		return
 	case checkout.Canceled:
-		p.message(w, http.StatusGone, "Checkout canceled", "This checkout was canceled, so there is nothing to pay. Return to the conversation to start again.")
+		p.message(w, r, http.StatusGone, "msg_canceled_title", "msg_canceled")
 		return
 	case checkout.Expired:
-		p.message(w, http.StatusGone, "Checkout expired", "This checkout expired and its items were released. Return to the conversation to start again.")
+		p.message(w, r, http.StatusGone, "msg_expired_title", "msg_expired")
 		return
 	}
-	p.message(w, http.StatusInternalServerError, "Payment unavailable", "The payment cannot be shown right now. Try again in a moment.")
+	p.message(w, r, http.StatusInternalServerError, "msg_unavailable_title", "msg_unavailable")
 }
 
 // pay pays the session with the card chosen on the sandbox page.
 func (p *payPages) pay(w http.ResponseWriter, r *http.Request, id, token string) {
 	if !p.c.Sandboxed() {
-		p.message(w, http.StatusNotFound, "Pay on the payment page", "This shop takes payments on its payment provider's page: ask for a payment link in the conversation.")
+		p.message(w, r, http.StatusNotFound, "msg_hosted_title", "msg_hosted")
 		return
 	}
+	l := i18n.FromRequest(r)
 	card := r.PostForm.Get("card")
 	email := strings.TrimSpace(r.PostForm.Get("email"))
 	known := false
@@ -187,7 +207,7 @@ func (p *payPages) pay(w http.ResponseWriter, r *http.Request, id, token string)
 			saved = saved || m.ID == card
 		}
 		if !saved {
-			p.show(w, r, s, token, "Choose one of the test cards.", email)
+			p.show(w, r, s, token, l.T("pay_choose_card"), email)
 			return
 		}
 	}
@@ -235,12 +255,15 @@ func (p *payPages) pay(w http.ResponseWriter, r *http.Request, id, token string)
 			p.changed(w, r, s, token, email)
 			return
 		}
-		problem = e.Message
+		problem = l.T("pay_not_completed")
+		if l == i18n.English {
+			problem = e.Message // checkout's words are English
+		}
 		if e.Param == "$.buyer.email" {
-			problem = "Enter a valid email address for the receipt."
+			problem = l.T("pay_bad_email")
 		}
 	} else if s.Status == checkout.Ready {
-		problem = declineOf(s)
+		problem = declineOf(l, s)
 	}
 	p.show(w, r, s, token, problem, email)
 }
@@ -253,9 +276,9 @@ func (p *payPages) changed(w http.ResponseWriter, r *http.Request, s *checkout.S
 		p.show(w, r, s, token, "", email)
 		return
 	}
-	v := p.payView(s, token, "", email)
+	v := p.payView(i18n.FromRequest(r), s, token, "", email)
 	v.CanSave = p.canSave(r.Context(), s.ID)
-	v.Error = "This order changed after the page was shown: its total is now " + v.Total + ". Nothing was charged. Review the order below and pay again."
+	v.Error = v.L.T("pay_changed", "total", v.Total)
 	p.render(w, http.StatusConflict, "pay", v)
 }
 
@@ -282,10 +305,10 @@ func (p *payPages) returned(w http.ResponseWriter, r *http.Request, id, _ string
 			return
 		}
 	case checkout.Ready, checkout.InProgress:
-		p.processing(w)
+		p.processing(w, r)
 		return
 	}
-	p.message(w, http.StatusOK, "Payment received", "Your payment was received. If it cannot be matched to an order it is refunded in full.", "You can return to the conversation.")
+	p.message(w, r, http.StatusOK, "msg_received_title", "msg_received", "msg_return")
 }
 
 // canceled records that the buyer left the payment page without paying.
@@ -299,7 +322,8 @@ func (p *payPages) canceled(w http.ResponseWriter, r *http.Request, id, token st
 		http.Redirect(w, r, s.Order.PermalinkURL+"&paid=1", http.StatusSeeOther)
 		return
 	}
-	v := &payMessage{Title: "Payment canceled", Lines: []string{"Nothing was charged. Your cart is kept: return to the conversation to change it or to pay."}}
+	l := i18n.FromRequest(r)
+	v := &payMessage{pageView: pageView{L: l, Title: l.T("msg_cancel_title")}, Lines: []string{l.T("msg_cancel")}}
 	if s.Status == checkout.Ready && p.c.Sandboxed() {
 		v.Retry = "/pay/" + url.PathEscape(id) + "?t=" + url.QueryEscape(token)
 	}
@@ -311,27 +335,33 @@ func (p *payPages) canceled(w http.ResponseWriter, r *http.Request, id, token st
 func (p *payPages) failed(w http.ResponseWriter, r *http.Request, err error) {
 	var e *shop.Error
 	if errors.As(err, &e) {
-		status := http.StatusBadRequest
+		status, key := http.StatusBadRequest, "msg_unavailable"
 		if e.Code == shop.NotFound {
-			status = http.StatusNotFound
+			status, key = http.StatusNotFound, "msg_not_found"
 		}
-		p.message(w, status, "Payment unavailable", e.Message)
+		l := i18n.FromRequest(r)
+		why := l.T(key)
+		if l == i18n.English {
+			why = e.Message // checkout's words are English
+		}
+		p.render(w, status, "paymsg", &payMessage{pageView: pageView{L: l, Title: l.T("msg_unavailable_title")}, Lines: []string{why}})
 		return
 	}
 	p.logger.ErrorContext(r.Context(), "payment page", "err", err)
-	p.message(w, http.StatusInternalServerError, "Payment unavailable", "The payment page cannot be shown right now. Try again in a moment; nothing was charged twice.")
+	p.message(w, r, http.StatusInternalServerError, "msg_unavailable_title", "msg_failed")
 }
 
 // payView is what the sandbox payment page shows.
 type payView struct {
-	Title, Caption, Shop, Token, Action, Cancel, Email, Error, Total, Until string
-	TestMode                                                                bool
-	Lines                                                                   []lineView
-	Totals                                                                  []totalView
-	Address                                                                 *checkout.Address
-	Option                                                                  *optionView
-	Links                                                                   []linkView
-	Cards                                                                   []cardView
+	pageView
+	Caption, Shop, Token, Action, Cancel, Email, Error, Total, Until string
+	TestMode                                                         bool
+	Lines                                                            []lineView
+	Totals                                                           []totalView
+	Address                                                          *checkout.Address
+	Option                                                           *optionView
+	Links                                                            []linkView
+	Cards                                                            []cardView
 	// Saved are the buyer's saved cards (a linked buyer's session), and
 	// CanSave offers to save the card entered: only to a linked buyer.
 	Saved   []cardView
@@ -347,26 +377,27 @@ type cardView struct {
 }
 
 type payMessage struct {
-	Title string
+	pageView
 	Lines []string
 	Retry string
 }
 
-func (p *payPages) payView(s *checkout.Session, token, problem, email string) *payView {
+func (p *payPages) payView(l *i18n.Lang, s *checkout.Session, token, problem, email string) *payView {
 	format := formatter(s.Currency)
 	v := &payView{
-		Title: "Pay " + p.shop, Caption: "Your order", Shop: p.shop, Token: token, Seen: p.c.SeenToken(s), Error: problem,
+		pageView: pageView{L: l, Title: l.T("pay_title", "shop", p.shop)},
+		Caption:  l.T("pay_caption"), Shop: p.shop, Token: token, Seen: p.c.SeenToken(s), Error: problem,
 		Action:   "/pay/" + url.PathEscape(s.ID),
 		Cancel:   "/pay/" + url.PathEscape(s.ID) + "/cancel?t=" + url.QueryEscape(token),
 		TestMode: s.PaymentMode == checkout.PaymentTest,
 		Address:  s.FulfillmentAddress,
-		Until:    s.ExpiresAt.UTC().Format("15:04 UTC, 2 January 2006"),
+		Until:    l.T("pay_until", "time", s.ExpiresAt.UTC().Format("15:04"), "date", l.Date(s.ExpiresAt)),
 	}
 	v.Email = email
 	if v.Email == "" && s.Buyer != nil {
 		v.Email = s.Buyer.Email
 	}
-	v.Lines, v.Totals = itemViews(s.LineItems, s.Totals, format)
+	v.Lines, v.Totals = itemViews(l, s.LineItems, s.Totals, format)
 	for _, t := range s.Totals {
 		if t.Type == checkout.TotalTotal {
 			v.Total = format(t.Amount)
@@ -374,17 +405,15 @@ func (p *payPages) payView(s *checkout.Session, token, problem, email string) *p
 	}
 	for _, o := range s.FulfillmentOptions {
 		if o.ID == s.FulfillmentOptionID {
-			v.Option = &optionView{Title: o.Title, Carrier: o.Carrier, Price: format(o.Total), Window: window(o.EarliestDeliveryTime, o.LatestDeliveryTime)}
+			v.Option = newOptionView(l, o.Title, "", o.Carrier, format(o.Total), o.EarliestDeliveryTime, o.LatestDeliveryTime)
 		}
 	}
-	for _, l := range s.Links {
-		v.Links = append(v.Links, linkView{Label: linkLabel(l.Type), URL: l.URL})
-	}
+	v.Links = linkViews(l, s.Links)
 	for _, m := range s.PaymentProvider.ManagedPaymentMethods {
 		v.Saved = append(v.Saved, cardView{Value: m.ID, Label: m.DisplayName, Checked: len(v.Saved) == 0})
 	}
 	for i, c := range testCards {
-		v.Cards = append(v.Cards, cardView{Value: c.Value, Label: c.Label, Checked: i == 0 && len(v.Saved) == 0})
+		v.Cards = append(v.Cards, cardView{Value: c.Value, Label: c.label(l), Checked: i == 0 && len(v.Saved) == 0})
 	}
 	return v
 }
@@ -399,26 +428,61 @@ func (p *payPages) canSave(ctx context.Context, sessionID string) bool {
 	return err == nil && account != ""
 }
 
-func (p *payPages) processing(w http.ResponseWriter) {
+func (p *payPages) processing(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", "2")
-	p.render(w, http.StatusAccepted, "payprocessing", &payMessage{Title: "Payment processing",
-		Lines: []string{"Your payment is being processed; this page refreshes by itself and shows your receipt when the order is placed. Nothing is charged twice.", "You can also return to the conversation: the order shows there too."}})
+	l := i18n.FromRequest(r)
+	p.render(w, http.StatusAccepted, "payprocessing", &payMessage{pageView: pageView{L: l, Title: l.T("msg_processing_title")},
+		Lines: []string{l.T("msg_processing"), l.T("msg_processing_also")}})
 }
 
-func (p *payPages) message(w http.ResponseWriter, status int, title string, lines ...string) {
-	p.render(w, status, "paymsg", &payMessage{Title: title, Lines: lines})
+// message answers a page of a title and lines, each a catalog key, in the
+// request's language.
+func (p *payPages) message(w http.ResponseWriter, r *http.Request, status int, title string, lines ...string) {
+	l := i18n.FromRequest(r)
+	v := &payMessage{pageView: pageView{L: l, Title: l.T(title)}}
+	for _, k := range lines {
+		v.Lines = append(v.Lines, l.T(k))
+	}
+	p.render(w, status, "paymsg", v)
 }
 
-func (p *payPages) render(w http.ResponseWriter, status int, name string, data any) {
+func (p *payPages) render(w http.ResponseWriter, status int, name string, data interface{ lang() *i18n.Lang }) {
 	writeHTML(w, p.logger, payCSP, status, name, data)
 }
 
-// declineOf is the decline a session ready again after a payment carries.
-func declineOf(s *checkout.Session) string {
+// declineOf is the decline a session ready again after a payment carries,
+// in the page's language: the payment provider's words for the buyer
+// (payments' buyerMessage), which the catalogs hold under decline_*, are
+// said in the language; a message they do not hold stays as written in
+// English, and only on an English page.
+func declineOf(l *i18n.Lang, s *checkout.Session) string {
 	for _, m := range s.Messages {
 		if m.Code == string(shop.PaymentDeclined) || m.Code == string(shop.Requires3DS) {
-			return m.Content
+			return declineText(l, m.Content)
 		}
 	}
-	return "The payment was not completed. Try again."
+	return l.T("pay_not_completed")
+}
+
+// declineKeys are the catalogs' keys of the buyer messages a decline carries.
+var declineKeys = []string{"decline_card_declined", "decline_insufficient_funds", "decline_authentication_required",
+	"decline_expired_card", "decline_incorrect_cvc", "decline_processing_error"}
+
+// declineText is a decline message of checkout ("Your card was declined.
+// Try another card.") in the language.
+func declineText(l *i18n.Lang, content string) string {
+	if l == i18n.English {
+		return content
+	}
+	said, another := strings.CutSuffix(content, " "+i18n.English.T("decline_try_another"))
+	text := l.T("decline_card_declined")
+	for _, k := range declineKeys {
+		if said == i18n.English.T(k) {
+			text = l.T(k)
+		}
+	}
+	if another {
+		text += l.T("sentence_space") + l.T("decline_try_another")
+	}
+	return text
 }

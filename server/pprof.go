@@ -12,7 +12,7 @@ import (
 )
 
 // ServePprof serves Go's profiles (net/http/pprof) on addr until ctx is
-// done, for measuring the shop under load (BENCHMARKS.md), and logs why
+// done, for measuring the shop under load (shop bench), and logs why
 // when it cannot. addr must be a loopback address: profiles show the
 // process's internals to whoever asks. The handlers are on a mux of their
 // own, never on the shop's.

@@ -13,6 +13,7 @@ import (
 
 	"shop"
 	"shop/contract"
+	"shop/i18n"
 	"shop/money"
 	"shop/orders"
 )
@@ -32,36 +33,52 @@ const receiptCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self
 // ReceiptHandler serves the order receipt page, GET /orders/{order_id}?t=…,
 // the permalink_url of CONTRACT.md: a small, accessible, printable HTML page
 // when t is the order's signed token; for a missing or wrong token or an
-// unknown order, a 404 page that tells nothing about which.
+// unknown order, a 404 page that tells nothing about which. The page is in
+// the buyer's language (Accept-Language), English by default.
 func ReceiptHandler(o *orders.Orders, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l := i18n.FromRequest(r)
 		ord, err := o.ByPermalink(r.Context(), r.PathValue("order_id"), r.URL.Query().Get("t"))
 		switch {
 		case shop.ErrorCode(err) == shop.NotFound:
-			writePage(w, logger, http.StatusNotFound, "notfound", nil)
+			writePage(w, logger, http.StatusNotFound, "notfound", &pageView{L: l, Title: l.T("receipt_notfound_title")})
 		case err != nil:
 			logger.ErrorContext(r.Context(), "receipt page", "err", err)
-			writePage(w, logger, http.StatusInternalServerError, "error", nil)
+			writePage(w, logger, http.StatusInternalServerError, "error", errorView(l))
 		default:
-			v := newReceiptView(ord)
+			v := newReceiptView(ord, l)
 			v.Paid = r.URL.Query().Get("paid") == "1"
 			writePage(w, logger, http.StatusOK, "receipt", v)
 		}
 	})
 }
 
+// pageView is what every page's head needs: its language and title.
+type pageView struct {
+	L     *i18n.Lang
+	Title string
+}
+
+// lang is the page's language, for writeHTML's error page.
+func (v *pageView) lang() *i18n.Lang { return v.L }
+
+// errorView is the page shown when another cannot be.
+func errorView(l *i18n.Lang) *pageView {
+	return &pageView{L: l, Title: l.T("receipt_error_title")}
+}
+
 // writePage renders a page completely before sending any of it, so that a
 // template error becomes a clean 500.
-func writePage(w http.ResponseWriter, logger *slog.Logger, status int, name string, data any) {
+func writePage(w http.ResponseWriter, logger *slog.Logger, status int, name string, data interface{ lang() *i18n.Lang }) {
 	writeHTML(w, logger, receiptCSP, status, name, data)
 }
 
 // writeHTML renders a page of the receipt templates under a content
 // security policy.
-func writeHTML(w http.ResponseWriter, logger *slog.Logger, csp string, status int, name string, data any) {
+func writeHTML(w http.ResponseWriter, logger *slog.Logger, csp string, status int, name string, data interface{ lang() *i18n.Lang }) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", csp)
 	h.Set("Cache-Control", "private, no-store")
@@ -73,7 +90,7 @@ func writeHTML(w http.ResponseWriter, logger *slog.Logger, csp string, status in
 		logger.Error("receipt page: render", "template", name, "err", err)
 		buf.Reset()
 		status = http.StatusInternalServerError
-		_ = receiptTemplates.ExecuteTemplate(&buf, "error", nil)
+		_ = receiptTemplates.ExecuteTemplate(&buf, "error", errorView(data.lang()))
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
@@ -81,18 +98,20 @@ func writeHTML(w http.ResponseWriter, logger *slog.Logger, csp string, status in
 
 // receiptView is what the receipt template shows, with amounts formatted.
 type receiptView struct {
-	Title   string
+	pageView
 	Caption string
 	Number  int64
 	Placed  string
-	Status  string
-	Email   string
-	Lines   []lineView
-	Totals  []totalView
-	Address *contract.Address
-	Option  *optionView
-	Payment contract.Payment
-	Links   []linkView
+	// Status is the order's status, and PaymentMode and PaymentStatus the
+	// payment's, in the page's language.
+	Status, PaymentMode, PaymentStatus string
+	Email                              string
+	Lines                              []lineView
+	Totals                             []totalView
+	Address                            *contract.Address
+	Option                             *optionView
+	Payment                            contract.Payment
+	Links                              []linkView
 	// Tracking is the order's parcels, oldest first.
 	Tracking []contract.Tracking
 	// Paid: the buyer just paid on the shop's payment page, which sent
@@ -111,42 +130,77 @@ type totalView struct {
 	Grand         bool
 }
 
-type optionView struct {
-	Title, Subtitle, Carrier, Price, Window string
+// optionView is a shipping option in a sentence: "Standard by USPS (3–5
+// days): $5.00. Expected 9 December 2026."
+type optionView struct{ Text string }
+
+// newOptionView is the sentence of a shipping option; its title, subtitle
+// and carrier are the merchant's words.
+func newOptionView(l *i18n.Lang, title, subtitle, carrier, price string, earliest, latest time.Time) *optionView {
+	name := title
+	if carrier != "" {
+		name = l.T("option_by", "option", title, "carrier", carrier)
+	}
+	if subtitle != "" {
+		name += " (" + subtitle + ")"
+	}
+	text := l.T("option_price", "option", name, "price", price)
+	if w := window(l, earliest, latest); w != "" {
+		text += l.T("sentence_space") + l.T("option_expected", "window", w)
+	}
+	return &optionView{Text: text}
 }
 
 type linkView struct{ Label, URL string }
 
-func newReceiptView(ord *contract.Order) *receiptView {
+func newReceiptView(ord *contract.Order, l *i18n.Lang) *receiptView {
 	rec := &ord.Receipt
 	format := formatter(rec.Currency)
 	v := &receiptView{
-		Title:    fmt.Sprintf("Receipt for order %d", rec.Number),
-		Number:   rec.Number,
-		Placed:   rec.CreatedAt.UTC().Format("2 January 2006, 15:04 UTC"),
-		Status:   rec.Status,
-		Email:    rec.Email,
-		Address:  rec.FulfillmentAddress,
-		Payment:  rec.Payment,
-		Tracking: rec.Tracking,
+		pageView:      pageView{L: l, Title: l.T("receipt_title", "n", rec.Number)},
+		Number:        rec.Number,
+		Placed:        l.DateTime(rec.CreatedAt),
+		Status:        word(l, "order_status_", rec.Status),
+		PaymentMode:   word(l, "payment_mode_", rec.Payment.Mode),
+		PaymentStatus: word(l, "payment_status_", rec.Payment.Status),
+		Email:         rec.Email,
+		Address:       rec.FulfillmentAddress,
+		Payment:       rec.Payment,
+		Tracking:      rec.Tracking,
 	}
-	v.Caption = fmt.Sprintf("Items in order %d", rec.Number)
-	v.Lines, v.Totals = itemViews(rec.LineItems, rec.Totals, format)
+	v.Caption = l.T("receipt_items", "n", rec.Number)
+	v.Lines, v.Totals = itemViews(l, rec.LineItems, rec.Totals, format)
 	if opt := rec.FulfillmentOption; opt != nil {
-		v.Option = &optionView{Title: opt.Title, Subtitle: opt.Subtitle, Carrier: opt.Carrier, Price: format(opt.Total),
-			Window: window(opt.EarliestDeliveryTime, opt.LatestDeliveryTime)}
+		v.Option = newOptionView(l, opt.Title, opt.Subtitle, opt.Carrier, format(opt.Total), opt.EarliestDeliveryTime, opt.LatestDeliveryTime)
 	}
-	for _, l := range rec.Links {
-		if l.Type == "support_url" && slices.ContainsFunc(rec.Links, func(s contract.Link) bool { return s.Type == "support" && s.URL == l.URL }) {
-			continue // the support page again, under ChatGPT's name for it
-		}
-		v.Links = append(v.Links, linkView{Label: linkLabel(l.Type), URL: l.URL})
-	}
+	v.Links = linkViews(l, rec.Links)
 	return v
 }
 
+// linkViews are the legal and support links of a session or an order, each
+// page once.
+func linkViews(l *i18n.Lang, links []contract.Link) []linkView {
+	var out []linkView
+	for _, k := range links {
+		if k.Type == "support_url" && slices.ContainsFunc(links, func(s contract.Link) bool { return s.Type == "support" && s.URL == k.URL }) {
+			continue // the support page again, under ChatGPT's name for it
+		}
+		out = append(out, linkView{Label: linkLabel(l, k.Type), URL: k.URL})
+	}
+	return out
+}
+
+// word is a status code in the page's language: the catalog's message under
+// prefix+code, else the code as it is.
+func word(l *i18n.Lang, prefix, code string) string {
+	if l.Has(prefix + code) {
+		return l.T(prefix + code)
+	}
+	return code
+}
+
 // itemViews are the lines and totals of a session or an order, formatted.
-func itemViews(items []contract.LineItem, totals []contract.Total, format func(int64) string) ([]lineView, []totalView) {
+func itemViews(l *i18n.Lang, items []contract.LineItem, totals []contract.Total, format func(int64) string) ([]lineView, []totalView) {
 	lines := make([]lineView, 0, len(items))
 	for _, li := range items {
 		lv := lineView{Name: li.Name, Quantity: li.Item.Quantity, Unit: format(li.UnitAmount), Total: format(li.BaseAmount)}
@@ -158,7 +212,9 @@ func itemViews(items []contract.LineItem, totals []contract.Total, format func(i
 	out := make([]totalView, 0, len(totals))
 	for _, t := range totals {
 		label := t.DisplayText
-		if label == "" {
+		if l.Has("total_" + string(t.Type)) {
+			label = l.T("total_" + string(t.Type)) // the shop's own words, not the merchant's
+		} else if label == "" {
 			label = string(t.Type)
 		}
 		out = append(out, totalView{Label: label, Amount: format(t.Amount), Grand: t.Type == contract.TotalTotal})
@@ -168,16 +224,15 @@ func itemViews(items []contract.LineItem, totals []contract.Total, format func(i
 
 // window is a delivery window as people read it: a day, or between two
 // days ("" when either end is unknown).
-func window(earliest, latest time.Time) string {
+func window(l *i18n.Lang, earliest, latest time.Time) string {
 	if earliest.IsZero() || latest.IsZero() {
 		return ""
 	}
-	const day = "2 January 2006"
-	first, last := earliest.UTC().Format(day), latest.UTC().Format(day)
+	first, last := l.Date(earliest), l.Date(latest)
 	if first == last {
 		return first
 	}
-	return "between " + first + " and " + last
+	return l.T("window_between", "first", first, "last", last)
 }
 
 // formatter formats amounts of a currency for people; an unknown currency
@@ -190,20 +245,15 @@ func formatter(code string) func(int64) string {
 	return cur.Format
 }
 
-func linkLabel(typ string) string {
-	switch typ {
-	case "terms_of_use":
-		return "Terms of use"
-	case "privacy_policy":
-		return "Privacy policy"
-	case "return_policy":
-		return "Return policy"
-	case "support":
-		return "Support"
+// linkLabel names a legal or support link by its type, in the widgets'
+// words for it; a type the catalogs do not know is shown as written.
+func linkLabel(l *i18n.Lang, typ string) string {
+	if l.Has("link_" + typ) {
+		return l.T("link_" + typ)
 	}
 	s := strings.ReplaceAll(typ, "_", " ")
 	if s == "" {
-		return "Link"
+		return l.T("link")
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }

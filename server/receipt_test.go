@@ -112,7 +112,7 @@ func TestReceiptPage(t *testing.T) {
 			"1 Main St", "Springfield, IL 62701", "Standard by USPS", "between 4 October 2025 and 6 October 2025",
 			"stripe", "test", "pi_123", "succeeded",
 			`<a href="https://shop.example.com/static/legal/terms.html" rel="noreferrer">Terms of use</a>`,
-			`<a href="#ZgotmplZ" rel="noreferrer">Return policy</a>`,
+			`<a href="#ZgotmplZ" rel="noreferrer">Returns</a>`, // the widgets' word for it,
 		}},
 		{"NoToken", "/orders/" + ord.ID, http.StatusNotFound, nil},
 		{"EmptyToken", "/orders/" + ord.ID + "?t=", http.StatusNotFound, nil},

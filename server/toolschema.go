@@ -15,15 +15,15 @@ import (
 // go-sdk (v1.8.0) reads the input schema of the tool called again on every
 // call made in the 2026-07-28 protocol, to find the arguments an HTTP header
 // must repeat (x-mcp-header annotations, checked against Mcp-Param-*
-// headers): it marshals the whole schema and decodes its properties. With
-// the shop's descriptions a schema is 1–2 KB, and that took 40–60 µs of
-// every call, a twentieth of a search (BENCHMARKS.md). What the check reads
-// of a schema is the properties that carry an x-mcp-header, and the type of
-// each; the lean schema keeps exactly those, with the levels of properties
-// that lead to them, so the check answers as it would on the whole schema.
-// A schema without annotations (all of the shop's own) is left as
-// {"type":"object"}. Nothing else of go-sdk reads the schema of a tool whose
-// handler is its own (the shop validates its arguments itself).
+// headers): it marshals the whole schema and decodes its properties. With the
+// shop's descriptions a schema is 1–2 KB, encoded and decoded again on every
+// call. What the check reads of a schema is the properties that carry an
+// x-mcp-header, and the type of each; the lean schema keeps exactly those,
+// with the levels of properties that lead to them, so the check answers as it
+// would on the whole schema. A schema without annotations (all of the shop's
+// own) is left as {"type":"object"}. Nothing else of go-sdk reads the schema
+// of a tool whose handler is its own (the shop validates its arguments
+// itself).
 
 // leanSchema is full with only what go-sdk's per-call header check reads:
 // the top level's "type", and the properties with an "x-mcp-header" or
