@@ -12,6 +12,7 @@ import (
 	"shop/contract"
 	"shop/database"
 	"shop/orders"
+	"shop/payments"
 )
 
 // Scopes a buyer's token may carry (CONTRACT.md §10), as the account tools
@@ -36,6 +37,7 @@ type Data struct {
 	db        *gorm.DB
 	orders    *orders.Orders
 	checkAddr func(a contract.Address, param string) (contract.Address, error)
+	wallet    *payments.Wallet
 }
 
 // DataOptions configure Data.
@@ -45,11 +47,14 @@ type DataOptions struct {
 	// params under param. Required: an address that checkout would refuse
 	// must not be saved.
 	CheckAddress func(a contract.Address, param string) (contract.Address, error)
+	// Wallet, when set, keeps the buyers' saved cards, which the tools
+	// list_my_payment_methods and remove_my_payment_method manage.
+	Wallet *payments.Wallet
 }
 
 // NewData returns the accounts' data kept in db; their orders are ords'.
 func NewData(db *gorm.DB, ords *orders.Orders, opts DataOptions) *Data {
-	return &Data{db: db, orders: ords, checkAddr: opts.CheckAddress}
+	return &Data{db: db, orders: ords, checkAddr: opts.CheckAddress, wallet: opts.Wallet}
 }
 
 // errGone answers a call for an account deleted while its token lived.

@@ -101,7 +101,7 @@ func TestAccountToolsRefuse(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		w := newWorld(t, db)
 		ada := ensure(t, db, "ada@example.com")
-		args := map[string]any{"address": oregon("A"), "address_id": "addr_x", "order_id": "ord_aaaaaaaaaaaaaaaaaaaaaaaaaa", "confirm_email": ada.Email}
+		args := map[string]any{"address": oregon("A"), "address_id": "addr_x", "order_id": "ord_aaaaaaaaaaaaaaaaaaaaaaaaaa", "confirm_email": ada.Email, "payment_method_id": "pm_sandbox_x"}
 		guest := shop.WithBuyer(context.Background(), shop.Buyer{Subject: "host-user"})
 		for _, tl := range w.data.Tools() {
 			if err := w.call(t, guest, tl.Name, args, nil); shop.ErrorCode(err) != accounts.AccountRequired {
@@ -111,11 +111,13 @@ func TestAccountToolsRefuse(t *testing.T) {
 			if scope == "" {
 				t.Fatalf("%s has no scope", tl.Name)
 			}
-			other := accounts.ScopeAccount
-			if scope == other {
-				other = accounts.ScopeOrders
+			var others []string // every scope but the tool's
+			for _, s := range shop.Scopes {
+				if s != scope {
+					others = append(others, s)
+				}
 			}
-			if err := w.call(t, linked(ada, other, "payments"), tl.Name, args, nil); shop.ErrorCode(err) != accounts.AccountRequired {
+			if err := w.call(t, linked(ada, others...), tl.Name, args, nil); shop.ErrorCode(err) != accounts.AccountRequired {
 				t.Errorf("%s without scope %s: %v, want unauthorized", tl.Name, scope, err)
 			}
 		}

@@ -24,12 +24,13 @@ import (
 // world is the demo shop with accounts: checkout, orders, the staff's
 // administration and the accounts' data, wired as cmd/shop wires them.
 type world struct {
-	db    *gorm.DB
-	co    *checkout.Checkout
-	ords  *orders.Orders
-	admin *orders.Admin
-	data  *accounts.Data
-	tools map[string]shop.Tool
+	db     *gorm.DB
+	co     *checkout.Checkout
+	ords   *orders.Orders
+	admin  *orders.Admin
+	data   *accounts.Data
+	tools  map[string]shop.Tool
+	wallet *payments.Wallet
 }
 
 func newWorld(t *testing.T, db *gorm.DB) *world {
@@ -45,10 +46,11 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	}
 	w := &world{db: db, ords: orders.New(db, nil), tools: map[string]shop.Tool{}}
 	sandbox := payments.NewSandbox(db, nil)
+	w.wallet = payments.NewWallet(db, sandbox)
 	w.admin = orders.NewAdmin(w.ords, cat, sandbox)
-	w.co = checkout.New(db, policy, cat, &checkout.Options{Orders: w.ords, Charger: sandbox,
+	w.co = checkout.New(db, policy, cat, &checkout.Options{Orders: w.ords, Charger: sandbox, Wallet: w.wallet,
 		AccountAddress: func(ctx context.Context, id string) (*checkout.Address, error) { return w.data.DefaultAddress(ctx, id) }})
-	w.data = accounts.NewData(db, w.ords, accounts.DataOptions{CheckAddress: w.co.CheckAddress})
+	w.data = accounts.NewData(db, w.ords, accounts.DataOptions{CheckAddress: w.co.CheckAddress, Wallet: w.wallet})
 	for _, tl := range append(append(w.data.Tools(), w.data.AdminTools()...), w.admin.Tools()...) {
 		w.tools[tl.Name] = tl
 	}

@@ -23,6 +23,7 @@ var toolScopes = map[string]string{
 	"get_my_account": ScopeAccount, "add_my_address": ScopeAccount, "remove_my_address": ScopeAccount,
 	"set_my_default_address": ScopeAccount, "delete_my_account": ScopeAccount,
 	"list_my_orders": ScopeOrders, "get_my_order": ScopeOrders,
+	"list_my_payment_methods": shop.ScopePayments, "remove_my_payment_method": shop.ScopePayments,
 }
 
 // ToolScope returns the scope the account tool name needs, "" for a tool
@@ -112,7 +113,7 @@ const needsAccount = " Needs the buyer's connected account (scope %s); without i
 // Tools returns the linked buyer's tools (CONTRACT.md §10).
 func (d *Data) Tools() []shop.Tool {
 	acct, ord := fmt.Sprintf(needsAccount, ScopeAccount), fmt.Sprintf(needsAccount, ScopeOrders)
-	return []shop.Tool{
+	return append([]shop.Tool{
 		shop.NewTool(shop.Tool{Name: "get_my_account", Auth: authFor("get_my_account"), Title: "Get my account", ReadOnly: true, Idempotent: true,
 			Description: "The buyer's account with the shop: email, linked_since, saved shipping addresses and the default one, " +
 				"which new checkout sessions start with (as they start with the account's email)." + acct,
@@ -145,7 +146,7 @@ func (d *Data) Tools() []shop.Tool {
 				"Send confirm_email, the account's email. The shop's audit log records the deletion (without the email). The buyer may connect again later, which makes a new account." + acct +
 				" Errors: missing or invalid $.confirm_email (not the account's email).",
 		}, d.deleteMyAccount),
-	}
+	}, d.cardTools()...)
 }
 
 func (d *Data) getMyAccount(ctx context.Context, _ struct{}) (AccountResult, string, error) {

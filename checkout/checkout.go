@@ -140,6 +140,8 @@ type Checkout struct {
 	account func(ctx context.Context, accountID string) (*Address, error)
 	// known keeps the sessions this process wrote last (known.go).
 	known *known
+	// wallet is Options.Wallet (saved.go).
+	wallet Wallet
 }
 
 // Options configure a Checkout; zero fields take defaults.
@@ -192,6 +194,9 @@ type Options struct {
 	// (nil when they saved none), which their new sessions start with
 	// (accounts.go).
 	AccountAddress func(ctx context.Context, accountID string) (*Address, error)
+	// Wallet, when set, keeps linked buyers' saved cards: their sessions
+	// offer them and complete_checkout charges one off-session (saved.go).
+	Wallet Wallet
 }
 
 // New returns the checkout of the shop whose policy and catalog are given.
@@ -217,6 +222,7 @@ func New(db *gorm.DB, policy *Policy, cat *catalog.Catalog, opts *Options) *Chec
 		c.orders, c.charger, c.fault = opts.Orders, opts.Charger, opts.Fault
 		c.linker, c.linkKey, c.refunds, c.moved = opts.Linker, opts.LinkKey, opts.OrderRefunds, opts.SessionMoved
 		c.swept, c.charged, c.account = opts.AlsoSweep, opts.Charged, opts.AccountAddress
+		c.wallet = opts.Wallet
 		if opts.ReconcileGrace > 0 {
 			c.grace = opts.ReconcileGrace
 		}

@@ -70,6 +70,9 @@ type attemptRow struct {
 	// OrderID is the id of the order a success makes: the session's, sent
 	// to the provider with the charge.
 	OrderID string
+	// CustomerID is the provider's customer whose saved card Token is,
+	// charged off-session; "" for any other token.
+	CustomerID string
 	// PromoCode is the promotion whose use this attempt took in its claim,
 	// kept by its order or given back when it ends without one.
 	PromoCode string
@@ -82,6 +85,7 @@ func (attemptRow) TableName() string { return "payment_attempts" }
 func (a *attemptRow) request() payments.Request {
 	return payments.Request{
 		Amount: a.Amount, Currency: a.Currency, Token: a.Token, IdempotencyKey: a.IdempotencyKey,
+		Customer:    a.CustomerID,
 		Description: "Checkout " + a.SessionID,
 		Metadata:    a.metadata(),
 	}
@@ -204,9 +208,13 @@ func (c *Checkout) claimForCompletion(ctx context.Context, req CompleteRequest) 
 // claimRow claims the session of row, ready for payment, for st with a new
 // attempt, as claimForCompletion does.
 func (c *Checkout) claimRow(ctx context.Context, req CompleteRequest, row *sessionRow, st state) (*attemptRow, *sessionRow, *Session, error) {
+	customer, err := c.savedCustomer(ctx, row, req.Payment.Token)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	c.faultAt("claim")
 	att, err := c.claim(ctx, row, st, true, func(tx *gorm.DB) (*attemptRow, error) {
-		return c.newAttempt(ctx, tx, row, c.charger.Name(), req.Payment.Token, "")
+		return c.newAttempt(ctx, tx, row, c.charger.Name(), req.Payment.Token, "", customer)
 	})
 	if err != nil {
 		return nil, nil, nil, err
@@ -400,7 +408,7 @@ func priceChanges(before snapshot, row *sessionRow) []Message {
 // charges at most once. It carries the session's order id, the same for
 // every attempt of the session, and the promotion whose use the claim took
 // (the one the session is priced with).
-func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow, provider, token, key string) (*attemptRow, error) {
+func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow, provider, token, key, customer string) (*attemptRow, error) {
 	var n int64
 	if err := database.QueryRow(tx, "SELECT COUNT(*) FROM payment_attempts WHERE session_id = ?", row.ID).Scan(&n); err != nil {
 		return nil, fmt.Errorf("count payment attempts: %w", err)
@@ -420,6 +428,7 @@ func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow,
 		Amount:         row.Total,
 		Currency:       row.Currency,
 		OrderID:        row.OrderID,
+		CustomerID:     customer,
 		PromoCode:      row.Priced.Promo,
 		Status:         attemptPending,
 		CreatedAt:      now,
@@ -427,7 +436,7 @@ func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow,
 	}
 	_, err := database.Insert(tx, "payment_attempts", attemptColumns, []any{att.ID, att.SessionID, att.Attempt, att.IdempotencyKey,
 		att.Provider, att.Mode, att.Token, att.Amount, att.Currency, att.Status, att.Reference, att.DeclineCode, att.Message,
-		att.OrderID, att.PromoCode, att.CreatedAt, att.UpdatedAt})
+		att.OrderID, att.CustomerID, att.PromoCode, att.CreatedAt, att.UpdatedAt})
 	if err != nil {
 		return nil, fmt.Errorf("write payment attempt: %w", err)
 	}
@@ -436,7 +445,7 @@ func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow,
 
 // attemptColumns are the columns newAttempt writes, in attemptRow's order.
 var attemptColumns = []string{"id", "session_id", "attempt", "idempotency_key", "provider", "mode", "token", "amount",
-	"currency", "status", "reference", "decline_code", "message", "order_id", "promo_code", "created_at", "updated_at"}
+	"currency", "status", "reference", "decline_code", "message", "order_id", "customer_id", "promo_code", "created_at", "updated_at"}
 
 // processing is a session being paid, with a message that says to ask again.
 func (c *Checkout) processing(s *Session) *Session {

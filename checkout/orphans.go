@@ -172,7 +172,7 @@ func (c *Checkout) recoverOrder(ctx context.Context, row *sessionRow, res *payme
 		if row.Total != res.Amount || row.Currency != res.Currency {
 			return nil, errNotPayable
 		}
-		return c.newAttempt(ctx, tx, row, c.charger.Name(), "", key)
+		return c.newAttempt(ctx, tx, row, c.charger.Name(), "", key, "")
 	})
 	switch {
 	case err != nil:

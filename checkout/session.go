@@ -20,21 +20,23 @@ const (
 // contract, which the shop's clients decode its answers into; these aliases
 // let checkout name them as its own.
 type (
-	Session           = contract.Session
-	PaymentProvider   = contract.PaymentProvider
-	PaymentMethod     = contract.PaymentMethod
-	PaymentMode       = contract.PaymentMode
-	PaymentLink       = contract.PaymentLink
-	MessageType       = contract.MessageType
-	Message           = contract.Message
-	Buyer             = contract.Buyer
-	Address           = contract.Address
-	Item              = contract.Item
-	LineItem          = contract.LineItem
-	FulfillmentOption = contract.FulfillmentOption
-	TotalType         = contract.TotalType
-	Total             = contract.Total
-	Link              = contract.Link
+	Session         = contract.Session
+	PaymentProvider = contract.PaymentProvider
+	PaymentMethod   = contract.PaymentMethod
+	// ManagedPaymentMethod is a saved card a session offers.
+	ManagedPaymentMethod = contract.ManagedPaymentMethod
+	PaymentMode          = contract.PaymentMode
+	PaymentLink          = contract.PaymentLink
+	MessageType          = contract.MessageType
+	Message              = contract.Message
+	Buyer                = contract.Buyer
+	Address              = contract.Address
+	Item                 = contract.Item
+	LineItem             = contract.LineItem
+	FulfillmentOption    = contract.FulfillmentOption
+	TotalType            = contract.TotalType
+	Total                = contract.Total
+	Link                 = contract.Link
 )
 
 // The totals of a session, in the order they are listed.

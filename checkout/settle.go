@@ -333,7 +333,11 @@ func (c *Checkout) decline(ctx context.Context, att *attemptRow, res *payments.R
 	if msg == "" {
 		msg = "The payment was declined."
 	}
-	return c.release(ctx, att.ID, status, res, errorMessage(string(code), "$.payment_data", msg+" Try another card."))
+	hint := " Try another card."
+	if h := savedDeclineHint(att, res); h != "" {
+		hint = h
+	}
+	return c.release(ctx, att.ID, status, res, errorMessage(string(code), "$.payment_data", msg+hint))
 }
 
 // abandon gives up an attempt that charged nothing and makes its session

@@ -205,6 +205,13 @@ func (c *Checkout) sessionWith(ctx context.Context, r *sessionRow, order *contra
 		s.Messages = []Message{{Type: MessageInfo, ContentType: "plain", Content: "Checkout session has been canceled."}}
 	}
 	nonNil(s)
+	if s.Status == Ready || s.Status == NotReady {
+		managed, err := c.managedMethods(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		s.PaymentProvider.ManagedPaymentMethods = managed
+	}
 	return s, nil
 }
 

@@ -76,6 +76,22 @@ type PaymentProvider struct {
 	Provider                string          `json:"provider"`
 	MerchantID              string          `json:"merchant_id"`
 	SupportedPaymentMethods []PaymentMethod `json:"supported_payment_methods"`
+	// ManagedPaymentMethods are the cards a linked buyer saved with the
+	// merchant, newest first, at most ten; a guest's session, and a linked
+	// buyer's without saved cards, has no such field.
+	ManagedPaymentMethods []ManagedPaymentMethod `json:"managed_payment_methods,omitempty"`
+}
+
+// ManagedPaymentMethod is a card the buyer saved with the merchant, which
+// complete_checkout takes as payment_data.token (its ID).
+type ManagedPaymentMethod struct {
+	Type string `json:"type"` // "card"
+	ID   string `json:"id"`
+	// DisplayName has the brand, the last four digits and the expiry:
+	// "Visa •••• 4242, expires 12/2034".
+	DisplayName  string `json:"display_name"`
+	DisplayLast4 string `json:"display_last4"`
+	DisplayBrand string `json:"display_brand"`
 }
 
 // PaymentMethod is a way the buyer may pay: a card of one of

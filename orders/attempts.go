@@ -33,8 +33,11 @@ type PaymentAttemptRecord struct {
 	// CardBrand is the card's brand as Stripe names it (visa, mastercard,
 	// amex, …) and CardLast4 the last four digits of its number; both are
 	// empty when the provider did not say.
-	CardBrand string    `json:"card_brand"`
-	CardLast4 string    `json:"card_last4"`
+	CardBrand string `json:"card_brand"`
+	CardLast4 string `json:"card_last4"`
+	// SavedCard is true when the buyer paid with a card they saved with
+	// the shop (charged off-session through their customer).
+	SavedCard bool      `json:"saved_card"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -54,6 +57,7 @@ type attemptRecordRow struct {
 	Message     string
 	CardBrand   string
 	CardLast4   string `gorm:"column:card_last4"`
+	CustomerID  string `gorm:"column:customer_id"`
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 }
@@ -102,7 +106,7 @@ func paymentAttempts(ctx context.Context, db *gorm.DB, sessionID, order string, 
 		return nil, 0, "", fmt.Errorf("count payment attempts of %s: %w", sessionID, err)
 	}
 	q := db.Table("payment_attempts").
-		Select("id, attempt, provider, mode, amount, currency, status, reference, decline_code, message, card_brand, card_last4, created_at, updated_at").
+		Select("id, attempt, provider, mode, amount, currency, status, reference, decline_code, message, card_brand, card_last4, customer_id, created_at, updated_at").
 		Where("session_id = ?", sessionID)
 	if before > 0 {
 		q = q.Where("attempt < ?", before)
@@ -122,7 +126,7 @@ func paymentAttempts(ctx context.Context, db *gorm.DB, sessionID, order string, 
 		out = append(out, PaymentAttemptRecord{
 			ID: r.ID, Attempt: r.Attempt, Status: r.Status, Amount: priceOf(r.Currency, r.Amount),
 			Provider: r.Provider, Mode: r.Mode, Reference: r.Reference, DeclineCode: r.DeclineCode, Message: r.Message,
-			CardBrand: r.CardBrand, CardLast4: r.CardLast4, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+			CardBrand: r.CardBrand, CardLast4: r.CardLast4, SavedCard: r.CustomerID != "", CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		})
 	}
 	return out, total, next, nil
@@ -149,6 +153,9 @@ func attemptText(a PaymentAttemptRecord) string {
 	}
 	fmt.Fprintf(&sb, ": %s", a.Amount.Display)
 	if card := cardText(a.CardBrand, a.CardLast4); card != "" {
+		if a.SavedCard {
+			card = "the buyer's saved card " + card
+		}
 		fmt.Fprintf(&sb, " with %s", card)
 	}
 	fmt.Fprintf(&sb, " (%s %s", a.Provider, a.Mode)

@@ -59,6 +59,10 @@ type Request struct {
 	IdempotencyKey string
 	// Description is shown in Stripe's dashboard.
 	Description string
+	// Customer, when set, is the customer whose saved card Token is
+	// (SavedCard.Customer): the charge is made off-session, the buyer not
+	// at hand to authenticate it.
+	Customer string
 	// Metadata is kept with the charge (session id, attempt id). Stripe
 	// also receives the idempotency key as metadata "idempotency_key", by
 	// which [Stripe.Lookup] finds the charge.

@@ -122,11 +122,14 @@ func (s *Sandbox) Charge(ctx context.Context, r Request) (*Result, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
-	c, err := sandboxCard(r.Token)
+	c, err := s.card(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	hash := requestHash("charge", strconv.FormatInt(r.Amount, 10), r.Currency, r.Token)
+	if r.Customer != "" {
+		hash = requestHash("charge", strconv.FormatInt(r.Amount, 10), r.Currency, r.Token, r.Customer)
+	}
 	row := chargeRow{
 		IdempotencyKey: r.IdempotencyKey, RequestHash: hash, Reference: randomID("pi_sandbox_"),
 		Status: c.Outcome, DeclineCode: c.Code(), Amount: r.Amount, Currency: r.Currency,

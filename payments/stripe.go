@@ -211,6 +211,11 @@ func (s *Stripe) Charge(ctx context.Context, r Request) (*Result, error) {
 	} else {
 		p.PaymentMethod = stripe.String(r.Token)
 	}
+	if r.Customer != "" {
+		// A saved card, charged with the buyer away: a bank that wants
+		// them to authenticate answers authentication_required.
+		p.Customer, p.OffSession = stripe.String(r.Customer), stripe.Bool(true)
+	}
 	// The charge and the payment method come back expanded, with the
 	// card's brand and last four (a payment waiting for 3D Secure has no
 	// charge yet; its payment method has the card).

@@ -125,7 +125,8 @@ func (p *payPages) signed(h func(w http.ResponseWriter, r *http.Request, id, tok
 			p.message(w, r, http.StatusNotFound, "msg_not_found_title", "msg_not_found")
 			return
 		}
-		h(w, r, id, token)
+		// The signed link acts for the session's buyer: their saved cards.
+		h(w, r.WithContext(checkout.OnPaymentPage(r.Context())), id, token)
 	}
 }
 
@@ -160,7 +161,9 @@ func (p *payPages) show(w http.ResponseWriter, r *http.Request, s *checkout.Sess
 		if problem != "" {
 			status = http.StatusPaymentRequired
 		}
-		p.render(w, status, "pay", p.payView(i18n.FromRequest(r), s, token, problem, email))
+		v := p.payView(i18n.FromRequest(r), s, token, problem, email)
+		v.CanSave = p.canSave(r.Context(), s.ID)
+		p.render(w, status, "pay", v)
 		return
 	case checkout.NotReady:
 		l := i18n.FromRequest(r)
@@ -193,14 +196,40 @@ func (p *payPages) pay(w http.ResponseWriter, r *http.Request, id, token string)
 	for _, c := range testCards {
 		known = known || c.Value == card
 	}
+	saved := false
 	if !known {
 		s, err := p.c.Get(r.Context(), id)
 		if err != nil {
 			p.failed(w, r, err)
 			return
 		}
-		p.show(w, r, s, token, l.T("pay_choose_card"), email)
-		return
+		for _, m := range s.PaymentProvider.ManagedPaymentMethods {
+			saved = saved || m.ID == card
+		}
+		if !saved {
+			p.show(w, r, s, token, l.T("pay_choose_card"), email)
+			return
+		}
+	}
+	if known && r.PostForm.Get("save_card") == "1" && p.canSave(r.Context(), id) {
+		// The buyer ticked "Save this card for next time": the card is
+		// saved with the provider for their account, and pays as saved.
+		savedID, err := p.c.SaveCard(r.Context(), id, card)
+		if err != nil {
+			var e *shop.Error
+			if !errors.As(err, &e) {
+				p.failed(w, r, err)
+				return
+			}
+			s, err := p.c.Get(r.Context(), id)
+			if err != nil {
+				p.failed(w, r, err)
+				return
+			}
+			p.show(w, r, s, token, e.Message, email)
+			return
+		}
+		card = savedID
 	}
 	seen := r.PostForm.Get("seen")
 	if seen == "" {
@@ -248,6 +277,7 @@ func (p *payPages) changed(w http.ResponseWriter, r *http.Request, s *checkout.S
 		return
 	}
 	v := p.payView(i18n.FromRequest(r), s, token, "", email)
+	v.CanSave = p.canSave(r.Context(), s.ID)
 	v.Error = v.L.T("pay_changed", "total", v.Total)
 	p.render(w, http.StatusConflict, "pay", v)
 }
@@ -332,6 +362,10 @@ type payView struct {
 	Option                                                           *optionView
 	Links                                                            []linkView
 	Cards                                                            []cardView
+	// Saved are the buyer's saved cards (a linked buyer's session), and
+	// CanSave offers to save the card entered: only to a linked buyer.
+	Saved   []cardView
+	CanSave bool
 	// Seen is the signed figures the page shows (checkout.SeenToken),
 	// posted back with the form.
 	Seen string
@@ -375,10 +409,23 @@ func (p *payPages) payView(l *i18n.Lang, s *checkout.Session, token, problem, em
 		}
 	}
 	v.Links = linkViews(l, s.Links)
+	for _, m := range s.PaymentProvider.ManagedPaymentMethods {
+		v.Saved = append(v.Saved, cardView{Value: m.ID, Label: m.DisplayName, Checked: len(v.Saved) == 0})
+	}
 	for i, c := range testCards {
-		v.Cards = append(v.Cards, cardView{Value: c.Value, Label: c.label(l), Checked: i == 0})
+		v.Cards = append(v.Cards, cardView{Value: c.Value, Label: c.label(l), Checked: i == 0 && len(v.Saved) == 0})
 	}
 	return v
+}
+
+// canSave reports whether the page offers to save the card: the session is
+// a linked account's and the shop keeps saved cards.
+func (p *payPages) canSave(ctx context.Context, sessionID string) bool {
+	if !p.c.SavesCards() {
+		return false
+	}
+	account, err := p.c.AccountOf(ctx, sessionID)
+	return err == nil && account != ""
 }
 
 func (p *payPages) processing(w http.ResponseWriter, r *http.Request) {

@@ -122,11 +122,15 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 	}
 	a.admin = orders.NewAdmin(a.orders, a.catalog, refunder)
 	linker, _ := a.charger.(checkout.Linker) // Stripe hosts payment pages; the sandbox's page is the shop's own
+	var wallet *payments.Wallet              // linked buyers' saved cards, kept with the provider
+	if v, ok := a.charger.(payments.Vault); ok {
+		wallet = payments.NewWallet(a.db, v)
+	}
 	a.idem = idempotency.New(a.db)
 	a.checkout = checkout.New(a.db, a.policy, a.catalog, &checkout.Options{
 		PublicURL: cfg.PublicURL, TTL: cfg.SessionTTL, Logger: m.Logger,
 		Orders: a.orders, Charger: a.charger, Charged: a.countCharge, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
-		Linker: linker, LinkKey: key,
+		Linker: linker, LinkKey: key, Wallet: walletOf(wallet),
 		OrderRefunds: func(ctx context.Context) (int, error) { return a.admin.ReconcileRefunds(ctx, cfg.ReconcileGrace) },
 		AlsoSweep: func(ctx context.Context) (int64, error) {
 			n, err := a.idem.Sweep(ctx, time.Now().Add(-idempotency.Retention))
@@ -141,7 +145,7 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 			return a.accountData.DefaultAddress(ctx, id)
 		},
 	})
-	a.accountData = accounts.NewData(a.db, a.orders, accounts.DataOptions{CheckAddress: a.checkout.CheckAddress})
+	a.accountData = accounts.NewData(a.db, a.orders, accounts.DataOptions{CheckAddress: a.checkout.CheckAddress, Wallet: wallet})
 	a.acp, err = acp.New(a.checkout, a.idem, acp.Options{Currency: a.policy.Currency().Code(), SigningKeys: cfg.ACPSigningKeys})
 	return err
 }
@@ -251,4 +255,12 @@ func version() string {
 		return info.Main.Version
 	}
 	return "dev"
+}
+
+// walletOf is w as checkout's Wallet: nil (no wallet) when w is nil.
+func walletOf(w *payments.Wallet) checkout.Wallet {
+	if w == nil {
+		return nil
+	}
+	return w
 }

@@ -50,6 +50,7 @@ func TestWidgets(t *testing.T) {
 		{name: "OpenAIOnly", sheet: true, run: testOpenAIOnly},
 		{name: "Remount", sheet: true, run: func(t *testing.T, p *page) { testRemount(t, p, sheetDSN) }},
 		{name: "RemountGone", run: testRemountGone},
+		{name: "SavedCards", run: testSavedCards},
 	}
 	for _, tc := range append(cases, roadCases(sheetDSN)...) {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,6 +24,7 @@ type intent struct {
 	ConfirmationMethod      string            `json:"confirmation_method"`
 	Created                 int64             `json:"created"`
 	Currency                string            `json:"currency"`
+	Customer                *string           `json:"customer"`
 	Description             *string           `json:"description"`
 	LastPaymentError        *apiError         `json:"last_payment_error"`
 	LatestCharge            *string           `json:"latest_charge"`
@@ -75,7 +76,11 @@ func (s *Server) createIntent(form url.Values) answer {
 			spt = v[0]
 		}
 	}
-	if method != "" && !strings.HasPrefix(method, "pm_card_") {
+	saved, bad := s.savedMethod(form)
+	if bad != nil {
+		return *bad
+	}
+	if method != "" && saved == nil && !strings.HasPrefix(method, "pm_card_") {
 		return noSuch(http.StatusBadRequest, "PaymentMethod", method, "payment_method")
 	}
 	pi := s.newIntent(amount, currency, params(form, "metadata"))
@@ -91,12 +96,17 @@ func (s *Server) createIntent(form url.Values) answer {
 		return jsonAnswer(http.StatusOK, pi.view(expand, ""))
 	}
 	pi.method = s.newMethod(method)
+	c := testCard(method)
+	if saved != nil {
+		pi.method, c = &saved.paymentMethod, offSession(form, testCard(saved.token))
+		pi.Customer = saved.Customer
+	}
 	pi.PaymentMethod = &pi.method.ID
 	if form.Get("confirm") != "true" {
 		pi.Status = "requires_confirmation"
 		return jsonAnswer(http.StatusOK, pi.view(expand, ""))
 	}
-	switch c := testCard(method); c.Outcome {
+	switch c.Outcome {
 	case payments.Declined:
 		// Stripe's card error carries the failed charge's id, the
 		// PaymentIntent and the payment method, as does its

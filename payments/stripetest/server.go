@@ -117,6 +117,9 @@ func checkAuth(h string) (answer, bool) {
 
 func (s *Server) route(method, path string, form url.Values) answer {
 	parts := strings.Split(strings.TrimPrefix(path, "/v1/"), "/")
+	if a, ok := s.routeSaved(method, parts, form); ok {
+		return a
+	}
 	switch {
 	case method == http.MethodPost && path == "/v1/coupons":
 		return s.createCoupon(form)

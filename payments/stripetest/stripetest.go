@@ -127,6 +127,8 @@ type Server struct {
 	sessions  map[string]*session
 	intents   map[string]*intent
 	refunds   []*refund
+	customers map[string]*customerObject
+	methods   map[string]*savedMethod
 	requests  []Request
 	idem      map[string]stored
 	failLeft  int

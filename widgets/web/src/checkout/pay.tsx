@@ -41,6 +41,10 @@ export function Pay({ host, s, busy, other, reason, onStart, onPaid, onSession, 
 }) {
   const [paying, setPaying] = useState(false);
   const [note, setNote] = useState<Note | null>(null);
+  // chosen is the saved card the buyer pays with ("" for the sheet or the page); the newest by default.
+  const [chosen, setChosen] = useState<string | null>(null);
+  const card = chosen ?? s.saved[0]?.id ?? "";
+  const savedCard = s.saved.find((c) => c.id === card);
   const ready = s.status === "ready_for_payment";
   const total = s.totals.find((x) => x.type === "total");
   const sheet = s.sheet && !s.external ? host.requestCheckout : undefined;
@@ -76,7 +80,29 @@ export function Pay({ host, s, busy, other, reason, onStart, onPaid, onSession, 
     setNote({ kind: "failed", text: t("sheetFailed", { why: why.replace(/[.。]\s*$/, "") }) });
   }
 
+  /** withSaved pays with the chosen saved card: complete_checkout with its id, charged by the shop; no sheet, no page. */
+  async function withSaved(id: string) {
+    onStart();
+    setPaying(true);
+    setNote(null);
+    try {
+      const out = checkoutOutcome(
+        await host.call("complete_checkout", { checkout_session_id: s.id, payment_data: { token: id, provider: "stripe" } }),
+      );
+      if (out.order) return await onPaid(out.order);
+      if (out.session) onSession(out.session);
+      if (!out.session || out.session.status === "in_progress") return onUnknown();
+      // The bank wants the buyer to confirm: the payment page can ask them.
+      if (out.session.messages.some((m) => m.code === "requires_3ds")) setNote({ kind: "failed", text: t("savedNeedsAuth") });
+    } catch (e) {
+      setNote({ kind: "error", text: toolError(e).message });
+    } finally {
+      setPaying(false);
+    }
+  }
+
   async function pay() {
+    if (savedCard) return withSaved(savedCard.id);
     if (!sheet) return viaPage();
     onStart();
     setPaying(true);
@@ -104,11 +130,24 @@ export function Pay({ host, s, busy, other, reason, onStart, onPaid, onSession, 
   }
 
   const alert = note?.kind === "error" ? note.text : declined[0]?.content;
-  // A linked buyer's saved methods (payment_provider.managed_payment_methods)
-  // belong here, above Pay, on either road: a choice that pays through
-  // complete_checkout with the method's id, beside the sheet and the page.
+  // A linked buyer's saved cards (payment_provider.managed_payment_methods),
+  // above Pay on either road: one chosen pays through complete_checkout
+  // with its id; "a new card" keeps the sheet or the page.
   return (
     <section aria-label={t("payment")} class="stack" style={{ gap: "6px" }}>
+      {ready && s.saved.length > 0 && (
+        <fieldset id="saved-cards" class="stack" style={{ gap: "4px", border: 0, padding: 0, margin: 0 }}>
+          <legend>{t("savedCards")}</legend>
+          {s.saved.map((c) => (
+            <label key={c.id}>
+              <input type="radio" name="saved-card" value={c.id} checked={card === c.id} disabled={paying} onChange={() => setChosen(c.id)} /> {c.name}
+            </label>
+          ))}
+          <label>
+            <input type="radio" name="saved-card" value="" checked={card === ""} disabled={paying} onChange={() => setChosen("")} /> {t("newCard")}
+          </label>
+        </fieldset>
+      )}
       {reason && !note && !alert && (
         <p class="notice" role="status" id="pay-reason">
           {reason}
@@ -134,12 +173,14 @@ export function Pay({ host, s, busy, other, reason, onStart, onPaid, onSession, 
       )}
       {note?.kind !== "failed" && (
         <button type="button" id="pay" class="btn primary wide" disabled={!ready || busy || paying} aria-describedby="pay-hint" onClick={() => void pay()}>
-          {paying ? (sheet ? t("paying") : t("openingPage")) : t("pay", { total: total ? money(total.amount, s.currency, host.locale) : "" }).trim()}
+          {paying ? (sheet || savedCard ? t("paying") : t("openingPage")) : t("pay", { total: total ? money(total.amount, s.currency, host.locale) : "" }).trim()}
         </button>
       )}
       <p class="muted" id="pay-hint">
         {ready
-          ? sheet
+          ? savedCard
+            ? (s.paymentMode === "test" ? t("testMode") + " " : "") + t("hintSaved", { card: savedCard.name })
+            : sheet
             ? s.paymentMode === "test"
               ? t("testMode")
               : t("hintSheet")

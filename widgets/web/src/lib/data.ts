@@ -228,8 +228,26 @@ export interface Session {
   external: boolean;
   /** sheet: the merchant lets buyers pay on the host's payment sheet (payment_sheet); else the payment page. */
   sheet: boolean;
+  /** saved are a linked buyer's saved cards (payment_provider.managed_payment_methods), newest first. */
+  saved: SavedMethod[];
   /** raw is the session as received, handed unchanged to requestCheckout. */
   raw: Obj;
+}
+
+/** SavedMethod is a card the buyer saved with the merchant; complete_checkout pays with its id. */
+export interface SavedMethod {
+  id: string;
+  name: string;
+  last4: string;
+  brand: string;
+}
+
+function savedMethod(v: unknown): SavedMethod | null {
+  const o = obj(v);
+  const id = str(o.id, 255);
+  if (!id || str(o.type, 20) !== "card") return null;
+  const last4 = str(o.display_last4, 4);
+  return { id, name: str(o.display_name, 120) || last4, last4, brand: str(o.display_brand, 40) };
 }
 
 function total(v: unknown): Total | null {
@@ -295,6 +313,7 @@ export function session(v: unknown): Session | null {
     order: o.order ? order(o.order) : null,
     external: o.external_checkout === true,
     sheet: o.payment_sheet === true,
+    saved: list(obj(o.payment_provider).managed_payment_methods, savedMethod, 10),
     raw: o,
   };
 }
