@@ -165,6 +165,7 @@ func TestIdempotentHints(t *testing.T) {
 		"get_my_account": true, "list_my_orders": true, "get_my_order": true,
 		"add_my_address": false, "remove_my_address": true, "set_my_default_address": true,
 		"delete_my_account": false, "delete_account": false,
+		"list_my_payment_methods": true, "remove_my_payment_method": true,
 	}
 	shop := startShop(t, dbtest.DSN(t, database.SQLite), map[string]string{"SHOP_ADMIN_TOKENS": "owner:" + ownerToken})
 	seen := map[string]bool{}
