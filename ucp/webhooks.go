@@ -35,7 +35,7 @@ func (u *UCP) subscribe(ctx context.Context, c *call, sessionID string) error {
 	}
 	if _, err := u.hooks.CheckURL(c.webhookURL); err != nil {
 		return shop.Errorf(shop.Invalid, `$.meta["ucp-agent"].profile`,
-			"the agent profile's dev.ucp.shopping.order config.webhook_url %s; name an absolute https URL, or none", err.(*webfetch.URLError).Reason)
+			"the agent profile's dev.ucp.shopping.order config.webhook_url is not one the shop may post to (%v); name an absolute https URL on a public address, or none", err)
 	}
 	return u.orders.Subscribe(ctx, sessionID, c.webhookURL)
 }
