@@ -102,9 +102,13 @@ func TestUCPOrderWebhooks(t *testing.T) {
 func testUCPOrderWebhooks(t *testing.T, d database.Dialect) {
 	platform := serveHookPlatform(t)
 	profileWith := func(hook string) string {
+		url := platform.URL + hook
+		if hook == "/plain" {
+			url = "http://example.com/hooks" // not https, not loopback
+		}
 		p := strings.ReplaceAll(agentProfileJSON, "2026-04-08", "2026-08-25")
 		return strings.Replace(p, `"dev.ucp.shopping.order": [{"version": "2026-08-25"}]`,
-			`"dev.ucp.shopping.order": [{"version": "2026-08-25", "config": {"webhook_url": "`+platform.URL+hook+`"}}]`, 1)
+			`"dev.ucp.shopping.order": [{"version": "2026-08-25", "config": {"webhook_url": "`+url+`"}}]`, 1)
 	}
 	agents := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "public, max-age=60")
@@ -116,10 +120,10 @@ func testUCPOrderWebhooks(t *testing.T, d database.Dialect) {
 	keys := getUCPProfile(t, shop.url+"/.well-known/ucp").Keys
 	s := connectUCP(t, shop.url)
 	admin := connectAdmin(t, shop.url, ownerToken)
+	pay := map[string]any{"payment": map[string]any{"instruments": []map[string]any{{"id": "instr_1", "handler_id": "sandbox_card", "type": "card",
+		"credential": map[string]any{"type": "token", "token": "pm_card_visa"}}}}}
 	buy := func(profile, key string) string {
 		co, _ := ucpBasket(t, s, ucpMeta(profile, ""))
-		pay := map[string]any{"payment": map[string]any{"instruments": []map[string]any{{"id": "instr_1", "handler_id": "sandbox_card", "type": "card",
-			"credential": map[string]any{"type": "token", "token": "pm_card_visa"}}}}}
 		done := ucpCall[ucp.Checkout](t, s, "complete_checkout", map[string]any{"meta": ucpMeta(profile, key), "id": co.ID, "checkout": pay})
 		if done.Status != "completed" || done.Order == nil {
 			t.Fatalf("complete_checkout: %+v", done)
@@ -129,6 +133,16 @@ func testUCPOrderWebhooks(t *testing.T, d database.Dialect) {
 	fulfil := func(id string) {
 		if res := call(t, admin, "fulfill_order", map[string]any{"order_id": id, "carrier": "USPS", "tracking_number": "9400111899223100001234"}); res.IsError {
 			t.Fatalf("fulfill_order: %s", resultText(res))
+		}
+	}
+	twoStep := func(tool string, args map[string]any) {
+		prev := call(t, admin, tool, args)
+		if prev.IsError {
+			t.Fatalf("%s preview: %s", tool, resultText(prev))
+		}
+		args["confirm"] = structured[struct{ Confirm string }](t, prev).Confirm
+		if res := call(t, admin, tool, args); res.IsError {
+			t.Fatalf("%s: %s", tool, resultText(res))
 		}
 	}
 	check := func(dl hookDelivery, id string, fulfilled int64) {
@@ -156,10 +170,28 @@ func testUCPOrderWebhooks(t *testing.T, d database.Dialect) {
 	if got[0].req.Header.Get("Webhook-Id") == got[1].req.Header.Get("Webhook-Id") {
 		t.Error("created and fulfilled have one Webhook-Id")
 	}
-	// Each was refused once (500), then taken once: four POSTs in all, no more.
+	twoStep("refund_order", map[string]any{"order_id": id, "amount": 500, "reason": "a chipped mug"})
+	check(platform.taken(t, "/hooks", 3)[2], id, 3)
+	canceled := buy(agents.URL+"/hooks.json", "0b6c1a0e-0000-4000-8000-0000000000b3")
+	twoStep("cancel_order", map[string]any{"order_id": canceled, "reason": "the buyer changed their mind"})
+	got = platform.taken(t, "/hooks", 6) // its created, canceled and refunded (the cancel refunds the payment)
+	check(got[4], canceled, 0)
+	check(got[5], canceled, 0)
+	var last ucp.Order
+	if json.Unmarshal(got[4].body, &last) != nil || last.LineItems[0].Status != "removed" {
+		t.Errorf("the canceled order's webhook: %s", got[4].body)
+	}
+	// Each was refused once (500), then taken once: twelve POSTs in all, no more.
 	time.Sleep(1500 * time.Millisecond)
-	if n := platform.count("/hooks"); n != 4 || len(platform.taken(t, "/hooks", 2)) != 2 {
-		t.Errorf("%d POSTs to /hooks, want 4 (each event refused once, then taken once)", n)
+	if n := platform.count("/hooks"); n != 12 || len(platform.taken(t, "/hooks", 6)) != 6 {
+		t.Errorf("%d POSTs to /hooks, want 12 (each of 6 events refused once, then taken once)", n)
+	}
+
+	// A webhook_url the shop may not post to refuses the completion, naming the profile.
+	co, _ := ucpBasket(t, s, ucpMeta(agents.URL+"/plain.json", ""))
+	bad := ucpCall[ucp.ErrorResponse](t, s, "complete_checkout", map[string]any{"meta": ucpMeta(agents.URL+"/plain.json", "0b6c1a0e-0000-4000-8000-0000000000b4"), "id": co.ID, "checkout": pay})
+	if len(bad.Messages) == 0 || bad.Messages[0].Path != `$.meta["ucp-agent"].profile` || !strings.Contains(bad.Messages[0].Content, "https") {
+		t.Errorf("complete with an http webhook_url: %+v", bad)
 	}
 
 	// A platform that always fails: the order is placed and fulfilled all the same.
