@@ -3,7 +3,8 @@
 // anything but the public internet: https only, the address checked after
 // name resolution on the connection actually dialed, no proxy, no
 // redirects, bounded in size and time, and kept for what Cache-Control
-// allows within bounds.
+// allows within bounds. Post sends webhooks (UCP's order events) under the
+// same checks.
 package webfetch
 
 import (
