@@ -204,6 +204,9 @@ func (a *Admin) Fulfill(ctx context.Context, args FulfillArgs) (FulfillResult, s
 		if err := a.orders.emailShipped(ctx, tx, o, lines, picked, &row); err != nil {
 			return err
 		}
+		if err := queueWebhook(tx, o.ID, WebhookFulfilled, o.ID+"/"+row.ID); err != nil {
+			return err
+		}
 		return a.orders.Audit(ctx, tx, Event{Actor: actor.String(), Action: "fulfill_order", OrderID: o.ID,
 			Arguments: args, Before: before, After: stateOf(o, lines)})
 	})
@@ -271,6 +274,9 @@ func (a *Admin) delivered(ctx context.Context, actor shop.Actor, args FulfillArg
 		number = o.Number
 		before := stateOf(o, lines)
 		if err := deliverOrder(ctx, tx, o, a.now().UTC()); err != nil {
+			return err
+		}
+		if err := queueWebhook(tx, o.ID, WebhookUpdated, o.ID+"/delivered"); err != nil {
 			return err
 		}
 		return a.orders.Audit(ctx, tx, Event{Actor: actor.String(), Action: "fulfill_order", OrderID: o.ID, Arguments: args, Before: before, After: stateOf(o, lines)})

@@ -183,6 +183,9 @@ func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*contrac
 	if err := o.emailConfirmation(ctx, tx, row, lines); err != nil { // in the order's transaction: never lost, never twice
 		return nil, err
 	}
+	if err := linkWebhook(tx, in.SessionID, row.ID); err != nil {
+		return nil, err
+	}
 	return ord, nil
 }
 

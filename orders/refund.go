@@ -240,6 +240,9 @@ func (a *Admin) sendRefund(ctx context.Context, actor shop.Actor, o *orderRow, r
 			if err := a.orders.emailRefunded(ctx, tx, cur, lines, ref); err != nil {
 				return err
 			}
+			if err := queueWebhook(tx, cur.ID, WebhookRefunded, cur.ID+"/"+ref.ID); err != nil {
+				return err
+			}
 			if cur.Refunded >= cur.Total && cur.Status != StatusCanceled {
 				if err := markRefunded(ctx, tx, cur, now); err != nil {
 					return err
@@ -353,6 +356,9 @@ func (a *Admin) Cancel(ctx context.Context, args CancelArgs) (CancelAnswer, stri
 			return err
 		}
 		if err := a.orders.emailCanceled(ctx, tx, o, lines, plan.Amount.Amount); err != nil {
+			return err
+		}
+		if err := queueWebhook(tx, o.ID, WebhookCanceled, o.ID+"/canceled"); err != nil {
 			return err
 		}
 		if plan.Amount.Amount > 0 {

@@ -43,6 +43,11 @@ type agentProfile struct {
 type agentCapability struct {
 	Version string          `json:"version"`
 	Extends json.RawMessage `json:"extends,omitempty"`
+	// Config is the capability's configuration: the order capability's
+	// names the platform's webhook_url.
+	Config *struct {
+		WebhookURL string `json:"webhook_url"`
+	} `json:"config,omitempty"`
 }
 
 // profiles fetches agents' profiles safely and keeps them for their TTL.

@@ -258,6 +258,9 @@ func (u *UCP) completeCheckout(ctx context.Context, args UpdateCheckoutArgs) (Ch
 	}
 	ctx = buyerContext(ctx, c, fromBuyer(args.Checkout.Buyer))
 	return u.once(ctx, c, "complete_checkout", args, func(ctx context.Context) (*checkout.Session, error) {
+		if err := u.subscribe(ctx, c, args.ID); err != nil {
+			return nil, err
+		}
 		s, err := u.checkout.Complete(ctx, checkout.CompleteRequest{SessionID: args.ID, Buyer: fromBuyer(args.Checkout.Buyer), Payment: pay})
 		return s, idPath(err)
 	})

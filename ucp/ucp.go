@@ -35,6 +35,7 @@ import (
 	"shop/checkout"
 	"shop/idempotency"
 	"shop/orders"
+	"shop/webfetch"
 )
 
 // Options configure the dialect.
@@ -73,6 +74,7 @@ type UCP struct {
 	testTokens []string
 	cardBrands []string
 	profiles   *profiles
+	hooks      *webfetch.Fetcher
 	signingKey *ecdsa.PrivateKey
 	logger     *slog.Logger
 }
@@ -87,7 +89,7 @@ func New(opts Options) *UCP {
 		checkout: opts.Checkout, catalog: opts.Catalog, orders: opts.Orders, idem: opts.Idempotency,
 		publicURL: strings.TrimRight(opts.PublicURL, "/"), sandbox: opts.Sandbox,
 		testTokens: opts.TestTokens, cardBrands: opts.CardBrands,
-		profiles: newProfiles(opts.AllowLoopbackProfiles), signingKey: opts.SigningKey, logger: logger,
+		profiles: newProfiles(opts.AllowLoopbackProfiles), hooks: newWebhookFetcher(opts.AllowLoopbackProfiles), signingKey: opts.SigningKey, logger: logger,
 	}
 }
 
@@ -124,6 +126,9 @@ type call struct {
 	meta    Meta
 	agent   string // the agent's profile URL
 	version string // the release of the agent's profile: the answer's
+	// webhookURL is the order capability's config.webhook_url in the
+	// agent's profile (2026-08-25): where its orders' events go.
+	webhookURL string
 }
 
 // begin negotiates a call of a tool of the root capability root: it fetches
@@ -147,7 +152,15 @@ func (u *UCP) begin(ctx context.Context, meta Meta, root string) (*call, *ErrorR
 		return nil, u.errorResponse(agent.Version, u.publicURL, Message{Type: "error", Code: "capabilities_incompatible",
 			Content: "The agent's profile does not declare " + root + " at version " + agent.Version + "; declare it to use this tool.", Severity: "unrecoverable"}), nil
 	}
-	return &call{active: active, meta: meta, agent: profile, version: agent.Version}, nil, nil
+	c := &call{active: active, meta: meta, agent: profile, version: agent.Version}
+	if active[CapOrder] && current(agent.Version) {
+		for _, e := range agent.Capabilities[CapOrder] {
+			if e.Version == agent.Version && e.Config != nil && c.webhookURL == "" {
+				c.webhookURL = e.Config.WebhookURL
+			}
+		}
+	}
+	return c, nil, nil
 }
 
 // envelope is the ucp object of an answer of root's tools: the active

@@ -3,10 +3,12 @@
 // anything but the public internet: https only, the address checked after
 // name resolution on the connection actually dialed, no proxy, no
 // redirects, bounded in size and time, and kept for what Cache-Control
-// allows within bounds.
+// allows within bounds. Post sends webhooks (UCP's order events) under the
+// same checks.
 package webfetch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -249,4 +251,41 @@ func (f *Fetcher) TTL(cc string) time.Duration {
 		}
 	}
 	return min(max(ttl, f.opts.MinTTL), f.opts.MaxTTL)
+}
+
+// Post sends body to rawURL with header, under the checks and bounds of
+// Get (https, public addresses, no redirects, bounded time), for a
+// webhook: it returns nil when the server answered 2xx, else an error
+// wrapping ErrStatus (with the status), ErrBadURL, ErrPrivateAddress,
+// ErrBusy or ErrTimeout. The answer's body is read up to MaxBytes and
+// dropped.
+func (f *Fetcher) Post(ctx context.Context, rawURL string, header http.Header, body []byte) error {
+	u, err := f.CheckURL(rawURL)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
+	defer cancel()
+	release, err := f.acquireAll(ctx, u.Hostname())
+	if err != nil {
+		return err
+	}
+	defer release()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return &URLError{"cannot be posted to"}
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return f.doError(ctx, err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, f.opts.MaxBytes))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("%w: %d", ErrStatus, resp.StatusCode)
+	}
+	return nil
 }

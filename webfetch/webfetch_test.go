@@ -271,3 +271,43 @@ func TestShares(t *testing.T) {
 	close(release)
 	wg.Wait()
 }
+
+// TestPost: Post sends the body and headers, takes 2xx, and refuses a
+// redirect (not followed), another status, a loopback address when not
+// allowed and an http URL, as Get does.
+func TestPost(t *testing.T) {
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := make([]byte, 64)
+		n, _ := r.Body.Read(b)
+		got = r.Method + " " + r.Header.Get("X-Test") + " " + string(b[:n])
+		switch r.URL.Path {
+		case "/ok":
+			w.WriteHeader(http.StatusAccepted)
+		case "/moved":
+			http.Redirect(w, r, "/ok", http.StatusTemporaryRedirect)
+		default:
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	loop := New(Options{AllowLoopback: true})
+	if err := loop.Post(ctx, srv.URL+"/ok", http.Header{"X-Test": {"yes"}}, []byte("hello")); err != nil || got != "POST yes hello" {
+		t.Errorf("Post /ok: %v, server saw %q", err, got)
+	}
+	for _, tc := range []struct {
+		f    *Fetcher
+		url  string
+		want error
+	}{
+		{loop, srv.URL + "/moved", ErrStatus},
+		{loop, srv.URL + "/fail", ErrStatus},
+		{New(Options{}), srv.URL + "/ok", ErrBadURL},                                                // http
+		{New(Options{}), strings.Replace(srv.URL, "http:", "https:", 1) + "/ok", ErrPrivateAddress}, // loopback
+	} {
+		if err := tc.f.Post(ctx, tc.url, nil, []byte("x")); !errors.Is(err, tc.want) {
+			t.Errorf("Post %s: %v, want %v", tc.url, err, tc.want)
+		}
+	}
+}

@@ -103,6 +103,9 @@ type Config struct {
 	// FeedRefresh is how long GET /feeds/products.jsonl serves a feed
 	// before it reads the availability again (--feed-refresh).
 	FeedRefresh time.Duration
+	// WebhookBackoff is the wait after an order webhook's first failed
+	// delivery; it doubles with each failure, up to an hour.
+	WebhookBackoff time.Duration
 	// HostAddresses are AI hosts' egress ranges (--host-addresses
 	// CIDR:units,…), added to the policy's limits.host_addresses.
 	HostAddresses []checkout.HostAddress
@@ -143,6 +146,7 @@ func (m *Main) parseFlags(name string, args []string, withAddr bool, positional 
 	fs.IntVar(&cfg.TrustedProxyHops, "trusted-proxy-hops", 1, "how many proxies of yours append to --client-ip-header: the client is that many entries from its right")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", checkout.DefaultTTL, "how long a checkout session holds its stock after its last change")
 	fs.DurationVar(&cfg.FeedRefresh, "feed-refresh", feed.DefaultRefresh, "how long the served product feed keeps its availability before reading it again")
+	fs.DurationVar(&cfg.WebhookBackoff, "webhook-backoff", 30*time.Second, "how long an order webhook the platform did not take waits before its second try (doubling with each failure, up to an hour)")
 	fs.DurationVar(&cfg.ReconcileGrace, "reconcile-grace", checkout.DefaultReconcileGrace, "how long a payment may stay unsettled before the reconciler asks the provider")
 	// Flags may come before or after the positional arguments.
 	var rest []string

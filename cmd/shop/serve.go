@@ -14,6 +14,7 @@ import (
 	"shop/checkout"
 	"shop/database"
 	shopmetrics "shop/metrics"
+	"shop/orders"
 	"shop/server"
 )
 
@@ -66,6 +67,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	workers, stopWorkers := context.WithCancel(ctx)
 	defer stopWorkers()
 	a.runWorkers(workers)
+	go orders.NewWebhookWorker(a.db, a.ucpDialect(m).WebhookSender(), &orders.WebhookOptions{Backoff: a.cfg.WebhookBackoff, Logger: m.Logger}).Run(workers)
 	if m.Started != nil {
 		m.Started(ln.Addr().String())
 	}

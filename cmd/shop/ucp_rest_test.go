@@ -38,7 +38,7 @@ func restSchema(t *testing.T, name string) *sjs.Schema {
 		c.UseLoader(restLoader{ucpLoader{ucpSpecs["2026-08-25"]}})
 		c.AssertFormat()
 		restCompiled = map[string]*sjs.Schema{}
-		for _, n := range []string{"checkout_response", "cart_response", "order_response", "catalog_search_request", "catalog_search_response",
+		for _, n := range []string{"checkout_response", "cart_response", "order_response", "order", "catalog_search_request", "catalog_search_response",
 			"catalog_lookup_request", "catalog_lookup_response", "catalog_get_product_request", "catalog_get_product_response"} {
 			s, err := c.Compile(restOpenAPI + "#/components/schemas/" + n)
 			if err != nil {

@@ -168,6 +168,14 @@ func testUCPProfile(t *testing.T, d database.Dialect) {
 	if !previous.SigningKeys[0].Key.(*ecdsa.PublicKey).Equal(pub) || previous.SigningKeys[0].KeyID != k.KeyID {
 		t.Error("the 2026-04-08 profile names another key")
 	}
+	// No identity linking: the shop's OAuth tokens are for /mcp alone, with
+	// its own scopes (orders:read, account, payments), not UCP's
+	// {capability}:{scope} ones, and /ucp reads no user tokens; declaring
+	// dev.ucp.common.identity_linking would send platforms to an
+	// authorization server that refuses what UCP has them ask for.
+	if _, ok := current.UCP.Capabilities["dev.ucp.common.identity_linking"]; ok {
+		t.Error("the profile declares identity linking, which the shop's authorization server does not serve")
+	}
 	resp, err := http.Get(shop.url + "/.well-known/ucp/2026-01-11")
 	if err != nil {
 		t.Fatal(err)
