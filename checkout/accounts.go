@@ -22,7 +22,7 @@ import (
 // address (the account's default). What req gives is kept as given.
 func (c *Checkout) accountDefaults(ctx context.Context, req Request) (Request, error) {
 	b := shop.BuyerFrom(ctx)
-	if !b.Linked() {
+	if !b.Linked() || !b.HasScope(shop.ScopeAccount) {
 		return req, nil
 	}
 	if b.AccountEmail != "" {

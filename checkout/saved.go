@@ -28,7 +28,7 @@ func OnPaymentPage(ctx context.Context) context.Context {
 
 // actsFor is the account whose saved cards ctx may see and pay with on the
 // session of row: the session's linked account when the caller is that
-// account (its bearer token) or the session's signed payment page; "" for
+// account (its bearer token, when it allows payments) or the session's signed payment page; "" for
 // anyone else, a guest calling about a linked buyer's session included.
 func actsFor(ctx context.Context, row *sessionRow) string {
 	account := accountOf(row.BuyerKey)
@@ -38,7 +38,7 @@ func actsFor(ctx context.Context, row *sessionRow) string {
 	if page, _ := ctx.Value(pageKey{}).(bool); page {
 		return account
 	}
-	if b := shop.BuyerFrom(ctx); b.Linked() && b.AccountID == account {
+	if b := shop.BuyerFrom(ctx); b.Linked() && b.AccountID == account && b.HasScope(shop.ScopePayments) {
 		return account
 	}
 	return ""

@@ -17,10 +17,16 @@ func (c *Checkout) Tools() []shop.Tool {
 		" When it is ready_for_payment, show it with render_checkout where the host shows widgets; where no widget is shown, " +
 		"call create_payment_link and give the buyer its url to pay."
 	widget := map[string]any{"openai/widgetAccessible": true}
+	// Tools that do more for a linked buyer: a new session starts with the
+	// account's email and default address; a session offers, and is paid
+	// with, the account's saved cards.
+	prefills := shop.AuthRequirement{Scopes: []string{shop.ScopeAccount}, Optional: true}
+	savedCards := shop.AuthRequirement{Scopes: []string{shop.ScopePayments}, Optional: true}
 	return []shop.Tool{
 		shop.NewTool(shop.Tool{
 			Name:  "create_checkout_session",
 			Title: "Create a checkout session",
+			Auth:  prefills,
 			Description: "Start a checkout for variants of the catalog (ids from get_product) with quantities; optionally the buyer, " +
 				"the shipping address, a shipping option and a promotion code. Prices, shipping and tax come from the shop. " +
 				"The session holds the stock while it is ready for payment, until expires_at." + errs,
@@ -31,6 +37,7 @@ func (c *Checkout) Tools() []shop.Tool {
 		shop.NewTool(shop.Tool{
 			Name:  "update_checkout_session",
 			Title: "Update a checkout session",
+			Auth:  savedCards,
 			Description: "Change a checkout session: items (replaces the cart), buyer, fulfillment_address, fulfillment_option_id " +
 				"(one of the session's fulfillment_options; another id is an invalid message, \"\" lets the shop choose), promo_code (\"\" removes it), metadata. Fields not sent stay as they are." + errs,
 			// The same update again changes nothing (and does not move expires_at).
@@ -42,6 +49,7 @@ func (c *Checkout) Tools() []shop.Tool {
 		shop.NewTool(shop.Tool{
 			Name:  "complete_checkout",
 			Title: "Complete a checkout",
+			Auth:  savedCards,
 			Description: "Pay for a session that is ready_for_payment with the token the host's payment sheet returned " +
 				"(payment_data.provider \"stripe\"; in test mode Stripe test payment methods such as pm_card_visa). " +
 				"Charges exactly once however often it is called: a completed session answers its order again. " +
@@ -64,6 +72,7 @@ func (c *Checkout) Tools() []shop.Tool {
 		shop.NewTool(shop.Tool{
 			Name:        "get_checkout_session",
 			Title:       "Get a checkout session",
+			Auth:        savedCards,
 			Description: "Get a checkout session as it stands: items, totals, shipping options, messages, status.",
 			ReadOnly:    true,
 			Idempotent:  true,

@@ -57,6 +57,8 @@ func (w *Widgets) Tools() []shop.Tool {
 		shop.NewTool(shop.Tool{
 			Name:  "render_checkout",
 			Title: "Show the checkout",
+			// A linked buyer's session shows their saved cards.
+			Auth: shop.AuthRequirement{Scopes: []string{shop.ScopePayments}, Optional: true},
 			Description: "Show a checkout session to the buyer: items with quantities, shipping address form, shipping options, promotion code, " +
 				"totals, legal links and Pay; after payment, the receipt. Pay: " + w.road() + " " +
 				"Call create_checkout_session first (or use the id the products widget reported) and pass its id. " +
