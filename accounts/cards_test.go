@@ -20,7 +20,7 @@ func TestMyPaymentMethods(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		w := newWorld(t, db)
 		ada, bob := ensure(t, db, "ada@example.com"), ensure(t, db, "bob@example.com")
-		adaCtx := linked(ada, shop.ScopePayments)
+		adaCtx := linked(ada, shop.ScopePayments, shop.ScopeAccount)
 		if tl := w.tools["list_my_payment_methods"]; len(tl.Auth.Scopes) != 1 || tl.Auth.Scopes[0] != shop.ScopePayments {
 			t.Errorf("list_my_payment_methods Auth = %+v; want scope payments", tl.Auth)
 		}

@@ -72,7 +72,7 @@ func (p *payShop) readyFor(t *testing.T, ctx context.Context) *checkout.Session 
 func TestPayPageSavesCard(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		p := newWalletPayShop(t, db)
-		ada := shop.WithBuyer(context.Background(), shop.Buyer{AccountID: "ada", AccountEmail: "ada@example.com"})
+		ada := shop.WithBuyer(context.Background(), shop.Buyer{AccountID: "ada", AccountEmail: "ada@example.com", Scopes: shop.Scopes})
 
 		guest := p.readyFor(t, context.Background())
 		_, body := get(t, p.url+"/pay/"+guest.ID+"?t="+p.co.PayToken(guest.ID))
