@@ -229,7 +229,7 @@ func (p *pages) email(w http.ResponseWriter, r *http.Request) {
 	}
 	code, err := randomCode()
 	if err == nil {
-		err = p.sendCode(ctx, id, row, email, code)
+		err = p.sendCode(ctx, id, row, email, code, i18n.FromRequest(r))
 	}
 	switch {
 	case errors.Is(err, errTooMany):
@@ -260,9 +260,10 @@ func randomCode() (string, error) {
 	return fmt.Sprintf("%06d", n.Int64()), nil
 }
 
-// sendCode stores the code's hash on the flow and writes its email to the
-// outbox, in one transaction, after checking the rate limits.
-func (p *pages) sendCode(ctx context.Context, id string, row flowRow, email, code string) error {
+// sendCode stores the code's hash on the flow and writes its email, in the
+// language of the sign-in page, to the outbox, in one transaction, after
+// checking the rate limits.
+func (p *pages) sendCode(ctx context.Context, id string, row flowRow, email, code string, l *i18n.Lang) error {
 	return database.Transact(ctx, p.s.db, func(tx *gorm.DB) error {
 		now := database.Now(tx).UTC()
 		since := now.Add(loginCodeLife - rateWindow) // codes sent within the window expire after since
@@ -285,15 +286,21 @@ func (p *pages) sendCode(ctx context.Context, id string, row flowRow, email, cod
 		if res.RowsAffected == 0 {
 			return errCodeSent
 		}
-		shopName := p.s.opts.Shop
-		return notify.Enqueue(ctx, tx, notify.Email{
-			Key: "login/" + row.IDHash, Kind: "login_code", To: email,
-			Subject: "Your sign-in code for " + shopName,
-			Text:    fmt.Sprintf("Your code to sign in to %s is %s\n\nIt is good for 10 minutes. If you did not ask for it, ignore this email: nobody can sign in without it.\n", shopName, code),
-			HTML: fmt.Sprintf("<p>Your code to sign in to %s is</p><p style=\"font-size:1.6em;font-weight:700;letter-spacing:.2em\">%s</p><p>It is good for 10 minutes. If you did not ask for it, ignore this email: nobody can sign in without it.</p>",
-				template.HTMLEscapeString(shopName), code),
-		})
+		return notify.Enqueue(ctx, tx, codeEmail(l, p.s.opts.Shop, "login/"+row.IDHash, email, code))
 	})
+}
+
+// codeEmail is the email that carries a sign-in code, in l's words.
+func codeEmail(l *i18n.Lang, shopName, key, to, code string) notify.Email {
+	intro, note := l.T("login_mail_intro", "shop", shopName), l.T("login_mail_note")
+	return notify.Email{
+		Key: key, Kind: "login_code", To: to,
+		Subject: l.T("login_mail_subject", "shop", shopName),
+		Text:    intro + " " + code + "\n\n" + note + "\n",
+		HTML: "<p>" + template.HTMLEscapeString(intro) + "</p>" +
+			`<p style="font-size:1.6em;font-weight:700;letter-spacing:.2em">` + code + "</p>" +
+			"<p>" + template.HTMLEscapeString(note) + "</p>",
+	}
 }
 
 // code serves POST /login/code: each try is counted in the database before
