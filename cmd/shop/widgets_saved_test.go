@@ -78,6 +78,12 @@ func (p *page) saveOnPage(card, done string) contract.ManagedPaymentMethod {
 	var link checkout.PaymentLink
 	p.call("create_payment_link", map[string]any{"checkout_session_id": s.ID}, &link)
 	tab := p.openPayTab(link.URL)
+	var offered bool
+	tab.eval(`!!document.getElementById("save-card")`, &offered)
+	if !offered {
+		tab.shot("no-save-box")
+		p.t.Fatal("the payment page does not offer to save the card: is the session not the linked buyer's?")
+	}
 	tab.do("tick the save box", chromedp.Click(chromedp.CSS("#save-card")))
 	tab.pay(card)
 	tab.do("the page after paying", chromedp.WaitVisible(chromedp.CSS(done)))
