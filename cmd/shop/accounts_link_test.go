@@ -108,29 +108,12 @@ func TestAccountLink(t *testing.T) {
 			defer cancel()
 			ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
 			defer cancelTimeout()
-			css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
-			if err := chromedp.Do(ctx, chromedp.Navigate(asked.Authorize), chromedp.WaitVisible(css("#email"))); err != nil {
-				t.Fatalf("email page: %v", err)
+			client, scopes := signInAndAllow(t, ctx, asked.Authorize, email, mail)
+			if want := map[string]string{"cimd": "Link Test (127.0.0.1)", "dcr": "Link Test (dcr) (127.0.0.1)"}[mode]; !strings.Contains(client, want) {
+				t.Errorf("the login page names the client %q, want %q", client, want)
 			}
-			client, err := chromedp.Run(ctx, chromedp.Text(css("main p")))
-			if want := map[string]string{"cimd": "Link Test (127.0.0.1)", "dcr": "Link Test (dcr) (127.0.0.1)"}[mode]; err != nil || !strings.Contains(client, want) {
-				t.Errorf("the login page names the client %q (%v), want %q", client, err, want)
-			}
-			if err := chromedp.Do(ctx, chromedp.SendKeys(css("#email"), email), chromedp.Click(css("#email-submit")),
-				chromedp.WaitVisible(css("#code"))); err != nil {
-				t.Fatalf("email page: %v", err)
-			}
-			code := mailedCode(t, mail, email)
-			if err := chromedp.Do(ctx, chromedp.SendKeys(css("#code"), code), chromedp.Click(css("#code-submit")),
-				chromedp.WaitVisible(css("#allow"))); err != nil {
-				t.Fatalf("code page: %v", err)
-			}
-			scopes, err := chromedp.Run(ctx, chromedp.Text(css("#scopes")))
-			if err != nil || !strings.Contains(scopes, "see your orders") {
-				t.Errorf("the consent page's scopes: %q %v", scopes, err)
-			}
-			if err := chromedp.Do(ctx, chromedp.Click(css("#allow"))); err != nil {
-				t.Fatalf("consent page: %v", err)
+			if !strings.Contains(scopes, "see your orders") {
+				t.Errorf("the consent page's scopes: %q", scopes)
 			}
 			var back string
 			select {

@@ -19,6 +19,7 @@ import (
 	"shop/checkout"
 	"shop/database"
 	"shop/database/dbtest"
+	"shop/notify/smtptest"
 	"shop/widgets"
 )
 
@@ -28,7 +29,9 @@ import (
 func TestWidgets(t *testing.T) {
 	chromium, hostPage := needBrowser(t)
 	dsn := dbtest.DSN(t, database.SQLite)
-	shop := startShop(t, dsn, nil)
+	// The shop mails sign-in codes for linked buyers' cases.
+	mail := smtptest.Start(t)
+	shop := startShop(t, dsn, map[string]string{"SHOP_SMTP_URL": mail.URL})
 	hostURL := testHost(t, hostPage, shop.url)
 	// A second shop whose policy enables the payment sheet.
 	sheetDSN := dbtest.DSN(t, database.SQLite)
@@ -52,6 +55,8 @@ func TestWidgets(t *testing.T) {
 		{name: "RemountGone", run: testRemountGone},
 		{name: "SavedCards", run: testSavedCards},
 	}
+	linked := linkedHost{bctx: bctx, host: hostURL, shop: shop.url, dsn: dsn, mail: mail}
+	cases = append(cases, linked.cases()...)
 	for _, tc := range append(cases, roadCases(sheetDSN)...) {
 		t.Run(tc.name, func(t *testing.T) {
 			at := hostURL

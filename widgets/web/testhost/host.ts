@@ -18,6 +18,12 @@
 // open-link is recorded and opens nothing: the test opens the URL itself.
 // CSP violations inside the widget are reported to the test.
 //
+// A page opened with #bearer=<token> acts for a linked buyer: its MCP
+// client sends "Authorization: Bearer <token>" on every /mcp request, as a
+// host does once the buyer linked their account. The token stays in the
+// host page (the fragment never reaches a server); the widget calls tools
+// through the host and never sees it.
+//
 // The Go test drives it through window.hostAPI (see load's options).
 
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
@@ -87,10 +93,14 @@ let sheets: string[] = [];
 const noneHeld = () => Promise.reject(new Error("no tool result is held"));
 let release: () => Promise<Record<string, number>> = noneHeld;
 
+// bearer is the linked buyer's access token the page was opened with ("" for a guest).
+const bearer = new URLSearchParams(location.hash.slice(1)).get("bearer") ?? "";
+
 async function mcp(): Promise<Client> {
   if (!client) {
     const c = new Client({ name: "shop-test-host", version: "1" });
-    await c.connect(new StreamableHTTPClientTransport(new URL("/mcp", location.href)));
+    const authProvider = bearer ? { token: async () => bearer } : undefined;
+    await c.connect(new StreamableHTTPClientTransport(new URL("/mcp", location.href), { authProvider }));
     client = c;
   }
   return client;
