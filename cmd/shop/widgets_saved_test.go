@@ -219,6 +219,14 @@ func (h linkedHost) testSavedCardNeedsAuth(t *testing.T, p *page) {
 	if got := lp.text("#pay-failed"); !strings.Contains(got, "Your bank wants you to confirm this payment") {
 		t.Errorf("the widget says %q", got)
 	}
+	var twice bool
+	lp.eval(`!!document.querySelector("#pay-error")`, &twice)
+	if twice {
+		t.Errorf("the widget says the bank's request twice, in its note and in an alert: %q", lp.text("#pay-error"))
+	}
+	if hint := lp.text("#pay-hint"); !strings.Contains(hint, "payment page") {
+		t.Errorf("under the offer of the payment page the hint says %q", hint)
+	}
 	got := lp.session(s.ID)
 	needs := false
 	for _, m := range got.Messages {

@@ -129,7 +129,10 @@ export function Pay({ host, s, busy, other, reason, onStart, onPaid, onSession, 
     }
   }
 
-  const alert = note?.kind === "error" ? note.text : declined[0]?.content;
+  // A failure that offers the page says why itself: the session's own
+  // message would say it a second time.
+  const alert = note?.kind === "error" ? note.text : note?.kind === "failed" ? undefined : declined[0]?.content;
+  const testMode = s.paymentMode === "test" ? t("testMode") + " " : "";
   // A linked buyer's saved cards (payment_provider.managed_payment_methods),
   // above Pay on either road: one chosen pays through complete_checkout
   // with its id; "a new card" keeps the sheet or the page.
@@ -178,13 +181,15 @@ export function Pay({ host, s, busy, other, reason, onStart, onPaid, onSession, 
       )}
       <p class="muted" id="pay-hint">
         {ready
-          ? savedCard
-            ? (s.paymentMode === "test" ? t("testMode") + " " : "") + t("hintSaved", { card: savedCard.name })
+          ? note?.kind === "failed"
+            ? testMode + t("hintPage")
+            : savedCard
+            ? testMode + t("hintSaved", { card: savedCard.name })
             : sheet
             ? s.paymentMode === "test"
               ? t("testMode")
               : t("hintSheet")
-            : (s.paymentMode === "test" ? t("testMode") + " " : "") + t("hintPage")
+            : testMode + t("hintPage")
           : problems
             ? t("hintFix", { n: problems })
             : t("hintNotReady")}
