@@ -25,8 +25,6 @@ package notify
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/mail"
@@ -78,24 +76,17 @@ type Email struct {
 
 // row is a row of emails.
 type row struct {
-	ID           string `gorm:"primaryKey"`
-	DedupeKey    string
-	Ref          string
-	Kind         string
-	Recipient    string
-	ReplyTo      string
-	Subject      string
-	BodyText     string
-	BodyHTML     string
-	Status       Status
-	Attempts     int
-	NextAt       time.Time
-	Claim        string
-	ClaimedUntil *time.Time
-	LastError    string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
-	SentAt       *time.Time
+	Delivery
+	DedupeKey string
+	Ref       string
+	Kind      string
+	Recipient string
+	ReplyTo   string
+	Subject   string
+	BodyText  string
+	BodyHTML  string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 func (row) TableName() string { return "emails" }
@@ -113,9 +104,9 @@ func Enqueue(ctx context.Context, tx *gorm.DB, e Email) error {
 	}
 	now := database.Now(tx).Truncate(time.Microsecond)
 	r := row{
-		ID: newID(), DedupeKey: e.Key, Ref: e.Ref, Kind: e.Kind, Recipient: e.To, ReplyTo: e.ReplyTo,
-		Subject: e.Subject, BodyText: e.Text, BodyHTML: e.HTML, Status: Pending,
-		NextAt: now, CreatedAt: now, UpdatedAt: now,
+		Delivery:  Delivery{ID: newToken("em_"), Status: Pending, NextAt: now},
+		DedupeKey: e.Key, Ref: e.Ref, Kind: e.Kind, Recipient: e.To, ReplyTo: e.ReplyTo,
+		Subject: e.Subject, BodyText: e.Text, BodyHTML: e.HTML, CreatedAt: now, UpdatedAt: now,
 	}
 	err := tx.WithContext(ctx).Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "dedupe_key"}}, DoNothing: true}).Create(&r).Error
 	if err != nil {
@@ -186,33 +177,9 @@ type Backlog struct {
 	Oldest time.Time
 }
 
-// Stand reads the outbox's backlog.
+// Stand reads the email outbox's backlog.
 func Stand(ctx context.Context, db *gorm.DB) (Backlog, error) {
-	var counts []struct {
-		Status Status
-		N      int64
-	}
-	if err := db.WithContext(ctx).Model(&row{}).Select("status, COUNT(*) AS n").Group("status").Scan(&counts).Error; err != nil {
-		return Backlog{}, fmt.Errorf("count emails: %w", err)
-	}
-	var b Backlog
-	for _, c := range counts {
-		switch c.Status {
-		case Pending, Sending:
-			b.Pending += c.N
-		case Failed:
-			b.Failed += c.N
-		case Sent:
-			b.Sent += c.N
-		}
-	}
-	if b.Pending > 0 {
-		var err error
-		if _, b.Oldest, err = database.CountOldest(ctx, db.Model(&row{}).Where("status IN ?", []Status{Pending, Sending}), "created_at"); err != nil {
-			return Backlog{}, fmt.Errorf("oldest email: %w", err)
-		}
-	}
-	return b, nil
+	return emails(db).Stand(ctx)
 }
 
 func utc(t *time.Time) *time.Time {
@@ -221,11 +188,4 @@ func utc(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
-}
-
-// newID is "em_" and 128 random bits in hex.
-func newID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails
-	return "em_" + hex.EncodeToString(b)
 }
