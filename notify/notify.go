@@ -4,6 +4,13 @@
 // transaction of the change that causes it, so that the email and the change
 // are committed together or not at all; a [Worker] sends what is pending.
 //
+// The machinery is any outbox's (outbox.go, courier.go): a table whose gorm
+// model embeds [Delivery] is an [Outbox], and its [Courier] claims, delivers
+// and records its rows as below; the emails are one such table, and the
+// order webhooks to agents' platforms (package orders) another, each with
+// its own rows and its own way to send one. [Outbox.Sweep] deletes the rows
+// that ended, for a table nobody reads once delivered.
+//
 // # Life cycle
 //
 // An email (emails.status, Status):
@@ -165,15 +172,15 @@ func List(ctx context.Context, db *gorm.DB, ref string) ([]Record, error) {
 	return out, nil
 }
 
-// Backlog is how the outbox stands, for the operator's metrics.
+// Backlog is how an outbox stands, for the operator's metrics.
 type Backlog struct {
-	// Pending counts the emails not sent yet and not given up on (pending or sending).
+	// Pending counts the rows not delivered yet and not given up on (pending or sending).
 	Pending int64
-	// Failed counts the emails given up on.
+	// Failed counts the rows given up on.
 	Failed int64
-	// Sent counts the emails the SMTP server accepted.
+	// Sent counts the rows delivered (for emails: the SMTP server accepted them).
 	Sent int64
-	// Oldest is when the oldest email not sent yet was written; zero when none.
+	// Oldest is when the oldest row not delivered yet was written; zero when none.
 	Oldest time.Time
 }
 

@@ -108,7 +108,8 @@ type Webhook struct {
 }
 
 // WebhookSender delivers an event (ucp signs and posts it); an error means
-// the platform did not take it, and it is tried again later.
+// the platform did not take it, and it is tried again later (one wrapping
+// a *notify.PermanentError: never, and the event is failed at once).
 type WebhookSender interface {
 	SendWebhook(ctx context.Context, w Webhook) error
 }
@@ -144,4 +145,22 @@ func newHookID() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
 	return "evt_" + hex.EncodeToString(b)
+}
+
+// WebhookRetention is how long an event that ended (sent, or given up on)
+// is kept: nothing reads it again, but an operator may look into what a
+// platform says it did not get.
+const WebhookRetention = 30 * 24 * time.Hour
+
+// SweepWebhooks deletes the events that ended more than WebhookRetention
+// ago and returns how many; events still to deliver stay, however old.
+// Replicas may sweep at once.
+func (o *Orders) SweepWebhooks(ctx context.Context) (int64, error) {
+	return webhookOutbox(o.db).Sweep(ctx, o.now().Add(-WebhookRetention))
+}
+
+// WebhookBacklog is how the outbox of order webhooks stands, for the
+// operator's metrics.
+func (o *Orders) WebhookBacklog(ctx context.Context) (notify.Backlog, error) {
+	return webhookOutbox(o.db).Stand(ctx)
 }
