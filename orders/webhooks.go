@@ -154,7 +154,9 @@ const WebhookRetention = 30 * 24 * time.Hour
 
 // SweepWebhooks deletes the events that ended more than WebhookRetention
 // ago and returns how many; events still to deliver stay, however old.
-// Replicas may sweep at once.
+// Replicas may sweep at once. A deleted event's dedupe key is free again,
+// which writes nothing twice: each key is of a change an order makes once
+// (created, canceled, delivered, a parcel, a refund).
 func (o *Orders) SweepWebhooks(ctx context.Context) (int64, error) {
 	return webhookOutbox(o.db).Sweep(ctx, o.now().Add(-WebhookRetention))
 }
