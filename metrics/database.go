@@ -19,8 +19,10 @@ type Sources struct {
 	HeldUnits func(ctx context.Context) (int64, error)
 	// Backlog is what the reconciler has yet to settle.
 	Backlog func(ctx context.Context) (Backlog, error)
-	// Emails is how the outbox stands.
+	// Emails is how the emails' outbox stands.
 	Emails func(ctx context.Context) (Emails, error)
+	// Webhooks is how the outbox of order webhooks to agents' platforms stands.
+	Webhooks func(ctx context.Context) (Outbox, error)
 	// Timeout bounds a scrape's reads (default 5s).
 	Timeout time.Duration
 	// Now is the clock the ages are measured with (default time.Now).
@@ -54,12 +56,15 @@ func Earliest(ts ...time.Time) time.Time {
 	return first
 }
 
-// Emails is how the outbox stands: emails not sent yet, emails given up
-// on, and when the oldest one not sent was written (zero: none).
-type Emails struct {
+// Outbox is how an outbox stands: rows not delivered yet, rows given up
+// on, and when the oldest one not delivered was written (zero: none).
+type Outbox struct {
 	Pending, Failed int64
 	Oldest          time.Time
 }
+
+// Emails is how the emails' outbox stands.
+type Emails = Outbox
 
 // databaseCollector turns Sources into metrics at each scrape.
 type databaseCollector struct {
@@ -69,6 +74,7 @@ type databaseCollector struct {
 	orders, orderValue, refunds, refundValue *prometheus.Desc
 	sessions, held, backlog, backlogAge      *prometheus.Desc
 	emails, emailsAge                        *prometheus.Desc
+	webhooks, webhooksAge                    *prometheus.Desc
 }
 
 func newDatabaseCollector(src Sources) *databaseCollector {
@@ -96,12 +102,14 @@ func newDatabaseCollector(src Sources) *databaseCollector {
 		backlogAge:  d("shop_reconciler_oldest_seconds", "Age of the oldest item awaiting an outcome; 0 when none."),
 		emails:      d("shop_emails", "Emails in the outbox by status: pending (not sent yet) and failed (given up on).", "status"),
 		emailsAge:   d("shop_emails_oldest_pending_seconds", "Age of the oldest email not sent yet; 0 when none."),
+		webhooks:    d("shop_order_webhooks", "Order webhooks to agents' platforms in their outbox by status: pending (not delivered yet) and failed (given up on).", "status"),
+		webhooksAge: d("shop_order_webhooks_oldest_pending_seconds", "Age of the oldest order webhook not delivered yet; 0 when none."),
 	}
 }
 
 func (c *databaseCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.errors.Describe(ch)
-	for _, d := range []*prometheus.Desc{c.orders, c.orderValue, c.refunds, c.refundValue, c.sessions, c.held, c.backlog, c.backlogAge, c.emails, c.emailsAge} {
+	for _, d := range []*prometheus.Desc{c.orders, c.orderValue, c.refunds, c.refundValue, c.sessions, c.held, c.backlog, c.backlogAge, c.emails, c.emailsAge, c.webhooks, c.webhooksAge} {
 		ch <- d
 	}
 }
@@ -152,11 +160,18 @@ func (c *databaseCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.backlogAge, prometheus.GaugeValue, age(b.Oldest))
 		}
 	}
-	if f := c.src.Emails; f != nil {
-		if e, err := f(ctx); !failed("emails", err) {
-			ch <- prometheus.MustNewConstMetric(c.emails, prometheus.GaugeValue, float64(e.Pending), "pending")
-			ch <- prometheus.MustNewConstMetric(c.emails, prometheus.GaugeValue, float64(e.Failed), "failed")
-			ch <- prometheus.MustNewConstMetric(c.emailsAge, prometheus.GaugeValue, age(e.Oldest))
+	for _, o := range []struct {
+		source      string
+		read        func(context.Context) (Outbox, error)
+		count, aged *prometheus.Desc
+	}{{"emails", c.src.Emails, c.emails, c.emailsAge}, {"webhooks", c.src.Webhooks, c.webhooks, c.webhooksAge}} {
+		if o.read == nil {
+			continue
+		}
+		if b, err := o.read(ctx); !failed(o.source, err) {
+			ch <- prometheus.MustNewConstMetric(o.count, prometheus.GaugeValue, float64(b.Pending), "pending")
+			ch <- prometheus.MustNewConstMetric(o.count, prometheus.GaugeValue, float64(b.Failed), "failed")
+			ch <- prometheus.MustNewConstMetric(o.aged, prometheus.GaugeValue, age(b.Oldest))
 		}
 	}
 	c.errors.Collect(ch)

@@ -3,7 +3,7 @@
 // by Handler on the operator's listener. The business packages know nothing
 // of it: what happens in a process (tool calls, charges, refusals) comes in
 // through plain methods the wiring hooks up, and what the database holds
-// (orders, holds, backlogs, emails) is read from Sources at each scrape, so
+// (orders, holds, backlogs, emails, webhooks) is read from Sources at each scrape, so
 // that every replica reports the same shop-wide figures and nothing is lost
 // with a restart.
 //
@@ -22,6 +22,8 @@
 //	reconciler_oldest_seconds                          gauge: age of the oldest of them (0: none)
 //	emails{status}                                     gauge: pending, failed
 //	emails_oldest_pending_seconds                      gauge
+//	order_webhooks{status}                             gauge: pending, failed (order webhooks to agents' platforms)
+//	order_webhooks_oldest_pending_seconds              gauge
 //	rate_limit_refusals_total{scope}                   counter: buyer, address, feed, feed
 //	metrics_source_errors_total{source}                counter: a database read that failed at a scrape
 //

@@ -113,3 +113,25 @@ func TestEarliest(t *testing.T) {
 		}
 	}
 }
+
+// TestOutboxes: each outbox (emails, order webhooks) shows its rows
+// pending and failed and the age of its oldest pending row.
+func TestOutboxes(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	m := metrics.New(metrics.Sources{
+		Emails: func(context.Context) (metrics.Emails, error) { return metrics.Emails{Failed: 1}, nil },
+		Webhooks: func(context.Context) (metrics.Outbox, error) {
+			return metrics.Outbox{Pending: 2, Failed: 3, Oldest: now.Add(-time.Minute)}, nil
+		},
+		Now: func() time.Time { return now },
+	})
+	body := scrape(t, m)
+	for _, want := range []string{
+		`shop_emails{status="pending"} 0`, `shop_emails{status="failed"} 1`, "shop_emails_oldest_pending_seconds 0",
+		`shop_order_webhooks{status="pending"} 2`, `shop_order_webhooks{status="failed"} 3`, "shop_order_webhooks_oldest_pending_seconds 60",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("no %q in:\n%s", want, body)
+		}
+	}
+}

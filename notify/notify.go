@@ -4,6 +4,13 @@
 // transaction of the change that causes it, so that the email and the change
 // are committed together or not at all; a [Worker] sends what is pending.
 //
+// The machinery is any outbox's (outbox.go, courier.go): a table whose gorm
+// model embeds [Delivery] is an [Outbox], and its [Courier] claims, delivers
+// and records its rows as below; the emails are one such table, and the
+// order webhooks to agents' platforms (package orders) another, each with
+// its own rows and its own way to send one. [Outbox.Sweep] deletes the rows
+// that ended, for a table nobody reads once delivered.
+//
 // # Life cycle
 //
 // An email (emails.status, Status):
@@ -25,8 +32,6 @@ package notify
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/mail"
@@ -78,24 +83,17 @@ type Email struct {
 
 // row is a row of emails.
 type row struct {
-	ID           string `gorm:"primaryKey"`
-	DedupeKey    string
-	Ref          string
-	Kind         string
-	Recipient    string
-	ReplyTo      string
-	Subject      string
-	BodyText     string
-	BodyHTML     string
-	Status       Status
-	Attempts     int
-	NextAt       time.Time
-	Claim        string
-	ClaimedUntil *time.Time
-	LastError    string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
-	SentAt       *time.Time
+	Delivery
+	DedupeKey string
+	Ref       string
+	Kind      string
+	Recipient string
+	ReplyTo   string
+	Subject   string
+	BodyText  string
+	BodyHTML  string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 func (row) TableName() string { return "emails" }
@@ -113,9 +111,9 @@ func Enqueue(ctx context.Context, tx *gorm.DB, e Email) error {
 	}
 	now := database.Now(tx).Truncate(time.Microsecond)
 	r := row{
-		ID: newID(), DedupeKey: e.Key, Ref: e.Ref, Kind: e.Kind, Recipient: e.To, ReplyTo: e.ReplyTo,
-		Subject: e.Subject, BodyText: e.Text, BodyHTML: e.HTML, Status: Pending,
-		NextAt: now, CreatedAt: now, UpdatedAt: now,
+		Delivery:  Delivery{ID: newToken("em_"), Status: Pending, NextAt: now},
+		DedupeKey: e.Key, Ref: e.Ref, Kind: e.Kind, Recipient: e.To, ReplyTo: e.ReplyTo,
+		Subject: e.Subject, BodyText: e.Text, BodyHTML: e.HTML, CreatedAt: now, UpdatedAt: now,
 	}
 	err := tx.WithContext(ctx).Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "dedupe_key"}}, DoNothing: true}).Create(&r).Error
 	if err != nil {
@@ -174,45 +172,21 @@ func List(ctx context.Context, db *gorm.DB, ref string) ([]Record, error) {
 	return out, nil
 }
 
-// Backlog is how the outbox stands, for the operator's metrics.
+// Backlog is how an outbox stands, for the operator's metrics.
 type Backlog struct {
-	// Pending counts the emails not sent yet and not given up on (pending or sending).
+	// Pending counts the rows not delivered yet and not given up on (pending or sending).
 	Pending int64
-	// Failed counts the emails given up on.
+	// Failed counts the rows given up on.
 	Failed int64
-	// Sent counts the emails the SMTP server accepted.
+	// Sent counts the rows delivered (for emails: the SMTP server accepted them).
 	Sent int64
-	// Oldest is when the oldest email not sent yet was written; zero when none.
+	// Oldest is when the oldest row not delivered yet was written; zero when none.
 	Oldest time.Time
 }
 
-// Stand reads the outbox's backlog.
+// Stand reads the email outbox's backlog.
 func Stand(ctx context.Context, db *gorm.DB) (Backlog, error) {
-	var counts []struct {
-		Status Status
-		N      int64
-	}
-	if err := db.WithContext(ctx).Model(&row{}).Select("status, COUNT(*) AS n").Group("status").Scan(&counts).Error; err != nil {
-		return Backlog{}, fmt.Errorf("count emails: %w", err)
-	}
-	var b Backlog
-	for _, c := range counts {
-		switch c.Status {
-		case Pending, Sending:
-			b.Pending += c.N
-		case Failed:
-			b.Failed += c.N
-		case Sent:
-			b.Sent += c.N
-		}
-	}
-	if b.Pending > 0 {
-		var err error
-		if _, b.Oldest, err = database.CountOldest(ctx, db.Model(&row{}).Where("status IN ?", []Status{Pending, Sending}), "created_at"); err != nil {
-			return Backlog{}, fmt.Errorf("oldest email: %w", err)
-		}
-	}
-	return b, nil
+	return emails(db).Stand(ctx)
 }
 
 func utc(t *time.Time) *time.Time {
@@ -221,11 +195,4 @@ func utc(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
-}
-
-// newID is "em_" and 128 random bits in hex.
-func newID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails
-	return "em_" + hex.EncodeToString(b)
 }

@@ -4,15 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"shop/database"
+	"shop/notify"
 )
 
 // The events an order's webhook carries (UCP's Order Event Webhook): each
@@ -23,14 +22,6 @@ const (
 	WebhookFulfilled = "fulfilled"
 	WebhookCanceled  = "canceled"
 	WebhookRefunded  = "refunded"
-)
-
-// The statuses of a webhook event, as notify's of an email.
-const (
-	hookPending = "pending"
-	hookSending = "sending"
-	hookSent    = "sent"
-	hookFailed  = "failed"
 )
 
 const maxWebhookURL = 2048
@@ -45,22 +36,16 @@ type hookRow struct {
 
 func (hookRow) TableName() string { return "order_webhooks" }
 
-// eventRow is a row of webhook_events.
+// eventRow is a row of webhook_events, an outbox of notify's: notify
+// keeps its delivery columns (notify.Delivery).
 type eventRow struct {
-	ID           string `gorm:"primaryKey"`
-	DedupeKey    string
-	OrderID      string
-	Event        string
-	URL          string
-	Status       string
-	Attempts     int
-	NextAt       time.Time
-	Claim        string
-	ClaimedUntil *time.Time
-	LastError    string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
-	SentAt       *time.Time
+	notify.Delivery
+	DedupeKey string
+	OrderID   string
+	Event     string
+	URL       string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 func (eventRow) TableName() string { return "webhook_events" }
@@ -103,7 +88,7 @@ func queueWebhook(tx *gorm.DB, orderID, event, key string) error {
 	err := tx.Exec(`INSERT INTO webhook_events (id, dedupe_key, order_id, event, url, status, attempts, next_at, claim, last_error, created_at, updated_at)
 		SELECT ?, ?, order_id, ?, url, ?, 0, ?, '', '', ?, ? FROM order_webhooks WHERE order_id = ?
 		ON CONFLICT (dedupe_key) DO NOTHING`,
-		newHookID(), key, event, hookPending, now, now, now, orderID).Error
+		newHookID(), key, event, notify.Pending, now, now, now, orderID).Error
 	if err != nil {
 		return fmt.Errorf("queue the %s webhook of order %s: %w", event, orderID, err)
 	}
@@ -123,174 +108,36 @@ type Webhook struct {
 }
 
 // WebhookSender delivers an event (ucp signs and posts it); an error means
-// the platform did not take it, and it is tried again later.
+// the platform did not take it, and it is tried again later (one wrapping
+// a *notify.PermanentError: never, and the event is failed at once).
 type WebhookSender interface {
 	SendWebhook(ctx context.Context, w Webhook) error
 }
 
-// WebhookWorker delivers the outbox of order webhooks: as notify's Worker
-// does emails, it claims each due row with a conditional update and a
-// lease, so that of several replicas one sends, and backs off after a
-// failure, doubling up to an hour, for a bounded number of tries.
-type WebhookWorker struct {
-	db     *gorm.DB
-	sender WebhookSender
-	opts   WebhookOptions
-}
+// WebhookWorker delivers the outbox of order webhooks (webhook_events)
+// as notify's Worker does emails: it claims each due row with a
+// conditional update and a lease, so that of several replicas one sends,
+// and backs off after a failure, doubling up to an hour, for a bounded
+// number of tries.
+type WebhookWorker = notify.Courier[eventRow, *eventRow]
 
-// WebhookOptions configure a WebhookWorker; zero fields take the defaults.
-type WebhookOptions struct {
-	Interval    time.Duration // between passes [1s]
-	Lease       time.Duration // of a claim [2m]
-	Backoff     time.Duration // after the first failure, doubling [30s]
-	MaxBackoff  time.Duration // [1h]
-	MaxAttempts int           // tries before giving up [12]
-	Batch       int           // rows claimed per pass [20]
-	Now         func() time.Time
-	Logger      *slog.Logger
-}
+// WebhookOptions configure a WebhookWorker; zero fields take the defaults
+// (an interval of 1s, a lease of 2m, a back-off of 30s doubling up to 1h,
+// 12 tries, 20 rows a pass).
+type WebhookOptions = notify.WorkerOptions
 
 // NewWebhookWorker returns a worker that sends db's webhook outbox through sender.
 func NewWebhookWorker(db *gorm.DB, sender WebhookSender, opts *WebhookOptions) *WebhookWorker {
-	w := &WebhookWorker{db: db, sender: sender}
-	if opts != nil {
-		w.opts = *opts
+	send := func(ctx context.Context, r *eventRow) error {
+		return sender.SendWebhook(ctx, Webhook{ID: r.ID, OrderID: r.OrderID, Event: r.Event, URL: r.URL, CreatedAt: r.CreatedAt.UTC()})
 	}
-	o := &w.opts
-	def := func(v *time.Duration, d time.Duration) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	def(&o.Interval, time.Second)
-	def(&o.Lease, 2*time.Minute)
-	def(&o.Backoff, 30*time.Second)
-	def(&o.MaxBackoff, time.Hour)
-	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = 12
-	}
-	if o.Batch <= 0 {
-		o.Batch = 20
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	return w
+	about := func(r *eventRow) []any { return []any{"webhook", r.ID, "order", r.OrderID, "event", r.Event} }
+	return webhookOutbox(db).Courier(send, about, opts)
 }
 
-// Run delivers due events every Interval until ctx ends.
-func (w *WebhookWorker) Run(ctx context.Context) {
-	t := time.NewTicker(w.opts.Interval)
-	defer t.Stop()
-	for {
-		if _, err := w.Deliver(ctx); err != nil && ctx.Err() == nil {
-			w.opts.Logger.WarnContext(ctx, "deliver order webhooks", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-const dueHook = "(status = ? AND next_at <= ?) OR (status = ? AND claimed_until <= ?)"
-
-// Deliver makes one pass over the due events and returns how many the
-// platforms took.
-func (w *WebhookWorker) Deliver(ctx context.Context) (int, error) {
-	now := w.opts.Now().UTC()
-	var ids []string
-	err := w.db.WithContext(ctx).Model(&eventRow{}).Where(dueHook, hookPending, now, hookSending, now).
-		Order("next_at").Limit(w.opts.Batch).Pluck("id", &ids).Error
-	if err != nil {
-		return 0, fmt.Errorf("find due webhooks: %w", err)
-	}
-	sent := 0
-	for _, id := range ids {
-		r, err := w.claim(ctx, id)
-		if err != nil {
-			return sent, err
-		}
-		if r == nil {
-			continue // another worker took it
-		}
-		ok, err := w.send(ctx, r)
-		if err != nil {
-			return sent, err
-		}
-		if ok {
-			sent++
-		}
-	}
-	return sent, nil
-}
-
-// claim moves a due event to sending under a new claim; nil when another
-// worker claimed it first.
-func (w *WebhookWorker) claim(ctx context.Context, id string) (*eventRow, error) {
-	now := w.opts.Now().UTC()
-	claim := newHookID()
-	res := w.db.WithContext(ctx).Model(&eventRow{}).Where("id = ? AND ("+dueHook+")", id, hookPending, now, hookSending, now).
-		Updates(map[string]any{"status": hookSending, "claim": claim, "claimed_until": now.Add(w.opts.Lease),
-			"attempts": gorm.Expr("attempts + 1"), "updated_at": now})
-	if res.Error != nil {
-		return nil, fmt.Errorf("claim webhook %s: %w", id, res.Error)
-	}
-	if res.RowsAffected != 1 {
-		return nil, nil
-	}
-	var r eventRow
-	if err := w.db.WithContext(ctx).Where("id = ? AND claim = ?", id, claim).Take(&r).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("read claimed webhook %s: %w", id, err)
-	}
-	return &r, nil
-}
-
-// send sends a claimed event and records the outcome.
-func (w *WebhookWorker) send(ctx context.Context, r *eventRow) (bool, error) {
-	serr := w.sender.SendWebhook(ctx, Webhook{ID: r.ID, OrderID: r.OrderID, Event: r.Event, URL: r.URL, CreatedAt: r.CreatedAt.UTC()})
-	now := w.opts.Now().UTC()
-	set := map[string]any{"claim": "", "claimed_until": nil, "updated_at": now}
-	switch {
-	case serr == nil:
-		set["status"], set["sent_at"], set["last_error"] = hookSent, now, ""
-	case r.Attempts >= w.opts.MaxAttempts:
-		set["status"], set["last_error"] = hookFailed, clipError(fmt.Sprintf("gave up after %d tries: %v", r.Attempts, serr))
-		w.opts.Logger.ErrorContext(ctx, "order webhook given up on", "webhook", r.ID, "order", r.OrderID, "event", r.Event, "err", serr)
-	default:
-		set["status"], set["last_error"] = hookPending, clipError(serr.Error())
-		set["next_at"] = now.Add(w.backoff(r.Attempts))
-		w.opts.Logger.WarnContext(ctx, "order webhook not taken; trying again later", "webhook", r.ID, "order", r.OrderID, "attempts", r.Attempts, "err", serr)
-	}
-	res := w.db.WithContext(context.WithoutCancel(ctx)).Model(&eventRow{}).
-		Where("id = ? AND status = ? AND claim = ?", r.ID, hookSending, r.Claim).Updates(set)
-	if res.Error != nil {
-		return false, fmt.Errorf("record webhook %s: %w", r.ID, res.Error)
-	}
-	return serr == nil, nil
-}
-
-// backoff is Backoff × 2^(n−1), at most MaxBackoff.
-func (w *WebhookWorker) backoff(n int) time.Duration {
-	d := w.opts.Backoff
-	for i := 1; i < n && d < w.opts.MaxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, w.opts.MaxBackoff)
-}
-
-func clipError(s string) string {
-	if len(s) > 1000 {
-		return s[:1000]
-	}
-	return s
+// webhookOutbox is the outbox of webhook_events.
+func webhookOutbox(db *gorm.DB) *notify.Outbox[eventRow, *eventRow] {
+	return notify.NewOutbox[eventRow](db, "order webhook")
 }
 
 // newHookID is "evt_" and 128 random bits in hex.
@@ -298,4 +145,24 @@ func newHookID() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
 	return "evt_" + hex.EncodeToString(b)
+}
+
+// WebhookRetention is how long an event that ended (sent, or given up on)
+// is kept: nothing reads it again, but an operator may look into what a
+// platform says it did not get.
+const WebhookRetention = 30 * 24 * time.Hour
+
+// SweepWebhooks deletes the events that ended more than WebhookRetention
+// ago and returns how many; events still to deliver stay, however old.
+// Replicas may sweep at once. A deleted event's dedupe key is free again,
+// which writes nothing twice: each key is of a change an order makes once
+// (created, canceled, delivered, a parcel, a refund).
+func (o *Orders) SweepWebhooks(ctx context.Context) (int64, error) {
+	return webhookOutbox(o.db).Sweep(ctx, o.now().Add(-WebhookRetention))
+}
+
+// WebhookBacklog is how the outbox of order webhooks stands, for the
+// operator's metrics.
+func (o *Orders) WebhookBacklog(ctx context.Context) (notify.Backlog, error) {
+	return webhookOutbox(o.db).Stand(ctx)
 }

@@ -138,7 +138,11 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 				return n, err
 			}
 			m, err := accounts.Sweep(ctx, a.db, time.Now())
-			return n + m, err
+			if err != nil {
+				return n + m, err
+			}
+			w, err := a.orders.SweepWebhooks(ctx)
+			return n + m + w, err
 		},
 		SessionMoved: a.metrics.SessionMoved,
 		AccountAddress: func(ctx context.Context, id string) (*checkout.Address, error) {

@@ -34,9 +34,18 @@ func (a *app) newMetrics() *shopmetrics.Metrics {
 		},
 		Emails: func(ctx context.Context) (shopmetrics.Emails, error) {
 			s, err := notify.Stand(ctx, a.db)
-			return shopmetrics.Emails{Pending: s.Pending, Failed: s.Failed, Oldest: s.Oldest}, err
+			return outboxStand(s), err
+		},
+		Webhooks: func(ctx context.Context) (shopmetrics.Outbox, error) {
+			s, err := a.orders.WebhookBacklog(ctx)
+			return outboxStand(s), err
 		},
 	})
+}
+
+// outboxStand is an outbox's backlog as the metrics show it.
+func outboxStand(b notify.Backlog) shopmetrics.Outbox {
+	return shopmetrics.Outbox{Pending: b.Pending, Failed: b.Failed, Oldest: b.Oldest}
 }
 
 // countCharge counts a charge asked of the payment provider, with its

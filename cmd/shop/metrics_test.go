@@ -130,7 +130,7 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("%s moved by %v, want %v (before %v, after %v)", series, got, want, before[series], after[series])
 		}
 	}
-	for _, series := range []string{`shop_stock_holds_units`, `go_goroutines`, `process_resident_memory_bytes`, `shop_tool_call_duration_seconds_bucket{server="shop",tool="complete_checkout",le="+Inf"}`} {
+	for _, series := range []string{`shop_stock_holds_units`, `shop_order_webhooks{status="pending"}`, `go_goroutines`, `process_resident_memory_bytes`, `shop_tool_call_duration_seconds_bucket{server="shop",tool="complete_checkout",le="+Inf"}`} {
 		if _, ok := after[series]; !ok {
 			t.Errorf("no %s", series)
 		}
