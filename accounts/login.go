@@ -290,11 +290,14 @@ func (p *pages) sendCode(ctx context.Context, id string, row flowRow, email, cod
 	})
 }
 
+// codeEmailKind is the kind of the emails that carry a sign-in code.
+const codeEmailKind = "login_code"
+
 // codeEmail is the email that carries a sign-in code, in l's words.
 func codeEmail(l *i18n.Lang, shopName, key, to, code string) notify.Email {
 	intro, note := l.T("login_mail_intro", "shop", shopName), l.T("login_mail_note")
 	return notify.Email{
-		Key: key, Kind: "login_code", To: to,
+		Key: key, Kind: codeEmailKind, To: to,
 		Subject: l.T("login_mail_subject", "shop", shopName),
 		Text:    intro + " " + code + "\n\n" + note + "\n",
 		HTML: "<p>" + template.HTMLEscapeString(intro) + "</p>" +

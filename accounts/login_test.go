@@ -13,6 +13,7 @@ import (
 
 	"shop/accounts"
 	"shop/database/dbtest"
+	"shop/notify"
 )
 
 // startFlow opens the login page and asks for a code for email, answering
@@ -99,7 +100,8 @@ func TestDeleteAccountRevokes(t *testing.T) {
 	})
 }
 
-// TestSweep: expired login flows and grants are deleted, live ones kept.
+// TestSweep: expired login flows and grants are deleted, live ones kept;
+// a sign-in code's email goes when its code expires, other emails stay.
 func TestSweep(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		e := newEnv(t, db)
@@ -107,14 +109,27 @@ func TestSweep(t *testing.T) {
 		code := e.authorize(t, e.clientID, e.redirect, challenge, "sweep@example.com")
 		e.exchange(t, e.clientID, e.redirect, code, verifier)
 		e.startFlow(t, "open@example.com")
+		other := notify.Email{Key: "ord_sweep/confirmation", Ref: "ord_sweep", Kind: "confirmation", To: "sweep@example.com",
+			Subject: "Your order", Text: "Thank you.", HTML: "<p>Thank you.</p>"}
+		if err := notify.Enqueue(context.Background(), db, other); err != nil {
+			t.Fatal(err)
+		}
 		count := func(table string) (n int64) { db.Table(table).Count(&n); return n }
-		flows, grants := count("login_flows"), count("oauth_grants")
+		codeEmails := func() (n int64) { db.Table("emails").Where("kind = 'login_code'").Count(&n); return n }
+		flows, grants, mails := count("login_flows"), count("oauth_grants"), codeEmails()
+		if mails == 0 {
+			t.Fatal("no sign-in code email to sweep")
+		}
 		if n, err := accounts.Sweep(context.Background(), db, time.Now()); err != nil || n != 0 {
 			t.Fatalf("sweep now: %d %v", n, err)
 		}
-		n, err := accounts.Sweep(context.Background(), db, time.Now().Add(31*24*time.Hour))
-		if err != nil || n != flows+grants || count("login_flows")+count("oauth_grants") != 0 {
-			t.Fatalf("sweep in a month: %d of %d flows and %d grants (%v)", n, flows, grants, err)
+		soon, err := accounts.Sweep(context.Background(), db, time.Now().Add(11*time.Minute))
+		if err != nil || codeEmails() != 0 || count("emails") != 1 {
+			t.Fatalf("sweep after the codes' ten minutes: %d code emails and %d emails left, want 0 and the order's (%v)", codeEmails(), count("emails"), err)
+		}
+		later, err := accounts.Sweep(context.Background(), db, time.Now().Add(31*24*time.Hour))
+		if n := soon + later; err != nil || n != flows+grants+mails || count("login_flows")+count("oauth_grants") != 0 {
+			t.Fatalf("sweeps: %d rows of %d flows, %d grants and %d code emails (%v)", n, flows, grants, mails, err)
 		}
 	})
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/ory/fosite"
 	"gorm.io/gorm"
+
+	"shop/notify"
 )
 
 // store keeps fosite's grants (codes, tokens, PKCE challenges) in the
@@ -251,9 +253,10 @@ func (s *store) DeletePKCERequestSession(ctx context.Context, sig string) error 
 	return s.delete(ctx, kindPKCE, sig)
 }
 
-// Sweep deletes what can no longer be used: login flows past their expiry
-// and grants past theirs (a used refresh token stays until then, so that
-// its reuse is still caught). It answers how many rows went.
+// Sweep deletes what can no longer be used: login flows past their expiry,
+// grants past theirs (a used refresh token stays until then, so that its
+// reuse is still caught) and the emails of expired sign-in codes. It
+// answers how many rows went.
 func Sweep(ctx context.Context, db *gorm.DB, now time.Time) (int64, error) {
 	flows := db.WithContext(ctx).Where("expires_at < ?", now.UTC()).Delete(&flowRow{})
 	if flows.Error != nil {
@@ -263,5 +266,11 @@ func Sweep(ctx context.Context, db *gorm.DB, now time.Time) (int64, error) {
 	if grants.Error != nil {
 		return flows.RowsAffected, fmt.Errorf("sweep grants: %w", grants.Error)
 	}
-	return flows.RowsAffected + grants.RowsAffected, nil
+	// A sign-in code's email holds the code itself: it goes when the code
+	// expires, as the flow's hash of it does.
+	codes, err := notify.Forget(ctx, db, codeEmailKind, now.Add(-loginCodeLife))
+	if err != nil {
+		return flows.RowsAffected + grants.RowsAffected, err
+	}
+	return flows.RowsAffected + grants.RowsAffected + codes, nil
 }

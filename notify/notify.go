@@ -145,6 +145,16 @@ func (e Email) check() error {
 	return nil
 }
 
+// Forget deletes the emails of kind written before cutoff, sent or not: an
+// email whose body must not outlive its use, such as a sign-in code's.
+func Forget(ctx context.Context, db *gorm.DB, kind string, cutoff time.Time) (int64, error) {
+	res := db.WithContext(ctx).Where("kind = ? AND created_at < ?", kind, cutoff.UTC()).Delete(&row{})
+	if res.Error != nil {
+		return 0, fmt.Errorf("forget %s emails: %w", kind, res.Error)
+	}
+	return res.RowsAffected, nil
+}
+
 // Record is an email as staff see it.
 type Record struct {
 	ID        string     `json:"id"`
