@@ -125,7 +125,7 @@ func TestPaymentLinkSavesCard(t *testing.T) {
 
 		h.stripe.PaySaving(page)
 		h.completed(t, page)
-		h.completed(t, page) // a replay
+		h.completed(t, page)                                 // a replay
 		if err := h.co.SettleHosted(ctx, page); err != nil { // the success page, or the reconciler
 			t.Fatal(err)
 		}
