@@ -254,7 +254,8 @@ var errNotYet = errors.New("another payment of this session is being processed; 
 // paid page no order can take (the session was paid already, has ended, or
 // changed under the page) is refunded in full and kept in
 // surplus_payments; an expired page is marked so. A page the shop did not
-// make is ignored.
+// make is ignored. A card the buyer chose to save on a paid page is then
+// recorded as the session owner's saved card (recordPageCard), once.
 func (c *Checkout) SettleHosted(ctx context.Context, externalID string) error {
 	if c.linker == nil || externalID == "" {
 		return nil
