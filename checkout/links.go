@@ -104,7 +104,7 @@ func (c *Checkout) Sandboxed() bool { return c.linker == nil }
 // unavailable when the provider cannot make the page now.
 func (c *Checkout) CreateLink(ctx context.Context, id string) (*PaymentLink, error) {
 	var until time.Time
-	var orderID string
+	var orderID, account string
 	s, err := c.change(ctx, id, func(tx *gorm.DB, row *sessionRow) error {
 		if err := c.writable(row); err != nil {
 			return err
@@ -123,7 +123,7 @@ func (c *Checkout) CreateLink(ctx context.Context, id string) (*PaymentLink, err
 		if row.OrderID == "" {
 			row.OrderID = orders.NewID() // a session made before order ids were chosen with it
 		}
-		orderID = row.OrderID
+		orderID, account = row.OrderID, accountOf(row.BuyerKey)
 		until = now.Add(linkTTL).Truncate(time.Second)
 		hold := until.Add(linkHoldTail)
 		if end := c.lifetimeEnd(row); end.Before(hold) {
@@ -151,12 +151,13 @@ func (c *Checkout) CreateLink(ctx context.Context, id string) (*PaymentLink, err
 	if c.linker == nil {
 		return &PaymentLink{URL: c.payURL(s.ID, ""), ExpiresAt: s.ExpiresAt, Provider: "sandbox"}, nil
 	}
-	return c.hostedLink(ctx, s, orderID, until)
+	return c.hostedLink(ctx, s, orderID, account, until)
 }
 
 // hostedLink records a payment page for s, whose order will have id
-// orderID, and has the provider make it.
-func (c *Checkout) hostedLink(ctx context.Context, s *Session, orderID string, until time.Time) (*PaymentLink, error) {
+// orderID, and has the provider make it; the page of a linked account's
+// session offers to save the card to the account's customer.
+func (c *Checkout) hostedLink(ctx context.Context, s *Session, orderID, account string, until time.Time) (*PaymentLink, error) {
 	var total int64
 	for _, t := range s.Totals {
 		if t.Type == TotalTotal {
@@ -176,6 +177,7 @@ func (c *Checkout) hostedLink(ctx context.Context, s *Session, orderID string, u
 	req.SuccessURL = c.payURL(s.ID, "/return") + "&checkout={CHECKOUT_SESSION_ID}"
 	req.CancelURL = c.payURL(s.ID, "/cancel")
 	req.ExpiresAt, req.IdempotencyKey = until, link.key()
+	req.Customer = c.pageCustomer(ctx, s.ID, account)
 	hc, err := c.linker.CreateHostedCheckout(ctx, req)
 	if err != nil {
 		c.logger.ErrorContext(ctx, "create hosted checkout", "session", s.ID, "link", link.ID, "err", err)
@@ -252,7 +254,8 @@ var errNotYet = errors.New("another payment of this session is being processed; 
 // paid page no order can take (the session was paid already, has ended, or
 // changed under the page) is refunded in full and kept in
 // surplus_payments; an expired page is marked so. A page the shop did not
-// make is ignored.
+// make is ignored. A card the buyer chose to save on a paid page is then
+// recorded as the session owner's saved card (recordPageCard), once.
 func (c *Checkout) SettleHosted(ctx context.Context, externalID string) error {
 	if c.linker == nil || externalID == "" {
 		return nil
@@ -282,7 +285,12 @@ func (c *Checkout) SettleHosted(ctx context.Context, externalID string) error {
 	if err := c.payLink(ctx, &link, hp); err != nil {
 		return err
 	}
-	return c.endLink(ctx, link.ID, linkPaid)
+	if err := c.endLink(ctx, link.ID, linkPaid); err != nil {
+		return err
+	}
+	// Settled; a card the buyer chose to save there is then offered by
+	// their next sessions (an error here has the webhook delivered again).
+	return c.recordPageCard(ctx, link.SessionID, hp)
 }
 
 // payLink turns a paid page into its session's order, or into a surplus

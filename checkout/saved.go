@@ -55,6 +55,12 @@ type Wallet interface {
 	// Save saves the card token pays with for the account (the buyer
 	// consented where they entered it).
 	Save(ctx context.Context, accountID, token string) (*payments.SavedCard, error)
+	// Customer is the account's customer at the provider, created when
+	// first needed: the one a hosted page of the account is made for.
+	Customer(ctx context.Context, accountID string) (string, error)
+	// Record keeps a card the provider saved for the account on a hosted
+	// page; false when the card's customer is not the account's.
+	Record(ctx context.Context, accountID string, card payments.SavedCard) (bool, error)
 }
 
 // managedMethods are the saved cards a session of row's buyer offers, to
@@ -126,6 +132,46 @@ func (c *Checkout) SaveCard(ctx context.Context, sessionID, token string) (strin
 		return "", fmt.Errorf("save card for session %s: %w", sessionID, err)
 	}
 	return card.ID, nil
+}
+
+// pageCustomer is the customer a hosted page of account is made for, so
+// that the page offers to save the card (the buyer's consent is the page's
+// own checkbox): "" for a guest, a shop without a wallet, or when the
+// customer cannot be had now, in which case the page is made without one
+// and the purchase goes on.
+func (c *Checkout) pageCustomer(ctx context.Context, sessionID, account string) string {
+	if c.wallet == nil || account == "" {
+		return ""
+	}
+	cust, err := c.wallet.Customer(ctx, account)
+	if err != nil {
+		c.logger.WarnContext(ctx, "no customer for the payment page; it will not offer to save the card", "session", sessionID, "err", err)
+		return ""
+	}
+	return cust
+}
+
+// recordPageCard keeps the card the buyer chose to save on a paid hosted
+// page of sessionID (hp.SavedCard) as their account's, when it was saved
+// to that account's customer; a guest's page, a page paid without saving,
+// and a card of any other customer record nothing.
+func (c *Checkout) recordPageCard(ctx context.Context, sessionID string, hp *payments.HostedPayment) error {
+	if c.wallet == nil || hp.SavedCard == nil {
+		return nil
+	}
+	account, err := c.AccountOf(ctx, sessionID)
+	if err != nil || account == "" {
+		return err
+	}
+	kept, err := c.wallet.Record(ctx, account, *hp.SavedCard)
+	if err != nil {
+		return fmt.Errorf("record the card saved on page %s: %w", hp.ID, err)
+	}
+	if !kept {
+		c.logger.WarnContext(ctx, "a card saved on a payment page to another customer than the buyer's; not recorded",
+			"session", sessionID, "checkout", hp.ID, "customer", hp.SavedCard.Customer)
+	}
+	return nil
 }
 
 // savedDeclineHint is what a requires_3ds answer adds for a saved card

@@ -54,14 +54,7 @@ func linkedAs(account string) context.Context {
 // readyAs is a session ready for payment made by account ("" for a guest).
 func (w *wallets) readyAs(t *testing.T, account string) *checkout.Session {
 	t.Helper()
-	s, err := w.co.Create(linkedAs(account), checkout.Request{
-		Items:   items("enamel-camp-mug-forest-green", 1),
-		Address: californian, Buyer: &checkout.Buyer{Name: "Ada Lovelace", Email: "ada@example.com"},
-	})
-	if err != nil || s.Status != checkout.Ready {
-		t.Fatalf("ready session: %v %+v", err, s)
-	}
-	return s
+	return readyFor(t, w.co, account)
 }
 
 func refusedToken(t *testing.T, err error, what string) {

@@ -67,8 +67,15 @@ type HostedCheckoutRequest struct {
 	// (payment_intent_data.metadata), where "idempotency_key" is added, by
 	// which [Stripe.Lookup] finds the PaymentIntent.
 	Metadata map[string]string
-	// Email is the buyer's, sent as customer_email when set.
+	// Email is the buyer's, sent as customer_email when set and there is
+	// no Customer (Stripe takes one of the two).
 	Email string
+	// Customer is the linked buyer's Stripe Customer (cus_…), "" for a
+	// guest. With one, the page is that customer's and offers to save the
+	// card (saved_payment_method_options[payment_method_save]=enabled):
+	// Stripe Checkout shows its own "save" checkbox, and a card saved
+	// there is attached to the customer for off-session payments.
+	Customer string
 	// SuccessURL and CancelURL are absolute http(s) URLs. SuccessURL may
 	// hold Stripe's literal {CHECKOUT_SESSION_ID}, which Stripe replaces.
 	SuccessURL string
@@ -113,6 +120,13 @@ type HostedPayment struct {
 	// [Result]; empty until it is paid, or when paid by other means.
 	CardBrand string
 	CardLast4 string
+	// SavedCard is the card the buyer chose to save on the page, nil when
+	// they did not: its PaymentIntent was made for future off-session use
+	// (setup_future_usage=off_session, which Stripe Checkout sets when the
+	// buyer ticks its save box) through a customer, to whom Stripe attaches
+	// the payment method once paid. Its Customer is that PaymentIntent's,
+	// for the caller to check against the page's buyer.
+	SavedCard *SavedCard
 	// Amount is the amount_total, in minor units.
 	Amount          int64
 	Currency        string
@@ -188,6 +202,9 @@ func (r *HostedCheckoutRequest) check(now time.Time) error {
 		return fmt.Errorf("payments: hosted checkout expiry %s: Stripe takes 30 minutes to 24 hours from now (%s)",
 			r.ExpiresAt.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	}
+	if r.Customer != "" && (!strings.HasPrefix(r.Customer, "cus_") || len(r.Customer) > 255 || strings.ContainsAny(r.Customer, "/?# ")) {
+		return fmt.Errorf("payments: hosted checkout customer %q: not a Stripe Customer id (cus_…)", r.Customer)
+	}
 	if err := checkKey(r.IdempotencyKey); err != nil {
 		return err
 	}
@@ -229,7 +246,6 @@ func (s *Stripe) CreateHostedCheckout(ctx context.Context, r HostedCheckoutReque
 		Mode:              stripe.String(string(stripe.CheckoutSessionModePayment)),
 		Currency:          stripe.String(r.Currency),
 		ClientReferenceID: optional(r.ClientReference),
-		CustomerEmail:     optional(r.Email),
 		SuccessURL:        stripe.String(r.SuccessURL),
 		CancelURL:         stripe.String(r.CancelURL),
 		ExpiresAt:         stripe.Int64(r.ExpiresAt.Unix()),
@@ -244,6 +260,14 @@ func (s *Stripe) CreateHostedCheckout(ctx context.Context, r HostedCheckoutReque
 		p.PaymentIntentData.Metadata[k] = v
 	}
 	p.PaymentIntentData.Metadata["idempotency_key"] = r.IdempotencyKey
+	if r.Customer != "" {
+		p.Customer = stripe.String(r.Customer)
+		p.SavedPaymentMethodOptions = &stripe.CheckoutSessionCreateSavedPaymentMethodOptionsParams{
+			PaymentMethodSave: stripe.String(string(stripe.CheckoutSessionSavedPaymentMethodOptionsPaymentMethodSaveEnabled)),
+		}
+	} else {
+		p.CustomerEmail = optional(r.Email)
+	}
 	for _, l := range r.Lines {
 		p.LineItems = append(p.LineItems, hostedLine(r.Currency, l.Name, l.Quantity, l.UnitAmount, l.ImageURL))
 	}
@@ -382,8 +406,27 @@ func hostedPayment(cs *stripe.CheckoutSession) *HostedPayment {
 	if cs.PaymentIntent != nil {
 		p.PaymentIntent = cs.PaymentIntent.ID
 		p.CardBrand, p.CardLast4 = intentCard(cs.PaymentIntent)
+		p.SavedCard = savedOnPage(cs.PaymentIntent)
 	}
 	return p
+}
+
+// savedOnPage is the card a paid page's PaymentIntent saved for later
+// off-session payments, as its latest charge shows it: nil unless the
+// PaymentIntent has setup_future_usage=off_session (the buyer's consent)
+// and a customer, and was paid with a card.
+func savedOnPage(pi *stripe.PaymentIntent) *SavedCard {
+	if pi.SetupFutureUsage != stripe.PaymentIntentSetupFutureUsageOffSession || pi.Customer == nil || pi.Customer.ID == "" ||
+		pi.Status != stripe.PaymentIntentStatusSucceeded {
+		return nil
+	}
+	ch := pi.LatestCharge
+	if ch == nil || ch.PaymentMethod == "" || ch.PaymentMethodDetails == nil || ch.PaymentMethodDetails.Card == nil {
+		return nil
+	}
+	c := ch.PaymentMethodDetails.Card
+	return &SavedCard{ID: ch.PaymentMethod, Customer: pi.Customer.ID, Brand: string(c.Brand), Last4: c.Last4,
+		ExpMonth: int(c.ExpMonth), ExpYear: int(c.ExpYear)}
 }
 
 // ExpireHostedCheckout expires an open Checkout Session, so that its page

@@ -95,6 +95,14 @@ func hostedSessionForm(r payments.HostedCheckoutRequest, coupon string) url.Valu
 	if coupon != "" {
 		want["discounts[0][coupon]"] = []string{coupon}
 	}
+	if r.Customer != "" {
+		// A linked buyer's page: their customer, whose email Stripe
+		// shows (it takes customer or customer_email, not both), and
+		// Checkout's "save my card" checkbox.
+		delete(want, "customer_email")
+		want["customer"] = []string{r.Customer}
+		want["saved_payment_method_options[payment_method_save]"] = []string{"enabled"}
+	}
 	return want
 }
 
@@ -164,6 +172,18 @@ func TestHostedCheckoutStripeMock(t *testing.T) {
 		delete(want, "payment_intent_data[metadata][order_id]")
 		delete(want, "payment_intent_data[metadata][attempt_id]")
 		if diff := cmp.Diff(want, ex[0].Form); diff != "" {
+			t.Errorf("checkout session form (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("create for a customer, offering to save the card", func(t *testing.T) {
+		req := hostedRequest("usd", expires)
+		req.Discount, req.Total = 0, req.Total+req.Discount
+		req.Customer = "cus_Ada1StripeMock"
+		if _, err := s.CreateHostedCheckout(ctx, req); err != nil {
+			t.Fatalf("CreateHostedCheckout: %v", err)
+		}
+		ex := accepted(t, 1)
+		if diff := cmp.Diff(hostedSessionForm(req, ""), ex[0].Form); diff != "" {
 			t.Errorf("checkout session form (-want +got):\n%s", diff)
 		}
 	})
@@ -241,9 +261,14 @@ const (
 	csOpen = `{"id":"cs_test_a1Open","object":"checkout.session","amount_total":3830,"currency":"usd","client_reference_id":"cs_shop_1","expires_at":1893456000,"metadata":{"checkout_session_id":"cs_shop_1"},"mode":"payment","payment_intent":null,"payment_status":"unpaid","status":"open","url":"https://checkout.stripe.com/c/pay/cs_test_a1Open#fidkdWxOYHwnPyd1blpxYHZxWjA0T0pQ"}`
 	// As Stripe answers with expand[]=payment_intent.latest_charge.
 	csPaidCard = `{"id":"cs_test_a1Paid","object":"checkout.session","amount_total":3830,"currency":"usd","client_reference_id":"cs_shop_1","expires_at":1893456000,"metadata":{"checkout_session_id":"cs_shop_1"},"mode":"payment","payment_intent":{"id":"pi_3PsHosted","object":"payment_intent","status":"succeeded","latest_charge":{"id":"ch_3PsHosted","object":"charge","payment_method_details":{"card":{"brand":"amex","last4":"8431"},"type":"card"},"status":"succeeded"}},"payment_status":"paid","status":"complete","url":null}`
-	csPaid     = `{"id":"cs_test_a1Paid","object":"checkout.session","amount_total":3830,"currency":"usd","client_reference_id":"cs_shop_1","expires_at":1893456000,"metadata":{"checkout_session_id":"cs_shop_1"},"mode":"payment","payment_intent":"pi_3PsHosted","payment_status":"paid","status":"complete","url":null}`
-	csExpired  = `{"id":"cs_test_a1Open","object":"checkout.session","amount_total":3830,"currency":"usd","client_reference_id":"cs_shop_1","metadata":{},"mode":"payment","payment_intent":null,"payment_status":"unpaid","status":"expired","url":null}`
-	couponOnce = `{"id":"Z4OV52SU","object":"coupon","amount_off":340,"currency":"usd","duration":"once","max_redemptions":1,"name":"Discount","valid":true}`
+	// Paid by a buyer who ticked the save box: the PaymentIntent has the
+	// page's customer and setup_future_usage, its charge the card.
+	csPaidSaved = `{"id":"cs_test_a1Paid","object":"checkout.session","amount_total":3830,"currency":"usd","client_reference_id":"cs_shop_1","customer":"cus_Ada1","expires_at":1893456000,"metadata":{"checkout_session_id":"cs_shop_1"},"mode":"payment","payment_intent":{"id":"pi_3PsHosted","object":"payment_intent","customer":"cus_Ada1","setup_future_usage":"off_session","status":"succeeded","latest_charge":{"id":"ch_3PsHosted","object":"charge","payment_method":"pm_1Saved","payment_method_details":{"card":{"brand":"visa","exp_month":12,"exp_year":2034,"last4":"4242"},"type":"card"},"status":"succeeded"}},"payment_status":"paid","saved_payment_method_options":{"payment_method_save":"enabled"},"status":"complete","url":null}`
+	// The same buyer not ticking it: no setup_future_usage.
+	csPaidUnsaved = `{"id":"cs_test_a1Paid","object":"checkout.session","amount_total":3830,"currency":"usd","client_reference_id":"cs_shop_1","customer":"cus_Ada1","expires_at":1893456000,"metadata":{"checkout_session_id":"cs_shop_1"},"mode":"payment","payment_intent":{"id":"pi_3PsHosted","object":"payment_intent","customer":"cus_Ada1","setup_future_usage":null,"status":"succeeded","latest_charge":{"id":"ch_3PsHosted","object":"charge","payment_method":"pm_1Saved","payment_method_details":{"card":{"brand":"visa","exp_month":12,"exp_year":2034,"last4":"4242"},"type":"card"},"status":"succeeded"}},"payment_status":"paid","saved_payment_method_options":{"payment_method_save":"enabled"},"status":"complete","url":null}`
+	csPaid        = `{"id":"cs_test_a1Paid","object":"checkout.session","amount_total":3830,"currency":"usd","client_reference_id":"cs_shop_1","expires_at":1893456000,"metadata":{"checkout_session_id":"cs_shop_1"},"mode":"payment","payment_intent":"pi_3PsHosted","payment_status":"paid","status":"complete","url":null}`
+	csExpired     = `{"id":"cs_test_a1Open","object":"checkout.session","amount_total":3830,"currency":"usd","client_reference_id":"cs_shop_1","metadata":{},"mode":"payment","payment_intent":null,"payment_status":"unpaid","status":"expired","url":null}`
+	couponOnce    = `{"id":"Z4OV52SU","object":"coupon","amount_off":340,"currency":"usd","duration":"once","max_redemptions":1,"name":"Discount","valid":true}`
 	// errNotOpen is Stripe's answer to expiring a session that is not open:
 	// an invalid_request_error without a code.
 	errNotOpen  = `{"error":{"message":"Only Checkout Sessions with a status in [\"open\"] can be expired. This Checkout Session has a status of ` + "`%s`" + `.","request_log_url":"https://dashboard.stripe.com/test/logs/req_test?t=1714567890","type":"invalid_request_error"}}`
@@ -364,6 +389,8 @@ func TestCreateHostedCheckoutRefused(t *testing.T) {
 		{"javascript cancel URL", func(r *payments.HostedCheckoutRequest) { r.CancelURL = "javascript:alert(1)" }},
 		{"no idempotency key", func(r *payments.HostedCheckoutRequest) { r.IdempotencyKey = "" }},
 		{"key too long for the coupon's", func(r *payments.HostedCheckoutRequest) { r.IdempotencyKey = strings.Repeat("k", 250) }},
+		{"customer that is not a Customer id", func(r *payments.HostedCheckoutRequest) { r.Customer = "pm_card_visa" }},
+		{"customer with a slash", func(r *payments.HostedCheckoutRequest) { r.Customer = "cus_a/../b" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -415,6 +442,15 @@ func TestHostedCheckoutRetrieve(t *testing.T) {
 		{name: "paid, with the card", script: []reply{{status: 200, body: csPaidCard}}, tries: 1,
 			want: &payments.HostedPayment{ID: "cs_test_a1Paid", Status: "complete", Paid: true, PaymentIntent: "pi_3PsHosted",
 				CardBrand: "amex", CardLast4: "8431", Amount: 3830, Currency: "usd", ClientReference: "cs_shop_1",
+				Metadata: map[string]string{"checkout_session_id": "cs_shop_1"}}},
+		{name: "paid, the card saved", script: []reply{{status: 200, body: csPaidSaved}}, tries: 1,
+			want: &payments.HostedPayment{ID: "cs_test_a1Paid", Status: "complete", Paid: true, PaymentIntent: "pi_3PsHosted",
+				CardBrand: "visa", CardLast4: "4242", Amount: 3830, Currency: "usd", ClientReference: "cs_shop_1",
+				Metadata:  map[string]string{"checkout_session_id": "cs_shop_1"},
+				SavedCard: &payments.SavedCard{ID: "pm_1Saved", Customer: "cus_Ada1", Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2034}}},
+		{name: "paid through a customer, the card not saved", script: []reply{{status: 200, body: csPaidUnsaved}}, tries: 1,
+			want: &payments.HostedPayment{ID: "cs_test_a1Paid", Status: "complete", Paid: true, PaymentIntent: "pi_3PsHosted",
+				CardBrand: "visa", CardLast4: "4242", Amount: 3830, Currency: "usd", ClientReference: "cs_shop_1",
 				Metadata: map[string]string{"checkout_session_id": "cs_shop_1"}}},
 		{name: "open, after a 503", script: []reply{{status: 503, body: errAPI}, {status: 200, body: csOpen}}, tries: 2,
 			want: &payments.HostedPayment{ID: "cs_test_a1Open", Status: "open", Amount: 3830, Currency: "usd",

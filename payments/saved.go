@@ -97,16 +97,16 @@ func (r *savedCardRow) card() SavedCard {
 		ExpMonth: r.ExpMonth, ExpYear: r.ExpYear, CreatedAt: r.CreatedAt}
 }
 
-// customer is the account's customer at the provider, created when first
-// needed. Racing callers may each create one at the provider (Stripe's
-// idempotency key makes that one customer within a day); one row wins.
-func (w *Wallet) customer(ctx context.Context, accountID string) (string, error) {
-	var id string
-	read := func() error {
-		return database.QueryRow(w.db.WithContext(ctx), "SELECT customer_id FROM payment_customers WHERE account_id = ? AND provider = ?",
-			accountID, w.vault.Name()).Scan(&id)
+// Customer is the account's customer at the provider, created when first
+// needed: the one its cards are saved to, and the one a hosted payment page
+// of the account is made for. Racing callers may each create one at the
+// provider (Stripe's idempotency key makes that one customer within a
+// day); one row wins.
+func (w *Wallet) Customer(ctx context.Context, accountID string) (string, error) {
+	if accountID == "" {
+		return "", errors.New("payments: a guest has no customer")
 	}
-	err := read()
+	id, err := w.storedCustomer(ctx, accountID)
 	if err == nil {
 		return id, nil
 	}
@@ -122,10 +122,19 @@ func (w *Wallet) customer(ctx context.Context, accountID string) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("keep customer of account %s: %w", accountID, err)
 	}
-	if err := read(); err != nil {
+	if id, err = w.storedCustomer(ctx, accountID); err != nil {
 		return "", fmt.Errorf("customer of account %s: %w", accountID, err)
 	}
 	return id, nil
+}
+
+// storedCustomer is the account's customer the shop keeps for the current
+// provider; sql.ErrNoRows when it has none yet.
+func (w *Wallet) storedCustomer(ctx context.Context, accountID string) (string, error) {
+	var id string
+	err := database.QueryRow(w.db.WithContext(ctx), "SELECT customer_id FROM payment_customers WHERE account_id = ? AND provider = ?",
+		accountID, w.vault.Name()).Scan(&id)
+	return id, err
 }
 
 // Save attaches the card token pays with to the account's customer, with
@@ -144,7 +153,7 @@ func (w *Wallet) Save(ctx context.Context, accountID, token string) (*SavedCard,
 	if kind == kindSPT {
 		return nil, shop.Errorf(shop.Invalid, "$.payment_data.token", "a payment sheet's token (spt_…) pays for one purchase and is never saved")
 	}
-	cust, err := w.customer(ctx, accountID)
+	cust, err := w.Customer(ctx, accountID)
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +169,35 @@ func (w *Wallet) Save(ctx context.Context, accountID, token string) (*SavedCard,
 		return nil, fmt.Errorf("keep saved card %s: %w", c.ID, err)
 	}
 	return c, nil
+}
+
+// Record keeps a card the provider already saved for the account — one the
+// buyer chose to save on a hosted payment page, attached there to the
+// account's customer — so that the account's sessions offer it. It records
+// nothing, and answers false, when the card's customer is not the
+// account's (no customer is created here: a page made for the account had
+// one). Recording the same card again changes nothing (a replayed webhook;
+// a card removed since stays removed).
+func (w *Wallet) Record(ctx context.Context, accountID string, c SavedCard) (bool, error) {
+	if accountID == "" || c.ID == "" || c.Customer == "" {
+		return false, nil
+	}
+	cust, err := w.storedCustomer(ctx, accountID)
+	switch {
+	case isNoRows(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("customer of account %s: %w", accountID, err)
+	case cust != c.Customer:
+		return false, nil
+	}
+	_, err = database.InsertSuffix(w.db.WithContext(ctx), "saved_cards",
+		[]string{"id", "account_id", "provider", "customer_id", "brand", "last4", "exp_month", "exp_year", "created_at"},
+		" ON CONFLICT DO NOTHING", []any{c.ID, accountID, w.vault.Name(), cust, c.Brand, c.Last4, c.ExpMonth, c.ExpYear, time.Now().UTC()})
+	if err != nil {
+		return false, fmt.Errorf("keep saved card %s: %w", c.ID, err)
+	}
+	return true, nil
 }
 
 // Cards are the account's saved cards with the current provider, newest

@@ -184,3 +184,57 @@ func TestStripeMockSavedCards(t *testing.T) {
 		rt.accepted(t, 1)
 	})
 }
+
+// TestWalletRecord: a card saved on a hosted page is recorded for the
+// account only when it was saved to the account's own customer, once
+// however often it is reported, and a card removed since stays removed.
+func TestWalletRecord(t *testing.T) {
+	ctx := context.Background()
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		w := payments.NewWallet(db, stripetest.New(t).Stripe(payments.StripeOptions{Retries: -1}))
+		for _, id := range []string{"ada", "bob", "cy"} {
+			addAccount(t, db, id)
+		}
+		ada, err := w.Customer(ctx, "ada")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bob, err := w.Customer(ctx, "bob")
+		if err != nil {
+			t.Fatal(err)
+		}
+		card := payments.SavedCard{ID: "pm_1OnThePage", Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2034}
+		for _, tt := range []struct {
+			account, customer string
+		}{{"ada", bob}, {"cy", ada}, {"", ada}, {"ada", ""}} {
+			c := card
+			c.Customer = tt.customer
+			if kept, err := w.Record(ctx, tt.account, c); kept || err != nil {
+				t.Errorf("Record for %q of a card of customer %q = %v, %v; want nothing recorded", tt.account, tt.customer, kept, err)
+			}
+		}
+		card.Customer = ada
+		for range 2 {
+			if kept, err := w.Record(ctx, "ada", card); !kept || err != nil {
+				t.Fatalf("Record = %v, %v", kept, err)
+			}
+		}
+		cards, err := w.Cards(ctx, "ada")
+		if err != nil || len(cards) != 1 || cards[0].ID != card.ID || cards[0].Customer != ada || cards[0].Provider != "stripe" ||
+			cards[0].DisplayName() != "Visa •••• 4242, expires 12/2034" {
+			t.Fatalf("ada's cards %+v, %v", cards, err)
+		}
+		if others, _ := w.Cards(ctx, "bob"); len(others) != 0 {
+			t.Errorf("bob's cards %+v", others)
+		}
+		if err := w.Remove(ctx, "ada", card.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Record(ctx, "ada", card); err != nil {
+			t.Fatal(err)
+		}
+		if cards, _ := w.Cards(ctx, "ada"); len(cards) != 0 {
+			t.Errorf("a removed card recorded again is offered: %+v", cards)
+		}
+	})
+}

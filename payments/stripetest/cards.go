@@ -37,8 +37,11 @@ func cardOf(c payments.TestCard) *card {
 
 // paymentMethod is a card PaymentMethod as Stripe answers it.
 type paymentMethod struct {
-	ID             string            `json:"id"`
-	Object         string            `json:"object"`
+	ID     string `json:"id"`
+	Object string `json:"object"`
+	// AllowRedisplay is "always" for a card saved with the buyer's
+	// consent on a Checkout page, "unspecified" otherwise.
+	AllowRedisplay string            `json:"allow_redisplay"`
 	BillingDetails billingDetails    `json:"billing_details"`
 	Card           *card             `json:"card"`
 	Created        int64             `json:"created"`
@@ -85,7 +88,7 @@ type methodDetails struct {
 // shared payment token when a PaymentIntent is confirmed with it.
 func (s *Server) newMethod(token string) *paymentMethod {
 	return &paymentMethod{
-		ID: s.randID("pm_1", 24), Object: "payment_method", Card: cardOf(testCard(token)), Created: s.now().Unix(),
+		ID: s.randID("pm_1", 24), Object: "payment_method", AllowRedisplay: "unspecified", Card: cardOf(testCard(token)), Created: s.now().Unix(),
 		Metadata: map[string]string{}, Type: "card",
 	}
 }

@@ -29,6 +29,7 @@ type session struct {
 	PaymentIntent      *string           `json:"payment_intent"`
 	PaymentMethodTypes []string          `json:"payment_method_types"`
 	PaymentStatus      string            `json:"payment_status"`
+	SavedOptions       *savedOptions     `json:"saved_payment_method_options"`
 	ShippingCost       *shippingCost     `json:"shipping_cost"`
 	Status             string            `json:"status"`
 	SuccessURL         *string           `json:"success_url"`
@@ -38,6 +39,21 @@ type session struct {
 
 	piMetadata map[string]string
 	coupon     string
+}
+
+// savedOptions is a session's saved_payment_method_options: with
+// payment_method_save "enabled", the page shows its customer a checkbox to
+// save the card.
+type savedOptions struct {
+	AllowRedisplayFilters []string `json:"allow_redisplay_filters"`
+	PaymentMethodRemove   *string  `json:"payment_method_remove"`
+	PaymentMethodSave     *string  `json:"payment_method_save"`
+}
+
+// offersSave reports whether the page shows the "save my card" checkbox.
+func (cs *session) offersSave() bool {
+	return cs.Customer != nil && cs.SavedOptions != nil && cs.SavedOptions.PaymentMethodSave != nil &&
+		*cs.SavedOptions.PaymentMethodSave == "enabled"
 }
 
 type adaptivePricing struct {
@@ -82,25 +98,54 @@ func (s *Server) testSession(op, id string) *session {
 	return cs
 }
 
-// Pay is the buyer paying Checkout Session id with a card: the session
+// Pay is the buyer paying Checkout Session id with a card, leaving the
+// "save my card" checkbox unticked if the page shows one: the session
 // becomes complete and paid, and a succeeded PaymentIntent of its
-// amount_total and currency, with its payment_intent_data.metadata, is
-// created. It returns the PaymentIntent's id. The session must be open.
+// amount_total and currency, with its payment_intent_data.metadata and the
+// session's customer, is created. It returns the PaymentIntent's id. The
+// session must be open.
 func (s *Server) Pay(id string) (paymentIntent string) {
+	s.t.Helper()
+	return s.pay("Pay", id, false)
+}
+
+// PaySaving is Pay with the buyer ticking the page's "save my card"
+// checkbox, which the page shows only when it was created with a customer
+// and saved_payment_method_options[payment_method_save]=enabled (the test
+// fails otherwise): as at Stripe, the PaymentIntent has
+// setup_future_usage=off_session and its payment method is attached to the
+// customer, listed by GET /v1/customers/{id}/payment_methods and chargeable
+// off-session.
+func (s *Server) PaySaving(id string) (paymentIntent string) {
+	s.t.Helper()
+	return s.pay("PaySaving", id, true)
+}
+
+func (s *Server) pay(op, id string, save bool) string {
 	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cs := s.testSession("Pay", id)
+	cs := s.testSession(op, id)
 	if cs == nil {
 		return ""
 	}
 	s.refresh(cs)
 	if cs.Status != "open" {
-		s.t.Fatalf("stripetest: Pay: checkout session %s is %s, not open", id, cs.Status)
+		s.t.Fatalf("stripetest: %s: checkout session %s is %s, not open", op, id, cs.Status)
+		return ""
+	}
+	if save && !cs.offersSave() {
+		s.t.Fatalf("stripetest: %s: checkout session %s shows no save checkbox (it needs a customer and saved_payment_method_options[payment_method_save]=enabled)", op, id)
 		return ""
 	}
 	pi := s.newIntent(cs.AmountTotal, cs.Currency, cloneMap(cs.piMetadata))
+	pi.Customer = cs.Customer
 	pi.method = s.newMethod("pm_card_visa") // the buyer types 4242 4242 4242 4242
+	if save {
+		pi.SetupFutureUsage = stringPtr("off_session")
+		pi.method = &s.attachNew("pm_card_visa", *cs.Customer).paymentMethod
+		pi.method.AllowRedisplay = "always"
+	}
 	s.succeed(pi)
 	pi.PaymentMethodTypes = []string{"card"}
 	pi.session = cs.ID
@@ -179,6 +224,9 @@ func (s *Server) createSession(form url.Values) answer {
 	cs.SuccessURL = optional(form, "success_url")
 	cs.ClientReferenceID = optional(form, "client_reference_id")
 	cs.CustomerEmail = optional(form, "customer_email")
+	if bad := s.sessionCustomer(form, cs); bad != nil {
+		return *bad
+	}
 	if form.Has("expires_at") {
 		if cs.ExpiresAt, bad = expiresAt(form, now); bad != nil {
 			return *bad
@@ -198,6 +246,36 @@ func (s *Server) createSession(form url.Values) answer {
 	cs.URL = &u
 	s.sessions[cs.ID] = cs
 	return jsonAnswer(http.StatusOK, cs)
+}
+
+// sessionCustomer applies a new session's customer and
+// saved_payment_method_options to cs, refusing what Stripe refuses: a
+// customer it does not know, customer with customer_email, and a save
+// option without a customer to save to.
+func (s *Server) sessionCustomer(form url.Values, cs *session) *answer {
+	var a answer
+	cust, save := form.Get("customer"), form.Get("saved_payment_method_options[payment_method_save]")
+	switch {
+	case cust != "" && s.customers[cust] == nil:
+		a = noSuch(http.StatusBadRequest, "customer", cust, "customer")
+	case cust != "" && form.Get("customer_email") != "":
+		a = invalid("", "customer", "You may only specify one of these parameters: customer, customer_email.")
+	case save != "" && save != "enabled" && save != "disabled":
+		a = invalid("", "saved_payment_method_options[payment_method_save]", "Invalid saved_payment_method_options[payment_method_save]: must be one of enabled or disabled")
+	case save == "enabled" && cust == "" && form.Get("customer_creation") != "always":
+		// Checkout saves a payment method to a Customer: one given, or one
+		// it creates (customer_creation=always).
+		a = invalid("", "saved_payment_method_options[payment_method_save]",
+			"`saved_payment_method_options[payment_method_save]` requires a Customer: pass `customer`, or set `customer_creation` to `always`.")
+	}
+	if a.status != 0 {
+		return &a
+	}
+	cs.Customer = optional(form, "customer")
+	if save != "" {
+		cs.SavedOptions = &savedOptions{AllowRedisplayFilters: []string{"always"}, PaymentMethodSave: &save}
+	}
+	return nil
 }
 
 // lineItems are the subtotal and currency of a new session's line_items

@@ -131,11 +131,20 @@ func (s *Server) attach(token string, form url.Values) answer {
 		// Stripe checks a card when it is attached.
 		return errAnswer(http.StatusPaymentRequired, apiError{Type: "card_error", Code: c.ErrorCode, DeclineCode: c.DeclineCode, Message: c.Message})
 	}
+	return jsonAnswer(http.StatusOK, s.attachNew(token, cust).paymentMethod)
+}
+
+// attachNew is a new payment method of the test card token, attached to
+// customer cust.
+func (s *Server) attachNew(token, cust string) *savedMethod {
+	if s.methods == nil {
+		s.methods = map[string]*savedMethod{}
+	}
 	s.seq++
 	m := &savedMethod{paymentMethod: *s.newMethod(token), token: token, seq: s.seq}
 	m.Customer = &cust
 	s.methods[m.ID] = m
-	return jsonAnswer(http.StatusOK, m.paymentMethod)
+	return m
 }
 
 // savedMethod is the attached payment method a PaymentIntent's

@@ -100,3 +100,5 @@ func cloneValues(v url.Values) url.Values {
 	}
 	return out
 }
+
+func stringPtr(s string) *string { return &s }

@@ -33,6 +33,7 @@ type intent struct {
 	NextAction              any               `json:"next_action"`
 	PaymentMethod           *string           `json:"payment_method"`
 	PaymentMethodTypes      []string          `json:"payment_method_types"`
+	SetupFutureUsage        *string           `json:"setup_future_usage"`
 	Status                  string            `json:"status"`
 
 	seq      int64

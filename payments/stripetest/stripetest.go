@@ -7,7 +7,10 @@
 // does them:
 //
 //   - POST /v1/coupons
-//   - POST /v1/checkout/sessions, GET /v1/checkout/sessions/{id},
+//   - POST /v1/checkout/sessions (with customer and
+//     saved_payment_method_options[payment_method_save], refusing customer
+//     with customer_email, and the save option without a customer, as
+//     Stripe does), GET /v1/checkout/sessions/{id},
 //     POST /v1/checkout/sessions/{id}/expire
 //   - POST /v1/payment_intents (create and confirm with Stripe's test
 //     payment methods: pm_card_visa, pm_card_visa_chargeDeclined,
@@ -30,7 +33,8 @@
 // A decline's card error and last_payment_error carry the payment method
 // too, as Stripe's do. Fields it cannot expand are refused with a 400.
 //
-// The test plays the buyer and Stripe's clock with [Server.Pay] and
+// The test plays the buyer and Stripe's clock with [Server.Pay],
+// [Server.PaySaving] (ticking Checkout's "save my card" checkbox) and
 // [Server.Expire], makes webhook events with [Server.Event], injects
 // failures with [Server.FailNext] and reads what happened with
 // [Server.Requests], [Server.PaymentIntents] and [Server.Refunds].
