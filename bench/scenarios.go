@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -78,8 +80,14 @@ var (
 )
 
 // benchPoolSize bounds the variants the purchase flows choose from: enough
-// that concurrent flows rarely hold the same row.
-const benchPoolSize = 200
+// that concurrent flows rarely hold the same row. They are the ones with
+// the most units among the first benchCandidates with 20 or more, so that a
+// run does not sell them out: a flow refused for stock measures the
+// refusal, not the purchase.
+const (
+	benchPoolSize   = 200
+	benchCandidates = 4 * benchPoolSize
+)
 
 // purchaseScenario runs the three-call purchase: create_checkout_session,
 // update_checkout_session with the address and the shipping option,
@@ -95,9 +103,14 @@ func (s *purchaseScenario) unit() (string, int) { return "flows", flowCalls }
 
 func (s *purchaseScenario) setup(ctx context.Context, c *benchClient) error {
 	r := newRecorder(nil)
+	type candidate struct {
+		id    string
+		units float64
+	}
+	var found []candidate
 	err := c.browse(ctx, r, map[string]any{"in_stock_only": true}, func(res *mcp.CallToolResult) (bool, error) {
 		for _, p := range summaries(res) {
-			if p.id == "" || !p.inStock || len(s.pool) >= benchPoolSize {
+			if p.id == "" || !p.inStock || len(found) >= benchCandidates {
 				continue
 			}
 			res, ok := c.call(ctx, r, "get_product", map[string]any{"product_id": p.id})
@@ -109,16 +122,19 @@ func (s *purchaseScenario) setup(ctx context.Context, c *benchClient) error {
 			for _, v := range variants {
 				vm, _ := v.(map[string]any)
 				id, _ := vm["id"].(string)
-				// Enough units that the run does not sell them out.
 				if avail, _ := vm["available"].(float64); avail >= 20 && id != "" {
-					s.pool = append(s.pool, id)
+					found = append(found, candidate{id, avail})
 				}
 			}
 		}
-		return len(s.pool) < benchPoolSize, nil
+		return len(found) < benchCandidates, nil
 	})
 	if err != nil {
 		return err
+	}
+	slices.SortStableFunc(found, func(a, b candidate) int { return cmp.Compare(b.units, a.units) })
+	for _, f := range found[:min(len(found), benchPoolSize)] {
+		s.pool = append(s.pool, f.id)
 	}
 	if len(s.pool) < s.items {
 		return fmt.Errorf("%w: found %d variants with 20 units or more, want at least %d (--items)", errNoWork, len(s.pool), s.items)
