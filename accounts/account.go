@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"gorm.io/gorm"
@@ -38,6 +39,7 @@ type Data struct {
 	orders    *orders.Orders
 	checkAddr func(a contract.Address, param string) (contract.Address, error)
 	wallet    *payments.Wallet
+	logger    *slog.Logger
 }
 
 // DataOptions configure Data.
@@ -48,13 +50,21 @@ type DataOptions struct {
 	// must not be saved.
 	CheckAddress func(a contract.Address, param string) (contract.Address, error)
 	// Wallet, when set, keeps the buyers' saved cards, which the tools
-	// list_my_payment_methods and remove_my_payment_method manage.
+	// list_my_payment_methods and remove_my_payment_method manage, and
+	// whose customer at the payment provider an account's deletion deletes.
 	Wallet *payments.Wallet
+	// Logger logs what the buyers are not told (a provider's failure);
+	// slog.Default() when nil.
+	Logger *slog.Logger
 }
 
 // NewData returns the accounts' data kept in db; their orders are ords'.
 func NewData(db *gorm.DB, ords *orders.Orders, opts DataOptions) *Data {
-	return &Data{db: db, orders: ords, checkAddr: opts.CheckAddress, wallet: opts.Wallet}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Data{db: db, orders: ords, checkAddr: opts.CheckAddress, wallet: opts.Wallet, logger: logger}
 }
 
 // errGone answers a call for an account deleted while its token lived.
@@ -130,16 +140,30 @@ type Deleted struct {
 }
 
 // Delete deletes the account in one transaction: its row, and by their
-// foreign keys (ON DELETE CASCADE) its saved addresses and its OAuth grants
-// and tokens, so that no token of it works any more; its orders stay, with
+// foreign keys (ON DELETE CASCADE) its saved addresses, its saved cards and
+// its OAuth grants and tokens, so that no token of it works any more.
+// Before that, with a wallet, the account's customer at the payment
+// provider is deleted with the cards attached to it (payments.Wallet.Forget),
+// so that the merchant can charge none of them; when the provider fails,
+// nothing is deleted and the answer (unavailable) says to try again, and
+// when the transaction fails after it, trying again deletes the rest. Its
+// orders stay, with
 // their email, and no longer name the account (orders.ForgetAccount). A
 // first login with the same email later makes a new, empty account, which
 // sees those orders again through the email its login proves. audit, when
 // set, runs in the transaction (the staff's deletion records its event).
 //
-// Errors: not_found when there is no such account.
+// Errors: not_found when there is no such account; unavailable when the
+// payment provider did not delete the customer.
 func (d *Data) Delete(ctx context.Context, accountID string, audit func(tx *gorm.DB, out *Deleted) error) (*Deleted, error) {
 	out := &Deleted{AccountID: accountID}
+	if d.wallet != nil {
+		if err := d.wallet.Forget(ctx, accountID); err != nil {
+			d.logger.ErrorContext(ctx, "account not deleted: the payment provider did not delete its customer", "account", accountID, "err", err)
+			return nil, shop.Errorf(shop.Unavailable, "",
+				"the account was not deleted: the payment provider did not delete its saved cards just now, and nothing was deleted; try again in a moment")
+		}
+	}
 	err := database.Transact(ctx, d.db, func(tx *gorm.DB) error {
 		var row accountRow
 		err := tx.Clauses(database.Lock()).Where("id = ?", accountID).Take(&row).Error

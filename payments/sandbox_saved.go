@@ -57,6 +57,15 @@ func (s *Sandbox) detach(ctx context.Context, id string) error {
 	return nil
 }
 
+// deleteCustomer detaches every payment method of customer (the sandbox
+// keeps no customer rows of its own).
+func (s *Sandbox) deleteCustomer(ctx context.Context, customer string) error {
+	if _, err := database.Exec(s.db.WithContext(ctx), "UPDATE sandbox_payment_methods SET customer_id = '' WHERE customer_id = ?", customer); err != nil {
+		return fmt.Errorf("sandbox delete customer %s: %w", customer, err)
+	}
+	return nil
+}
+
 // card is the test card a charge pays with: a saved card's (which must be
 // attached to the charge's customer, as Stripe requires), else the token's.
 func (s *Sandbox) card(ctx context.Context, r Request) (TestCard, error) {

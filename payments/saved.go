@@ -63,6 +63,9 @@ type Vault interface {
 	newCustomer(ctx context.Context, accountID string) (string, error)
 	attach(ctx context.Context, customer, token string) (*SavedCard, error)
 	detach(ctx context.Context, id string) error
+	// deleteCustomer deletes a customer and detaches its payment methods;
+	// one already gone counts as deleted.
+	deleteCustomer(ctx context.Context, id string) error
 }
 
 // Wallet keeps linked accounts' saved cards: the provider's customer of each
@@ -276,6 +279,39 @@ func (w *Wallet) Remove(ctx context.Context, accountID, id string) error {
 		return fmt.Errorf("remove saved card %s: %w", id, err)
 	}
 	return nil
+}
+
+// Forget deletes the account's customer at the current provider, which
+// detaches every card saved to it there, so that the merchant can charge
+// none of them any more; then the shop forgets that customer and marks the
+// account's cards of the provider removed. Deleting an account calls it
+// first: the account's rows go with it anyway. A customer already gone
+// counts as deleted, so forgetting again is harmless. A customer of another
+// provider (a shop moved from the sandbox to Stripe) cannot be reached and
+// is left to the account's deletion.
+func (w *Wallet) Forget(ctx context.Context, accountID string) error {
+	cust, err := w.storedCustomer(ctx, accountID)
+	switch {
+	case isNoRows(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("customer of account %s: %w", accountID, err)
+	}
+	if err := w.vault.deleteCustomer(ctx, cust); err != nil {
+		return fmt.Errorf("delete customer of account %s: %w", accountID, err)
+	}
+	return database.Transact(ctx, w.db, func(tx *gorm.DB) error {
+		err := tx.Model(&savedCardRow{}).Where("account_id = ? AND provider = ? AND removed_at IS NULL", accountID, w.vault.Name()).
+			Update("removed_at", time.Now().UTC()).Error
+		if err != nil {
+			return fmt.Errorf("remove saved cards of account %s: %w", accountID, err)
+		}
+		_, err = database.Exec(tx, "DELETE FROM payment_customers WHERE account_id = ? AND provider = ? AND customer_id = ?", accountID, w.vault.Name(), cust)
+		if err != nil {
+			return fmt.Errorf("forget customer of account %s: %w", accountID, err)
+		}
+		return nil
+	})
 }
 
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }

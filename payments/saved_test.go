@@ -3,6 +3,7 @@ package payments_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"testing"
 	"time"
 
@@ -237,4 +238,97 @@ func TestWalletRecord(t *testing.T) {
 			t.Errorf("a removed card recorded again is offered: %+v", cards)
 		}
 	})
+}
+
+// TestWalletForget: forgetting an account deletes its customer at the
+// provider, so its saved card is detached there and charging it is
+// refused, and the shop lists it no more; forgetting again, or a customer
+// already gone at Stripe, is fine; a provider's failure forgets nothing.
+func TestWalletForget(t *testing.T) {
+	ctx := context.Background()
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		em := stripetest.New(t)
+		for name, p := range map[string]walletProvider{
+			"sandbox": payments.NewSandbox(db, nil),
+			"stripe":  em.Stripe(payments.StripeOptions{Retries: -1}),
+		} {
+			t.Run(name, func(t *testing.T) {
+				ada := "acct_forget_" + name
+				addAccount(t, db, ada)
+				w := payments.NewWallet(db, p)
+				if err := w.Forget(ctx, ada); err != nil {
+					t.Fatalf("Forget without a customer: %v", err)
+				}
+				visa, err := w.Save(ctx, ada, "pm_card_visa")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if name == "stripe" {
+					em.FailNext(1, 500)
+					if err := w.Forget(ctx, ada); err == nil {
+						t.Fatal("Forget succeeded while Stripe answered 500")
+					}
+					if cards, _ := w.Cards(ctx, ada); len(cards) != 1 || !attached(em, visa.ID, visa.Customer) {
+						t.Fatalf("after a failed Forget: cards %+v, emulator %+v; want the card kept", cards, em.SavedMethods())
+					}
+				}
+				for range 2 {
+					if err := w.Forget(ctx, ada); err != nil {
+						t.Fatalf("Forget: %v", err)
+					}
+				}
+				if cards, _ := w.Cards(ctx, ada); len(cards) != 0 {
+					t.Errorf("after Forget, cards %+v", cards)
+				}
+				_, err = p.Charge(ctx, payments.Request{Amount: 1500, Currency: "usd", Token: visa.ID, Customer: visa.Customer, IdempotencyKey: "kf_" + name})
+				wantTokenError(t, err, "a card of a deleted customer")
+				if name == "stripe" && attached(em, visa.ID, visa.Customer) {
+					t.Errorf("the emulator's card is still attached: %+v", em.SavedMethods())
+				}
+				// Another account's customer, deleted at Stripe meanwhile (in
+				// the Dashboard): Forget takes it as done.
+				bob := "acct_forget_bob_" + name
+				addAccount(t, db, bob)
+				other, err := w.Save(ctx, bob, "pm_card_amex")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if name == "stripe" {
+					deleteAtStripe(t, em, other.Customer)
+				}
+				if err := w.Forget(ctx, bob); err != nil {
+					t.Errorf("Forget of a customer already deleted: %v", err)
+				}
+			})
+		}
+	})
+}
+
+// attached reports whether the emulator's payment method id is attached to
+// customer.
+func attached(em *stripetest.Server, id, customer string) bool {
+	for _, m := range em.SavedMethods() {
+		if m.ID == id {
+			return m.Customer == customer
+		}
+	}
+	return false
+}
+
+// deleteAtStripe deletes a customer as the merchant would in the Dashboard.
+func deleteAtStripe(t *testing.T, em *stripetest.Server, customer string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodDelete, em.URL+"/v1/customers/"+customer, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer sk_test_dashboard")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("deleting %s at the emulator: %d", customer, res.StatusCode)
+	}
 }

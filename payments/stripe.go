@@ -251,7 +251,8 @@ func (s *Stripe) Charge(ctx context.Context, r Request) (*Result, error) {
 		return res, nil
 	case se.Type == stripe.ErrorTypeIdempotency:
 		return nil, fmt.Errorf("%w: Stripe saw idempotency key %s with other parameters: %s", ErrKeyReused, r.IdempotencyKey, s.describe(se))
-	case se.Type == stripe.ErrorTypeInvalidRequest && (se.Param == "payment_method" || strings.HasPrefix(se.Param, "payment_method_data")):
+	case se.Type == stripe.ErrorTypeInvalidRequest && (se.Param == "payment_method" || strings.HasPrefix(se.Param, "payment_method_data") ||
+		se.Param == "customer"): // a saved card's customer deleted since
 		s.logger.WarnContext(ctx, "stripe refused the payment token", "idempotency_key", r.IdempotencyKey, "err", s.describe(se))
 		return nil, shop.Errorf(shop.Invalid, "$.payment_data.token", "the payment provider did not accept this payment token (it may be unknown, used or expired); ask the buyer to pay again for a new one")
 	}

@@ -75,6 +75,23 @@ func (s *Stripe) detach(ctx context.Context, id string) error {
 	return fmt.Errorf("stripe: detach payment method: %s", s.describe(err))
 }
 
+// deleteCustomer deletes a Customer, which detaches its payment methods at
+// Stripe; one deleted already (resource_missing) counts as done. A DELETE
+// is idempotent by itself: Stripe ignores idempotency keys on it, so the
+// key only names the request in the logs.
+func (s *Stripe) deleteCustomer(ctx context.Context, id string) error {
+	key := randomID("shop_delete_customer_")
+	err := s.do(ctx, "delete customer", key, func() error {
+		_, err := s.client.V1Customers.Delete(ctx, id, &stripe.CustomerDeleteParams{})
+		return err
+	})
+	var se *stripe.Error
+	if err == nil || errors.As(err, &se) && se.Code == stripe.ErrorCodeResourceMissing {
+		return nil
+	}
+	return fmt.Errorf("stripe: delete customer: %s", s.describe(err))
+}
+
 var (
 	_ Vault = (*Stripe)(nil)
 	_ Vault = (*Sandbox)(nil)

@@ -8,7 +8,9 @@ import (
 	"shop/payments"
 )
 
-// Customers and saved payment methods: POST /v1/customers, POST
+// Customers and saved payment methods: POST /v1/customers, DELETE
+// /v1/customers/{id} (detaching its payment methods; later requests naming
+// it answer resource_missing, as Stripe's do), POST
 // /v1/payment_methods/{id}/attach (a test payment method such as
 // pm_card_visa attaches as a new pm_1…, as at Stripe), POST
 // /v1/payment_methods/{id}/detach, GET /v1/payment_methods/{id}, GET
@@ -77,6 +79,8 @@ func (s *Server) routeSaved(method string, parts []string, form url.Values) (ans
 			Email: optional(form, "email"), Metadata: params(form, "metadata")}
 		s.customers[c.ID] = c
 		return jsonAnswer(http.StatusOK, c), true
+	case method == http.MethodDelete && len(parts) == 2 && parts[0] == "customers":
+		return s.deleteCustomer(parts[1]), true
 	case method == http.MethodGet && len(parts) == 3 && parts[0] == "customers" && parts[2] == "payment_methods":
 		if s.customers[parts[1]] == nil {
 			return noSuch(http.StatusNotFound, "customer", parts[1], "customer"), true
@@ -115,6 +119,21 @@ func (s *Server) routeSaved(method string, parts []string, form url.Values) (ans
 	return answer{}, false
 }
 
+// deleteCustomer deletes a customer and detaches its payment methods, and
+// answers as Stripe does: the id, "deleted": true.
+func (s *Server) deleteCustomer(id string) answer {
+	if s.customers[id] == nil {
+		return noSuch(http.StatusNotFound, "customer", id, "id")
+	}
+	delete(s.customers, id)
+	for _, m := range s.methods {
+		if m.Customer != nil && *m.Customer == id {
+			m.Customer = nil
+		}
+	}
+	return jsonAnswer(http.StatusOK, map[string]any{"id": id, "object": "customer", "deleted": true})
+}
+
 func (s *Server) attach(token string, form url.Values) answer {
 	cust := form.Get("customer")
 	if cust == "" {
@@ -149,8 +168,13 @@ func (s *Server) attachNew(token, cust string) *savedMethod {
 
 // savedMethod is the attached payment method a PaymentIntent's
 // payment_method names, nil when it names none; a 400 when its customer is
-// not the PaymentIntent's.
+// not the PaymentIntent's, or the PaymentIntent's customer does not exist
+// (resource_missing, as for a deleted one).
 func (s *Server) savedMethod(form url.Values) (*savedMethod, *answer) {
+	if cust := form.Get("customer"); cust != "" && s.customers[cust] == nil {
+		a := noSuch(http.StatusBadRequest, "customer", cust, "customer")
+		return nil, &a
+	}
 	if s.methods == nil {
 		return nil, nil
 	}

@@ -3,11 +3,13 @@ package stripetest_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
+	"shop"
 	"shop/payments"
 	"shop/payments/stripetest"
 )
@@ -104,5 +106,58 @@ func TestCheckoutSavesCard(t *testing.T) {
 			e.Error.Type != "invalid_request_error" {
 			t.Errorf("%s: %d %s; want a 400 naming %s", tt.name, status, body, tt.param)
 		}
+	}
+}
+
+// TestDeleteCustomer: DELETE /v1/customers/{id} answers as Stripe does and
+// detaches the customer's payment methods; later requests naming the
+// deleted customer (delete again, attach, list, charge off-session) answer
+// resource_missing.
+func TestDeleteCustomer(t *testing.T) {
+	srv := stripetest.New(t)
+	p := srv.Stripe(payments.StripeOptions{Retries: -1})
+	_, body := call(t, srv, http.MethodPost, "/v1/customers", url.Values{"metadata[account_id]": {"ada"}}, "")
+	var cust struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &cust); err != nil {
+		t.Fatal(err)
+	}
+	status, body := call(t, srv, http.MethodPost, "/v1/payment_methods/pm_card_visa/attach", url.Values{"customer": {cust.ID}}, "")
+	var pm struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &pm); err != nil || status != http.StatusOK {
+		t.Fatalf("attach: %d %s", status, body)
+	}
+
+	status, body = call(t, srv, http.MethodDelete, "/v1/customers/"+cust.ID, nil, "")
+	var del struct {
+		ID, Object string
+		Deleted    bool
+	}
+	if err := json.Unmarshal([]byte(body), &del); err != nil || status != http.StatusOK || del.ID != cust.ID || del.Object != "customer" || !del.Deleted {
+		t.Fatalf("delete: %d %s; want the id and deleted: true", status, body)
+	}
+	if m := srv.SavedMethods(); len(m) != 1 || m[0].ID != pm.ID || m[0].Customer != "" {
+		t.Errorf("after deleting the customer, methods %+v; want its card detached", m)
+	}
+
+	missing := func(what string, status int, body string, want int) {
+		t.Helper()
+		var e struct{ Error struct{ Code, Type string } }
+		if err := json.Unmarshal([]byte(body), &e); err != nil || status != want || e.Error.Code != "resource_missing" {
+			t.Errorf("%s: %d %s; want %d resource_missing", what, status, body, want)
+		}
+	}
+	status, body = call(t, srv, http.MethodDelete, "/v1/customers/"+cust.ID, nil, "")
+	missing("delete again", status, body, http.StatusNotFound)
+	status, body = call(t, srv, http.MethodPost, "/v1/payment_methods/pm_card_visa/attach", url.Values{"customer": {cust.ID}}, "")
+	missing("attach", status, body, http.StatusBadRequest)
+	status, body = call(t, srv, http.MethodGet, "/v1/customers/"+cust.ID+"/payment_methods", nil, "")
+	missing("list", status, body, http.StatusNotFound)
+	status, body = call(t, srv, http.MethodPost, "/v1/payment_intents", url.Values{"amount": {"1500"}, "currency": {"usd"},
+		"customer": {cust.ID}, "payment_method": {pm.ID}, "off_session": {"true"}, "confirm": {"true"}}, "k_deleted")
+	missing("charge off-session", status, body, http.StatusBadRequest)
+	// The shop's Charge refuses the saved card by name.
+	_, err := p.Charge(context.Background(), payments.Request{Amount: 1500, Currency: "usd", Token: pm.ID, Customer: cust.ID, IdempotencyKey: "k_shop"})
+	if e := (*shop.Error)(nil); !errors.As(err, &e) || e.Param != "$.payment_data.token" {
+		t.Errorf("Charge through a deleted customer: %v; want a refusal of $.payment_data.token", err)
 	}
 }
