@@ -156,7 +156,7 @@ func TestWalletAnotherProvider(t *testing.T) {
 }
 
 // TestStripeMockSavedCards sends saved cards' requests (create a Customer,
-// attach, charge off-session, detach) to stripe-mock, which checks each
+// attach, charge off-session, detach, delete the Customer) to stripe-mock, which checks each
 // parameter against Stripe's OpenAPI spec.
 func TestStripeMockSavedCards(t *testing.T) {
 	s, rt, _, _ := mockedStripe(t)
@@ -183,6 +183,12 @@ func TestStripeMockSavedCards(t *testing.T) {
 			t.Fatalf("Remove: %v", err)
 		}
 		rt.accepted(t, 1)
+		if err := w.Forget(ctx, "ada"); err != nil {
+			t.Fatalf("Forget: %v", err)
+		}
+		if ex := rt.accepted(t, 1)[0]; ex.Method != http.MethodDelete || ex.Path != "/v1/customers/"+c.Customer || len(ex.Form) != 0 {
+			t.Errorf("Forget sent %s %s %v; want DELETE /v1/customers/%s", ex.Method, ex.Path, ex.Form, c.Customer)
+		}
 	})
 }
 
