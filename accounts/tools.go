@@ -141,10 +141,10 @@ func (d *Data) Tools() []shop.Tool {
 				"per parcel once shipped." + ord + " Errors: missing or invalid $.order_id, not_found.",
 		}, d.getMyOrder),
 		shop.NewTool(shop.Tool{Name: "delete_my_account", Auth: authFor("delete_my_account"), Title: "Delete my account", Destructive: true,
-			Description: "Delete the buyer's account with the shop, only when the buyer asked for it: its saved addresses are removed and " +
-				"every connection of it (tokens) ends; orders stay with the shop, under the email they were placed with, for its books. " +
+			Description: "Delete the buyer's account with the shop, only when the buyer asked for it: its saved addresses and saved cards are removed " +
+				"(the cards at the payment provider too) and every connection of it (tokens) ends; orders stay with the shop, under the email they were placed with, for its books. " +
 				"Send confirm_email, the account's email. The shop's audit log records the deletion (without the email). The buyer may connect again later, which makes a new account." + acct +
-				" Errors: missing or invalid $.confirm_email (not the account's email).",
+				" Errors: missing or invalid $.confirm_email (not the account's email); unavailable when the payment provider could not remove the saved cards just now (nothing was deleted: try again).",
 		}, d.deleteMyAccount),
 	}, d.cardTools()...)
 }
@@ -297,10 +297,10 @@ const maxReasonLen = 500
 // AdminTools returns the staff's account tool delete_account (role owner).
 func (d *Data) AdminTools() []shop.Tool {
 	return []shop.Tool{shop.NewTool(shop.Tool{Name: "delete_account", Title: "Delete a buyer account", Destructive: true,
-		Description: "Delete a buyer's linked account (role owner), as the buyer may with delete_my_account: its saved addresses are " +
-			"removed and its connections (tokens) end; its orders stay, under their email, no longer tied to the account. " +
+		Description: "Delete a buyer's linked account (role owner), as the buyer may with delete_my_account: its saved addresses and saved cards are " +
+			"removed (the cards at the payment provider too) and its connections (tokens) end; its orders stay, under their email, no longer tied to the account. " +
 			"Send the account_id, its email to confirm, and the reason; recorded in the audit log. " +
-			"Errors: forbidden, missing or invalid (account_id, email: not the account's, reason), not_found.",
+			"Errors: forbidden, missing or invalid (account_id, email: not the account's, reason), not_found, unavailable (the payment provider could not remove the saved cards just now: nothing was deleted; try again).",
 	}, d.deleteAccount)}
 }
 
