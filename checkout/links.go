@@ -177,7 +177,7 @@ func (c *Checkout) hostedLink(ctx context.Context, s *Session, orderID, account 
 	req.SuccessURL = c.payURL(s.ID, "/return") + "&checkout={CHECKOUT_SESSION_ID}"
 	req.CancelURL = c.payURL(s.ID, "/cancel")
 	req.ExpiresAt, req.IdempotencyKey = until, link.key()
-	req.Customer = c.pageCustomer(ctx, s.ID, account)
+	req.Customer = c.pageCustomer(ctx, s.ID, account, req.Email)
 	hc, err := c.linker.CreateHostedCheckout(ctx, req)
 	if err != nil {
 		c.logger.ErrorContext(ctx, "create hosted checkout", "session", s.ID, "link", link.ID, "err", err)

@@ -107,7 +107,8 @@ func addAccounts(t *testing.T, db *gorm.DB, ids ...string) {
 // with the save option; she ticks it and pays; the webhook (delivered
 // twice) records the card once; her next session lists it and
 // complete_checkout pays with it off-session: two PaymentIntents, two
-// orders. Her next page is made for the same customer.
+// orders. Her next page is made for the same customer, created once with
+// her email.
 func TestPaymentLinkSavesCard(t *testing.T) {
 	ctx := context.Background()
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
@@ -170,8 +171,8 @@ func TestPaymentLinkSavesCard(t *testing.T) {
 		if got := h.pageForm(t, again).Get("customer"); got != cust {
 			t.Errorf("ada's next page is for customer %q; want %q", got, cust)
 		}
-		if n := len(requestsTo(h.stripe, "/v1/customers")); n != 1 {
-			t.Errorf("%d customers created for ada; want 1", n)
+		if made := requestsTo(h.stripe, "/v1/customers"); len(made) != 1 || made[0].Form.Get("email") != "ada@example.com" {
+			t.Errorf("ada's customers were created with %v; want one, with her email for Checkout to show", made)
 		}
 	})
 }

@@ -56,8 +56,9 @@ type Wallet interface {
 	// consented where they entered it).
 	Save(ctx context.Context, accountID, token string) (*payments.SavedCard, error)
 	// Customer is the account's customer at the provider, created when
-	// first needed: the one a hosted page of the account is made for.
-	Customer(ctx context.Context, accountID string) (string, error)
+	// first needed (with the buyer's email, when known): the one a hosted
+	// page of the account is made for.
+	Customer(ctx context.Context, accountID, email string) (string, error)
 	// Record keeps a card the provider saved for the account on a hosted
 	// page; false when the card's customer is not the account's.
 	Record(ctx context.Context, accountID string, card payments.SavedCard) (bool, error)
@@ -139,11 +140,11 @@ func (c *Checkout) SaveCard(ctx context.Context, sessionID, token string) (strin
 // own checkbox): "" for a guest, a shop without a wallet, or when the
 // customer cannot be had now, in which case the page is made without one
 // and the purchase goes on.
-func (c *Checkout) pageCustomer(ctx context.Context, sessionID, account string) string {
+func (c *Checkout) pageCustomer(ctx context.Context, sessionID, account, email string) string {
 	if c.wallet == nil || account == "" {
 		return ""
 	}
-	cust, err := c.wallet.Customer(ctx, account)
+	cust, err := c.wallet.Customer(ctx, account, email)
 	if err != nil {
 		c.logger.WarnContext(ctx, "no customer for the payment page; it will not offer to save the card", "session", sessionID, "err", err)
 		return ""

@@ -20,7 +20,7 @@ import (
 
 const sandboxMethodPrefix = "pm_sandbox_"
 
-func (s *Sandbox) newCustomer(context.Context, string) (string, error) {
+func (s *Sandbox) newCustomer(context.Context, string, string) (string, error) {
 	return randomID("cus_sandbox_"), nil
 }
 

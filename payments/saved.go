@@ -60,7 +60,7 @@ func brandName(b string) string {
 // [Sandbox].
 type Vault interface {
 	Name() string
-	newCustomer(ctx context.Context, accountID string) (string, error)
+	newCustomer(ctx context.Context, accountID, email string) (string, error)
 	attach(ctx context.Context, customer, token string) (*SavedCard, error)
 	detach(ctx context.Context, id string) error
 	// deleteCustomer deletes a customer and detaches its payment methods;
@@ -104,8 +104,9 @@ func (r *savedCardRow) card() SavedCard {
 // needed: the one its cards are saved to, and the one a hosted payment page
 // of the account is made for. Racing callers may each create one at the
 // provider (Stripe's idempotency key makes that one customer within a
-// day); one row wins.
-func (w *Wallet) Customer(ctx context.Context, accountID string) (string, error) {
+// day); one row wins. email, when known, is the buyer's email given to a
+// customer created now (Stripe Checkout then shows it rather than asking).
+func (w *Wallet) Customer(ctx context.Context, accountID, email string) (string, error) {
 	if accountID == "" {
 		return "", errors.New("payments: a guest has no customer")
 	}
@@ -116,7 +117,7 @@ func (w *Wallet) Customer(ctx context.Context, accountID string) (string, error)
 	if !isNoRows(err) {
 		return "", fmt.Errorf("customer of account %s: %w", accountID, err)
 	}
-	id, err = w.vault.newCustomer(ctx, accountID)
+	id, err = w.vault.newCustomer(ctx, accountID, email)
 	if err != nil {
 		return "", err
 	}
@@ -156,7 +157,7 @@ func (w *Wallet) Save(ctx context.Context, accountID, token string) (*SavedCard,
 	if kind == kindSPT {
 		return nil, shop.Errorf(shop.Invalid, "$.payment_data.token", "a payment sheet's token (spt_…) pays for one purchase and is never saved")
 	}
-	cust, err := w.Customer(ctx, accountID)
+	cust, err := w.Customer(ctx, accountID, "")
 	if err != nil {
 		return nil, err
 	}

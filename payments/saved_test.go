@@ -202,11 +202,11 @@ func TestWalletRecord(t *testing.T) {
 		for _, id := range []string{"ada", "bob", "cy"} {
 			addAccount(t, db, id)
 		}
-		ada, err := w.Customer(ctx, "ada")
+		ada, err := w.Customer(ctx, "ada", "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		bob, err := w.Customer(ctx, "bob")
+		bob, err := w.Customer(ctx, "bob", "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,8 +16,8 @@ import (
 
 // newCustomer creates the account's Customer. The idempotency key is the
 // account's, so that racing first uses make one customer.
-func (s *Stripe) newCustomer(ctx context.Context, accountID string) (string, error) {
-	p := &stripe.CustomerCreateParams{}
+func (s *Stripe) newCustomer(ctx context.Context, accountID, email string) (string, error) {
+	p := &stripe.CustomerCreateParams{Email: optional(email)}
 	p.AddMetadata("account_id", accountID)
 	key := "shop_customer_" + accountID
 	p.SetIdempotencyKey(key)
