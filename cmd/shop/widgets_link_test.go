@@ -193,15 +193,7 @@ func testPaymentLink(t *testing.T, p *page) {
 	if !strings.Contains(note, "return to the conversation") {
 		t.Errorf("the receipt page's note %q", note)
 	}
-	p.waitFor("the receipt in the widget", `document.querySelector('[data-view="receipt"]')`)
-	p.shot("receipt")
-	done := p.session(s.ID)
-	if done.Status != checkout.Completed || done.Order == nil {
-		t.Fatalf("session %s, order %v", done.Status, done.Order)
-	}
-	if h := p.text("h1"); h != fmt.Sprintf("Order #%d is confirmed", done.Order.Number) {
-		t.Errorf("receipt heading %q, want order %d", h, done.Order.Number)
-	}
+	done := p.receipt(s.ID, "on the page")
 	var told bool
 	for _, m := range p.events("model-context") {
 		told = told || strings.Contains(m.Text, fmt.Sprintf("Order #%d", done.Order.Number))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,14 +98,7 @@ func (p *page) payOnPage(s checkout.Session) {
 	tab := p.openPayTab(url)
 	tab.pay("pm_card_visa")
 	tab.do("the receipt page", chromedp.WaitVisible(chromedp.CSS("#return-note")))
-	p.waitFor("the receipt in the widget", `!!document.querySelector('[data-view="receipt"]')`)
-	done := p.session(s.ID)
-	if done.Status != checkout.Completed || done.Order == nil {
-		p.t.Fatalf("after paying on the page the session is %s", done.Status)
-	}
-	if h := p.text("h1"); h != fmt.Sprintf("Order #%d is confirmed", done.Order.Number) {
-		p.t.Errorf("receipt heading %q, want order %d", h, done.Order.Number)
-	}
+	p.receipt(s.ID, "on the page")
 }
 
 // testRoadPage: by default (the demo policy) Pay opens the shop's payment

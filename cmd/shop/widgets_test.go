@@ -104,6 +104,22 @@ func (p *page) session(id string) checkout.Session {
 	return s
 }
 
+// receipt waits for the widget's receipt of session id, paid by road, and
+// answers the session: completed, with the order the receipt's heading names.
+func (p *page) receipt(id, road string) checkout.Session {
+	p.t.Helper()
+	p.waitFor("the receipt in the widget", `!!document.querySelector('[data-view="receipt"]')`)
+	p.shot("receipt")
+	done := p.session(id)
+	if done.Status != checkout.Completed || done.Order == nil {
+		p.t.Fatalf("after paying %s the session is %s, order %v", road, done.Status, done.Order)
+	}
+	if h := p.text("h1"); h != fmt.Sprintf("Order #%d is confirmed", done.Order.Number) {
+		p.t.Errorf("the receipt's heading is %q, want order %d", h, done.Order.Number)
+	}
+	return done
+}
+
 func testProducts(t *testing.T, p *page) {
 	ids := p.search("mug", 3)
 	m := p.load(loadOptions{URI: widgets.ProductsURI, Tool: "render_products", Args: map[string]any{"product_ids": ids}, OpenAI: true})
@@ -426,16 +442,8 @@ func testCheckout(t *testing.T, p *page) {
 		t.Errorf("Pay button %q does not show the total %d", pay, total(ready))
 	}
 	p.in(chromedp.Click(chromedp.CSS("#pay")))
-	p.waitFor("the receipt", `document.querySelector('[data-view="receipt"]')`)
-	p.shot("receipt")
+	p.receipt(s.ID, "on the sheet")
 	p.named("the receipt")
-	done := p.session(s.ID)
-	if done.Order == nil {
-		t.Fatalf("session %s has no order", done.Status)
-	}
-	if h := p.text("h1"); h != fmt.Sprintf("Order #%d is confirmed", done.Order.Number) {
-		t.Errorf("receipt heading %q, want order %d", h, done.Order.Number)
-	}
 	if pays := p.events("checkout"); len(pays) != 1 || pays[0].Token != "pm_card_visa" {
 		t.Errorf("requestCheckout calls %+v", pays)
 	}
