@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,12 +32,7 @@ func startACPShop(t *testing.T, d database.Dialect) *acpShop {
 func startACPShopEnv(t *testing.T, dsn string, env map[string]string) *acpShop {
 	t.Helper()
 	r := startShop(t, dsn, env)
-	db, err := database.Open(context.Background(), dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = database.Close(db) })
-	return &acpShop{running: r, db: db, agent: acpClient{url: r.url, token: acpAgentToken}}
+	return &acpShop{running: r, db: openDB(t, dsn), agent: acpClient{url: r.url, token: acpAgentToken}}
 }
 
 func (s *acpShop) count(t *testing.T, sql string, args ...any) int64 {

@@ -66,7 +66,7 @@ func TestHoardingRotation(t *testing.T) {
 func testRotationMCP(t *testing.T, d database.Dialect) {
 	dsn := dbtest.DSN(t, d)
 	shop := startShop(t, dsn, nil)
-	db := pgOpen(t, dsn) // any dialect's
+	db := openDB(t, dsn) // any dialect's
 	ids := bigVariants(t, db)
 	s := connect(t, shop.url)
 	line := func(id string, n int) map[string]any { return map[string]any{"id": id, "quantity": n} }
@@ -109,7 +109,7 @@ func testRotationACP(t *testing.T, d database.Dialect) {
 func testRotationUCP(t *testing.T, d database.Dialect) {
 	dsn := dbtest.DSN(t, d)
 	shop := startShop(t, dsn, ucpEnv)
-	db := pgOpen(t, dsn) // any dialect's
+	db := openDB(t, dsn) // any dialect's
 	ids := bigVariants(t, db)
 	agents := serveAgentProfiles(t)
 	profile := agents.URL + "/agent.json"
@@ -138,7 +138,7 @@ func TestHostAddressBuyers(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			dsn := dbtest.DSN(t, d)
 			url := startShopArgs(t, nil, "--db", dsn, "--host-addresses", "127.0.0.0/8:5000")
-			db := pgOpen(t, dsn) // any dialect's
+			db := openDB(t, dsn) // any dialect's
 			ids := bigVariants(t, db)
 			s := connect(t, url)
 			for i := range 60 {

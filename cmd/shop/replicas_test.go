@@ -46,7 +46,7 @@ var readyLines = map[string]int64{"enamel-camp-mug-forest-green": 2, "stoneware-
 func TestReplicasCompleteOnce(t *testing.T) {
 	dsn := dbtest.DSN(t, database.Postgres)
 	bin := buildShop(t)
-	db := pgOpen(t, dsn)
+	db := openDB(t, dsn)
 	reps := replicas(t, bin, dsn, 2)
 
 	cs := readySession(t, reps[0])
@@ -136,7 +136,7 @@ func TestReplicasCompleteOnce(t *testing.T) {
 func TestReplicasLastUnits(t *testing.T) {
 	dsn := dbtest.DSN(t, database.Postgres)
 	bin := buildShop(t)
-	db := pgOpen(t, dsn)
+	db := openDB(t, dsn)
 	// The stock alone decides who holds (no share of it kept back from
 	// buyers the shop cannot verify: docs/limits.md).
 	reps := replicas(t, bin, dsn, 2, "--config", demoPolicyWith(t, "unverified_share_percent: 100"))
@@ -233,7 +233,7 @@ func TestReplicaKilledMidPayment(t *testing.T) {
 	t.Run("Fault", func(t *testing.T) {
 		dsn := dbtest.DSN(t, database.Postgres)
 		bin := buildShop(t)
-		db := pgOpen(t, dsn)
+		db := openDB(t, dsn)
 		cs := payUntilFault(t, runShop(t, bin, dsn, []string{"SHOP_TEST_FAULT=after_charge"}))
 		settleOnOther(t, bin, dsn, db, cs.ID)
 	})
@@ -244,7 +244,7 @@ func TestReplicaKilledMidPayment(t *testing.T) {
 	t.Run("SIGKILL", func(t *testing.T) {
 		dsn := dbtest.DSN(t, database.Postgres)
 		bin := buildShop(t)
-		db := pgOpen(t, dsn)
+		db := openDB(t, dsn)
 		a := runShop(t, bin, dsn, nil)
 		s := connect(t, "http://"+a.addr)
 		cs := readySession(t, s)
@@ -316,7 +316,7 @@ func settleOnOther(t *testing.T, bin, dsn string, db *gorm.DB, id string) {
 func TestReplicaReconcilersSettleOnce(t *testing.T) {
 	dsn := dbtest.DSN(t, database.Postgres)
 	bin := buildShop(t)
-	db := pgOpen(t, dsn)
+	db := openDB(t, dsn)
 	cs := payUntilFault(t, runShop(t, bin, dsn, []string{"SHOP_TEST_FAULT=after_charge"}))
 	wantRows(t, dsn, map[string]int64{"sandbox_charges": 1, "payment_attempts": 1, "orders": 0})
 	before := stock(t, db, readyLines)
@@ -350,8 +350,9 @@ func replicas(t *testing.T, bin, dsn string, n int, flags ...string) []*mcp.Clie
 	return out
 }
 
-// pgOpen opens the PostgreSQL database at dsn for the test's own queries.
-func pgOpen(t *testing.T, dsn string) *gorm.DB {
+// openDB opens the shop's database at dsn (a SQLite file or a PostgreSQL
+// URL) for the test's own queries, closed when the test ends.
+func openDB(t *testing.T, dsn string) *gorm.DB {
 	t.Helper()
 	db, err := database.Open(context.Background(), dsn, nil)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"shop/checkout"
-	"shop/database"
 	"shop/database/dbtest"
 )
 
@@ -171,12 +169,7 @@ func stop(t *testing.T, p *process) {
 
 func execSQL(t *testing.T, dsn, sql string, args ...any) {
 	t.Helper()
-	db, err := database.Open(context.Background(), dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer database.Close(db)
-	if err := db.Exec(sql, args...).Error; err != nil {
+	if err := openDB(t, dsn).Exec(sql, args...).Error; err != nil {
 		t.Fatal(err)
 	}
 }

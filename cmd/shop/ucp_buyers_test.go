@@ -28,7 +28,7 @@ func TestUCPAgentBuyers(t *testing.T) {
 			t.Errorf("shopper %d of one agent: %s %+v", i+1, co.Status, co.Messages)
 		}
 	}
-	db := pgOpen(t, dsn)
+	db := openDB(t, dsn)
 	var keys int64
 	if err := db.Raw("SELECT COUNT(DISTINCT buyer_key) FROM checkout_sessions WHERE buyer_key LIKE 'agent:%'").Scan(&keys).Error; err != nil {
 		t.Fatal(err)

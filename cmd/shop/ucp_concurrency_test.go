@@ -93,7 +93,7 @@ func TestUCPPaidTwice(t *testing.T) {
 			}
 			t.Logf("answers: %v", answers)
 			var charges, orders int64
-			db := pgOpen(t, dsn)
+			db := openDB(t, dsn)
 			if err := db.Raw(`SELECT COUNT(*) FROM sandbox_charges WHERE idempotency_key IN
 				(SELECT idempotency_key FROM payment_attempts WHERE session_id = ?)`, co.ID).Scan(&charges).Error; err != nil {
 				t.Fatal(err)
@@ -124,7 +124,7 @@ func TestDialectsLastUnits(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			dsn := dbtest.DSN(t, d)
 			shop := startShop(t, dsn, ucpEnv, "--acp-open")
-			db := pgOpen(t, dsn)
+			db := openDB(t, dsn)
 			if err := db.Exec("UPDATE variants SET stock = ? WHERE id = ?", units, variant).Error; err != nil {
 				t.Fatal(err)
 			}

@@ -11,7 +11,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"shop/checkout"
-	"shop/database"
 	"shop/widgets"
 )
 
@@ -172,11 +171,7 @@ func testRemountGone(t *testing.T, p *page) {
 func expire(t *testing.T, dsn, id string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := database.Open(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer database.Close(db)
+	db := openDB(t, dsn)
 	res := db.WithContext(ctx).Exec("UPDATE checkout_sessions SET expires_at = ? WHERE id = ?", time.Now().Add(-time.Minute).UTC(), id)
 	if res.Error != nil || res.RowsAffected != 1 {
 		t.Fatalf("expire %s: %v (%d rows)", id, res.Error, res.RowsAffected)

@@ -11,7 +11,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"shop/checkout"
-	"shop/database"
 )
 
 // Every road to payment and every state on it (issue 49), in both host
@@ -180,11 +179,7 @@ func testSheetFails(t *testing.T, p *page, h loadOptions) {
 func setStatus(t *testing.T, dsn, id string, st checkout.Status) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := database.Open(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer database.Close(db)
+	db := openDB(t, dsn)
 	res := db.WithContext(ctx).Exec("UPDATE checkout_sessions SET status = ? WHERE id = ?", string(st), id)
 	if res.Error != nil || res.RowsAffected != 1 {
 		t.Fatalf("set %s %s: %v (%d rows)", id, st, res.Error, res.RowsAffected)

@@ -11,7 +11,6 @@ import (
 
 	"shop/checkout"
 	"shop/contract"
-	"shop/database"
 	"shop/notify/smtptest"
 )
 
@@ -123,11 +122,7 @@ func (p *page) completions(id string) []string {
 func countRows(t *testing.T, dsn, query string, args ...any) int64 {
 	t.Helper()
 	ctx := context.Background()
-	db, err := database.Open(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer database.Close(db)
+	db := openDB(t, dsn)
 	var n int64
 	if err := db.WithContext(ctx).Raw(query, args...).Scan(&n).Error; err != nil {
 		t.Fatalf("%s: %v", query, err)
