@@ -60,7 +60,7 @@ func testOpenAIOnly(t *testing.T, p *page) {
 		t.Errorf("%d support links, want one (support_url repeats support)", supports)
 	}
 
-	p.in(chromedp.Click(chromedp.CSS("#pay")))
+	p.pressPay()
 	p.receipt(s.ID, "in a window.openai host")
 	if pays := p.events("checkout"); len(pays) != 1 || pays[0].Token != "pm_card_visa" {
 		t.Errorf("requestCheckout calls %+v", pays)
@@ -133,7 +133,7 @@ func testRemount(t *testing.T, p *page, dsn string) {
 	p.in(chromedp.Click(chromedp.CSS("#restart")))
 	p.waitFor("the new checkout", `!document.querySelector("#ended-notice") && document.querySelector("#pay") && !document.querySelector("#pay").disabled`)
 	p.quantityShown("the new checkout's 2 units", 2)
-	p.in(chromedp.Click(chromedp.CSS("#pay")))
+	p.pressPay()
 	p.waitFor("the receipt", `document.querySelector('[data-view="receipt"]')`)
 	pays := p.events("checkout")
 	if len(pays) != 1 {

@@ -124,7 +124,7 @@ func (p *page) payByLink() (checkout.Session, string) {
 	if hint := p.text("#pay-hint"); !strings.Contains(hint, "payment page") {
 		p.t.Errorf("Pay's hint %q does not say a payment page opens", hint)
 	}
-	p.in(chromedp.Click(chromedp.CSS("#pay")))
+	p.pressPay()
 	p.waitEvent("open-link")
 	p.waitFor("the waiting state", `document.querySelector("#pay-waiting") && document.querySelector("#pay-check")`)
 	links := p.events("open-link")
@@ -228,7 +228,7 @@ func testPaymentLinkCanceled(t *testing.T, p *page) {
 	// Pay is never a dead button: the shop's refusal of a link shows.
 	var canceled checkout.Session
 	p.call("cancel_checkout_session", map[string]any{"checkout_session_id": s.ID}, &canceled)
-	p.in(chromedp.Click(chromedp.CSS("#pay")))
+	p.pressPay()
 	p.waitFor("the refusal", `document.querySelector("#pay-error") && !document.querySelector("#pay").disabled`)
 	if got := p.text("#pay-error"); !strings.HasPrefix(got, "The payment page could not be opened: ") || len(got) < len("The payment page could not be opened: ")+5 {
 		t.Errorf("the refusal shows %q", got)

@@ -112,7 +112,7 @@ func testRoadPage(t *testing.T, p *page, h loadOptions) {
 	if hint := p.text("#pay-hint"); !strings.Contains(hint, "payment page") {
 		t.Errorf("Pay's hint %q does not say the payment page opens", hint)
 	}
-	p.in(chromedp.Click(chromedp.CSS("#pay")))
+	p.pressPay()
 	p.shot("waiting")
 	p.payOnPage(s)
 	p.shot("receipt")
@@ -133,7 +133,7 @@ func testSheetCancel(t *testing.T, p *page, h loadOptions) {
 		t.Errorf("the line's description %q, want the first sentence of the product's", d)
 	}
 	p.loadCheckout(s.ID, with(h, loadOptions{Sheets: []string{"cancel", "pay"}}))
-	p.in(chromedp.Click(chromedp.CSS("#pay")))
+	p.pressPay()
 	p.waitFor("the cancelled note", `!!document.querySelector("#pay-cancelled") && !document.querySelector("#pay").disabled`)
 	p.shot("cancelled")
 	if got := p.text("#pay-cancelled"); !strings.HasPrefix(got, "Payment cancelled, nothing was charged") {
@@ -147,7 +147,7 @@ func testSheetCancel(t *testing.T, p *page, h loadOptions) {
 	if st := p.session(s.ID).Status; st != checkout.Ready {
 		t.Errorf("after the close the session is %s", st)
 	}
-	p.in(chromedp.Click(chromedp.CSS("#pay")))
+	p.pressPay()
 	p.waitFor("the receipt", `!!document.querySelector('[data-view="receipt"]')`)
 	p.shot("receipt")
 	if done := p.session(s.ID); done.Status != checkout.Completed {
@@ -163,7 +163,7 @@ func testSheetCancel(t *testing.T, p *page, h loadOptions) {
 func testSheetFails(t *testing.T, p *page, h loadOptions) {
 	s := p.readySession()
 	p.loadCheckout(s.ID, with(h, loadOptions{Sheets: []string{"fail"}}))
-	p.in(chromedp.Click(chromedp.CSS("#pay")))
+	p.pressPay()
 	p.waitFor("the offer of the payment page", `!!document.querySelector("#pay-failed #pay-page")`)
 	p.shot("failed")
 	if got := p.text("#pay-failed"); !strings.Contains(got, "payment page") {
@@ -193,7 +193,7 @@ func testUnknownOutcome(t *testing.T, p *page, h loadOptions, dsn string) {
 	s := p.readySession()
 	p.loadCheckout(s.ID, with(h, loadOptions{Sheets: []string{"unknown"}}))
 	setStatus(t, dsn, s.ID, checkout.InProgress)
-	p.in(chromedp.Click(chromedp.CSS("#pay")))
+	p.pressPay()
 	p.waitFor("the checking state", `!!document.querySelector('[data-view="confirming"]')`)
 	p.shot("checking")
 	if got := p.text("#pay-confirming"); !strings.HasPrefix(got, "Checking your payment…") {

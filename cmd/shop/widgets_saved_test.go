@@ -158,7 +158,7 @@ func (h linkedHost) testSavedCardPays(t *testing.T, p *page) {
 	lp.in(chromedp.Click(chromedp.CSS(savedRadio(card.ID))))
 	lp.waitFor("the saved card's hint", `document.querySelector("#pay-hint").innerText.includes("4242")`)
 
-	lp.in(chromedp.Click(chromedp.CSS("#pay")))
+	lp.pressPay()
 	lp.receipt(s.ID, "with the saved card")
 	if paid := lp.completions(s.ID); len(paid) != 1 || paid[0] != card.ID {
 		t.Errorf("complete_checkout paid with %q, want once with the saved card %s", paid, card.ID)
@@ -200,7 +200,7 @@ func (h linkedHost) testSavedCardNeedsAuth(t *testing.T, p *page) {
 	if !chosen {
 		t.Fatalf("the widget does not offer the saved card %s, chosen", card.ID)
 	}
-	lp.in(chromedp.Click(chromedp.CSS("#pay")))
+	lp.pressPay()
 	lp.waitFor("the bank's request", `document.querySelector("#pay-failed") && document.querySelector("#pay-page") && !document.querySelector("#pay-page").disabled`)
 	lp.shot("needs-auth")
 	if got := lp.text("#pay-failed"); !strings.Contains(got, "Your bank wants you to confirm this payment") {

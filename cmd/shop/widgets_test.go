@@ -328,6 +328,14 @@ func (p *page) loadCheckout(id string, o loadOptions) metrics {
 	return p.load(o)
 }
 
+// pressPay clicks Pay once it is there and enabled, as a buyer does: a
+// click on a button not rendered yet, or still disabled, would be lost.
+func (p *page) pressPay() {
+	p.t.Helper()
+	p.waitFor("Pay, enabled", `(() => { const b = document.querySelector("#pay"); return !!b && !b.disabled; })()`)
+	p.in(chromedp.Click(chromedp.CSS("#pay")))
+}
+
 func (p *page) disabled(sel string) bool {
 	p.t.Helper()
 	var d bool
@@ -441,7 +449,7 @@ func testCheckout(t *testing.T, p *page) {
 	if pay := p.text("#pay"); !strings.Contains(pay, fmt.Sprintf("$%d.%02d", total(ready)/100, total(ready)%100)) {
 		t.Errorf("Pay button %q does not show the total %d", pay, total(ready))
 	}
-	p.in(chromedp.Click(chromedp.CSS("#pay")))
+	p.pressPay()
 	p.receipt(s.ID, "on the sheet")
 	p.named("the receipt")
 	if pays := p.events("checkout"); len(pays) != 1 || pays[0].Token != "pm_card_visa" {
@@ -452,7 +460,7 @@ func testCheckout(t *testing.T, p *page) {
 func testDeclined(t *testing.T, p *page) {
 	s := p.readySession()
 	p.loadCheckout(s.ID, loadOptions{OpenAI: true, Cards: []string{"pm_card_visa_chargeDeclined", "pm_card_visa"}})
-	p.in(chromedp.Click(chromedp.CSS("#pay")))
+	p.pressPay()
 	p.waitFor("the decline", `document.querySelector("#pay-error") && !document.querySelector("#pay").disabled`)
 	p.shot("declined")
 	var declined string
@@ -464,7 +472,7 @@ func testDeclined(t *testing.T, p *page) {
 	if got := p.text("#pay-error"); declined == "" || got != declined {
 		t.Errorf("the widget shows %q; the session's decline is %q", got, declined)
 	}
-	p.in(chromedp.Click(chromedp.CSS("#pay")))
+	p.pressPay()
 	p.waitFor("the receipt", `document.querySelector('[data-view="receipt"]')`)
 	if done := p.session(s.ID); done.Status != checkout.Completed {
 		t.Errorf("after the second card the session is %s", done.Status)
@@ -482,7 +490,7 @@ func testNoPaymentSheet(t *testing.T, p *page) {
 	if p.disabled("#pay") {
 		t.Fatal("Pay is disabled for a ready session without a payment sheet")
 	}
-	p.in(chromedp.Click(chromedp.CSS("#pay")))
+	p.pressPay()
 	p.waitEvent("open-link")
 	p.waitFor("the waiting state", `document.querySelector("#pay-waiting")`)
 	p.shot("waiting")
