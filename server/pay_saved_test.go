@@ -3,9 +3,7 @@ package server_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,56 +11,20 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
-	"shop/catalog"
 	"shop/checkout"
 	"shop/database/dbtest"
-	"shop/orders"
-	"shop/payments"
-	"shop/server"
 )
 
 // newWalletPayShop is newPayShop whose provider keeps saved cards, with
 // the account ada.
 func newWalletPayShop(t *testing.T, db *gorm.DB) *payShop {
 	t.Helper()
-	ctx := context.Background()
-	policy, err := checkout.LoadPolicyFile(os.DirFS("../testdata/demo"), "policy.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := catalog.New(db, policy.Currency(), nil)
-	if _, err := cat.SeedIfEmpty(ctx, os.DirFS("../testdata/demo"), "catalog.json"); err != nil {
-		t.Fatal(err)
-	}
-	key, err := orders.LoadReceiptKey(ctx, db, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sandbox := payments.NewSandbox(db, nil)
-	co := checkout.New(db, policy, cat, &checkout.Options{
-		Charger: sandbox, Wallet: payments.NewWallet(db, sandbox),
-		Orders: orders.New(db, &orders.Options{ReceiptKey: key}),
-	})
+	p := startPayShop(t, db, true)
 	now := time.Now().UTC()
 	if err := db.Exec("INSERT INTO accounts (id, email, created_at, updated_at) VALUES ('ada', 'ada@example.com', ?, ?)", now, now).Error; err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(server.PayPages(co, server.PayOptions{Shop: "Demo"}))
-	t.Cleanup(ts.Close)
-	return &payShop{co: co, policy: policy, db: db, url: ts.URL}
-}
-
-func (p *payShop) readyFor(t *testing.T, ctx context.Context) *checkout.Session {
-	t.Helper()
-	s, err := p.co.Create(ctx, checkout.Request{
-		Items:   &[]checkout.Item{{ID: "enamel-camp-mug-forest-green", Quantity: 1}},
-		Address: &checkout.Address{Name: "Ada Lovelace", LineOne: "1 Market St", City: "San Francisco", State: "CA", Country: "US", PostalCode: "94105"},
-		Buyer:   &checkout.Buyer{Name: "Ada Lovelace", Email: "ada@example.com"},
-	})
-	if err != nil || s.Status != checkout.Ready {
-		t.Fatalf("create: %v %+v", err, s)
-	}
-	return s
+	return p
 }
 
 // TestPayPageSavesCard: the sandbox page offers "Save this card for next

@@ -34,7 +34,13 @@ type payShop struct {
 // Francisco.
 func (p *payShop) readyMug(t *testing.T) *checkout.Session {
 	t.Helper()
-	s, err := p.co.Create(context.Background(), checkout.Request{
+	return p.readyFor(t, context.Background())
+}
+
+// readyFor is readyMug made by the buyer of ctx.
+func (p *payShop) readyFor(t *testing.T, ctx context.Context) *checkout.Session {
+	t.Helper()
+	s, err := p.co.Create(ctx, checkout.Request{
 		Items:   &[]checkout.Item{{ID: "enamel-camp-mug-forest-green", Quantity: 1}},
 		Address: &checkout.Address{Name: "Ada Lovelace", LineOne: "1 Market St", City: "San Francisco", State: "CA", Country: "US", PostalCode: "94105"},
 		Buyer:   &checkout.Buyer{Name: "Ada Lovelace", Email: "ada@example.com"},
@@ -46,6 +52,13 @@ func (p *payShop) readyMug(t *testing.T) *checkout.Session {
 }
 
 func newPayShop(t *testing.T, db *gorm.DB) *payShop {
+	t.Helper()
+	return startPayShop(t, db, false)
+}
+
+// startPayShop serves the pay pages of a demo shop on the sandbox; with
+// wallet, the sandbox keeps linked buyers' saved cards.
+func startPayShop(t *testing.T, db *gorm.DB, wallet bool) *payShop {
 	t.Helper()
 	ctx := context.Background()
 	policy, err := checkout.LoadPolicyFile(os.DirFS("../testdata/demo"), "policy.yaml")
@@ -60,10 +73,12 @@ func newPayShop(t *testing.T, db *gorm.DB) *payShop {
 	if err != nil {
 		t.Fatal(err)
 	}
-	co := checkout.New(db, policy, cat, &checkout.Options{
-		Charger: payments.NewSandbox(db, nil),
-		Orders:  orders.New(db, &orders.Options{ReceiptKey: key}),
-	})
+	sandbox := payments.NewSandbox(db, nil)
+	opts := &checkout.Options{Charger: sandbox, Orders: orders.New(db, &orders.Options{ReceiptKey: key})}
+	if wallet {
+		opts.Wallet = payments.NewWallet(db, sandbox)
+	}
+	co := checkout.New(db, policy, cat, opts)
 	ts := httptest.NewServer(server.PayPages(co, server.PayOptions{Shop: "Demo"}))
 	t.Cleanup(ts.Close)
 	return &payShop{co: co, policy: policy, db: db, url: ts.URL}
