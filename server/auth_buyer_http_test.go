@@ -21,6 +21,7 @@ import (
 	"shop"
 	"shop/accounts"
 	"shop/database/dbtest"
+	"shop/mcptest"
 	"shop/server"
 	"shop/webfetch"
 )
@@ -113,20 +114,7 @@ func callWhoami(t *testing.T, base, token string) (int, string, []byte) {
 // (none when empty) and answers the status, WWW-Authenticate and body.
 func post(t *testing.T, base, token, rpc string) (int, string, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(rpc))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), b
+	return mcptest.PostBearer(t, base+"/mcp", token, rpc)
 }
 
 func rpcResult(body []byte) json.RawMessage {

@@ -249,20 +249,8 @@ func connectWith(t *testing.T, endpoint string, hc *http.Client) *mcp.ClientSess
 func mcpWithToken(t *testing.T, shopURL, token string) (int, string) {
 	t.Helper()
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_products","arguments":{"query":"mug"}}}`
-	req, _ := http.NewRequest("POST", shopURL+"/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, resp.Header.Get("WWW-Authenticate")
+	status, challenge, _ := mcptest.PostBearer(t, shopURL+"/mcp", token, body)
+	return status, challenge
 }
 
 // mailedCode waits for the sign-in email to email and reads its six-digit
