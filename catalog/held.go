@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"database/sql"
 	"fmt"
 	"slices"
 	"time"
@@ -44,29 +43,11 @@ func (c *Catalog) held(db *gorm.DB, holder string, ids []string) (map[string]int
 // the given holders.
 func (c *Catalog) heldExcept(db *gorm.DB, holders []string, ids []string) (map[string]int64, error) {
 	args := database.Strings(heldArgs(make([]any, 0, len(ids)+len(holders)+1), holders, c.now()), ids)
-	out, err := counts(database.Query(db, "SELECT v.id, "+heldSumSQL(len(holders))+" FROM variants v WHERE v.id IN ("+database.In(len(ids))+")", args...))
+	out, err := database.Counts(database.Query(db, "SELECT v.id, "+heldSumSQL(len(holders))+" FROM variants v WHERE v.id IN ("+database.In(len(ids))+")", args...))
 	if err != nil {
 		return nil, fmt.Errorf("sum stock holds: %w", err)
 	}
 	return out, nil
-}
-
-// counts reads rows of (id, number) into a map, and closes them.
-func counts(rows *sql.Rows, err error) (map[string]int64, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]int64{}
-	for rows.Next() {
-		var id string
-		var n int64
-		if err := rows.Scan(&id, &n); err != nil {
-			return nil, err
-		}
-		out[id] = n
-	}
-	return out, rows.Err()
 }
 
 // lockStockHeld is lockStock and, beside each variant's stock, the live
@@ -114,7 +95,7 @@ func (c *Catalog) lockStockHeld(tx *gorm.DB, ids, except []string) (onHand, held
 // never wait on each other in a cycle.
 func lockStock(tx *gorm.DB, ids []string) (map[string]int64, error) {
 	ids = slices.Sorted(slices.Values(ids))
-	onHand, err := counts(database.Query(tx, "SELECT id, stock FROM variants WHERE id IN ("+database.In(len(ids))+") ORDER BY id"+database.ForUpdate(tx),
+	onHand, err := database.Counts(database.Query(tx, "SELECT id, stock FROM variants WHERE id IN ("+database.In(len(ids))+") ORDER BY id"+database.ForUpdate(tx),
 		database.Strings(make([]any, 0, len(ids)), ids)...))
 	if err != nil {
 		return nil, fmt.Errorf("lock variants: %w", err)

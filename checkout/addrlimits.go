@@ -165,21 +165,11 @@ func (c *Checkout) unverifiedHeld(tx *gorm.DB, ids, gone []string, now time.Time
 		q += " AND h.holder NOT IN (" + database.In(len(gone)) + ")"
 		args = database.Strings(args, gone)
 	}
-	rows, err := database.Query(tx, q+" GROUP BY h.variant_id", args...)
+	out, err := database.Counts(database.Query(tx, q+" GROUP BY h.variant_id", args...))
 	if err != nil {
 		return nil, fmt.Errorf("units held by unverified buyers: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]int64{}
-	for rows.Next() {
-		var id string
-		var n int64
-		if err := rows.Scan(&id, &n); err != nil {
-			return nil, fmt.Errorf("units held by unverified buyers: %w", err)
-		}
-		out[id] = n
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // unreserved is the info message of a session ready for payment whose

@@ -74,6 +74,25 @@ func InsertSuffix(db *gorm.DB, table string, columns []string, suffix string, ro
 	return Exec(db, sql.String(), args...)
 }
 
+// Counts reads rows of (id, number), such as a GROUP BY's, into a map,
+// and closes them; err is the query's, as Query answers it.
+func Counts(rows *sql.Rows, err error) (map[string]int64, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var id string
+		var n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, err
+		}
+		out[id] = n
+	}
+	return out, rows.Err()
+}
+
 // In is the placeholders of a list of n values, "?, ?, ?" for 3, to write
 // inside IN (…).
 func In(n int) string {
