@@ -243,6 +243,11 @@ func (o *Orders) find(ctx context.Context, db *gorm.DB, cond string, args ...any
 		return nil, err
 	}
 	ord.Receipt.Tracking = tracks[row.ID]
+	rets, err := returnsOf(ctx, db, []string{row.ID})
+	if err != nil {
+		return nil, err
+	}
+	ord.Receipt.Returns = rets[row.ID]
 	return ord, nil
 }
 

@@ -99,6 +99,9 @@ func summary(ord *contract.Order) string {
 		}
 		sb.WriteString(".")
 	}
+	for _, x := range r.Returns {
+		fmt.Fprintf(&sb, " Return %s (%d line(s), %s): %s, refund %s.", x.ID, len(x.Lines), x.CreatedAt.Format("2 January 2006"), x.Status, format(x.RefundAmount))
+	}
 	p := r.Payment
 	fmt.Fprintf(&sb, " Paid with %s (%s mode, payment %s, reference %s).", p.Provider, p.Mode, p.Status, p.Reference)
 	fmt.Fprintf(&sb, " Receipt: %s", ord.PermalinkURL)

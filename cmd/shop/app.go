@@ -40,6 +40,7 @@ type app struct {
 	checkout    *checkout.Checkout
 	orders      *orders.Orders
 	admin       *orders.Admin
+	returns     *orders.Returns
 	accountData *accounts.Data
 	charger     checkout.Charger
 	acp         *acp.ACP
@@ -121,6 +122,7 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 		return fmt.Errorf("payment provider %s cannot refund", a.charger.Name())
 	}
 	a.admin = orders.NewAdmin(a.orders, a.catalog, refunder)
+	a.returns = orders.NewReturns(a.admin, a.policy.Returns)
 	linker, _ := a.charger.(checkout.Linker) // Stripe hosts payment pages; the sandbox's page is the shop's own
 	var wallet *payments.Wallet              // linked buyers' saved cards, kept with the provider
 	if v, ok := a.charger.(payments.Vault); ok {
@@ -210,7 +212,7 @@ func (a *app) buyerMCP(m *Main) *mcp.Server {
 	return a.mcpServer(m, server.MCPOptions{Name: "shop", Title: a.policy.Name, Resources: w.Resources(),
 		Instructions: w.Instructions(a.policy.Name, a.policy.Currency().Code()),
 		Challenge:    func(scopes []string) string { return a.accounts.Challenge("insufficient_scope", scopes) },
-		Tools:        slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), a.accountData.Tools(), w.Tools())})
+		Tools:        slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), a.returns.Tools(), a.accountData.Tools(), w.Tools())})
 }
 
 // acpMCP is the MCP server of the ACP binding (/acp/mcp).
@@ -250,7 +252,7 @@ func (a *app) redirectDomains() []string {
 // every caller is (`shop admin`), otherwise each caller's token says.
 func (a *app) adminMCP(m *Main, actor *shop.Actor) *mcp.Server {
 	return a.mcpServer(m, server.MCPOptions{Name: "shop-admin", Title: a.policy.Name + " (staff)", Actor: actor,
-		Instructions: a.admin.Instructions(a.policy.Name, a.policy.Currency().Code()), Tools: slices.Concat(a.admin.Tools(), a.accountData.AdminTools())})
+		Instructions: a.admin.Instructions(a.policy.Name, a.policy.Currency().Code()), Tools: slices.Concat(a.admin.Tools(), a.returns.AdminTools(), a.accountData.AdminTools())})
 }
 
 // version is the module version the binary was built from, or "dev".
