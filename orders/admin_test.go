@@ -27,6 +27,8 @@ type staffShop struct {
 	db    *gorm.DB
 	co    *checkout.Checkout
 	admin *orders.Admin
+	ret   *orders.Returns
+	ords  *orders.Orders
 	now   time.Time
 	mu    sync.Mutex
 }
@@ -83,6 +85,7 @@ func newStaffShopWith(t *testing.T, db *gorm.DB, charger checkout.Charger, refun
 	o := orders.New(db, opts)
 	s.co = checkout.New(db, policy, cat, &checkout.Options{Now: s.clock, Charger: charger, Orders: o})
 	s.admin = orders.NewAdmin(o, cat, refunder)
+	s.ret, s.ords = orders.NewReturns(s.admin, policy.Returns), o
 	return s
 }
 
@@ -136,7 +139,7 @@ var (
 // call runs an admin tool as actor.
 func (s *staffShop) call(t *testing.T, actor shop.Actor, tool string, args map[string]any) (map[string]any, error) {
 	t.Helper()
-	for _, tl := range s.admin.Tools() {
+	for _, tl := range append(s.admin.Tools(), s.ret.AdminTools()...) {
 		if tl.Name != tool {
 			continue
 		}
