@@ -305,7 +305,9 @@ func (p *Policy) problems() []*keyError {
 	v.paymentSheet(p.PaymentSheet)
 	v.link("links.terms_of_use", p.Links.TermsOfUse)
 	v.link("links.privacy_policy", p.Links.PrivacyPolicy)
-	v.link("links.return_policy", p.Links.ReturnPolicy)
+	if p.Links.ReturnPolicy != "" { // none: the shop's page made from returns:
+		v.link("links.return_policy", p.Links.ReturnPolicy)
+	}
 	v.link("links.support", p.Links.Support)
 	v.zones(p.Shipping.Zones)
 	v.taxes(p.Tax)

@@ -38,6 +38,10 @@ type NotReturnable struct {
 	Categories []string `yaml:"categories"`
 }
 
+// ReturnPagePath is where the shop serves the return policy page it makes
+// from the policy, for a merchant whose links name no page of their own.
+const ReturnPagePath = "/policies/returns"
+
 // Bounds of the return policy, as the policy file's validation checks them.
 const (
 	DefaultReturnWindowDays = 30

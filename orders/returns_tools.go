@@ -37,6 +37,12 @@ func (r *Returns) Tools() []shop.Tool {
 // Summary is the return policy in one paragraph, amounts in the shop's currency.
 func (r *Returns) Summary() string { return r.policy.Summary(r.admin.catalog.Currency().Format) }
 
+// Policy is the return policy the returns follow.
+func (r *Returns) Policy() ReturnPolicy { return r.policy }
+
+// Instructions say how to send a return's parcel and where.
+func (r *Returns) Instructions() string { return r.policy.instructions() }
+
 // AdminTools returns the staff's return tools, list_returns, accept_return
 // and reject_return, for /admin/mcp and `shop admin`.
 func (r *Returns) AdminTools() []shop.Tool {

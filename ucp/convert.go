@@ -55,7 +55,7 @@ func (u *UCP) toCheckout(c *call, s *checkout.Session) *Checkout {
 		Links: links(s.Links),
 	}
 	if current(c.version) {
-		out.Policies = policies(s.Links)
+		out.Policies = u.withReturns(policies(s.Links))
 	}
 	for _, m := range s.Messages {
 		out.Messages = append(out.Messages, toMessage(m, checkoutPath))
@@ -368,6 +368,10 @@ func (u *UCP) toOrder(c *call, o *contract.Order) *Order {
 			exp.FulfillableOn = "by " + fo.LatestDeliveryTime.UTC().Format(time.DateOnly)
 		}
 		out.Fulfillment.Expectations = append(out.Fulfillment.Expectations, exp)
+	}
+	out.Adjustments = adjustments(r)
+	if current(c.version) {
+		out.Policies = u.withReturns(policies(r.Links))
 	}
 	return out
 }

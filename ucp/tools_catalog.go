@@ -131,6 +131,9 @@ func (u *UCP) search(ctx context.Context, args SearchArgs) (SearchResult, string
 		}
 		out.Products = append(out.Products, u.toProduct(p))
 	}
+	if current(c.version) {
+		out.Policies = u.returnPolicy()
+	}
 	return SearchResult{Response: out}, text(out), nil
 }
 
@@ -239,6 +242,9 @@ func (u *UCP) lookup(ctx context.Context, args LookupArgs) (LookupResult, string
 		prod.Variants = kept
 		out.Products = append(out.Products, prod)
 	}
+	if current(c.version) {
+		out.Policies = u.returnPolicy()
+	}
 	return LookupResult{Response: out}, text(out), nil
 }
 
@@ -263,6 +269,9 @@ func (u *UCP) product(ctx context.Context, args ProductArgs) (ProductResult, str
 		return fail(shop.Errorf(shop.NotFound, "$.catalog.id", "no product or variant has id %q; find ids with search_catalog", id))
 	}
 	out := &ProductResponse{UCP: u.envelope(c, CapCatalogLookup), Product: u.toProduct(found[0])}
+	if current(c.version) {
+		out.Policies = u.returnPolicy()
+	}
 	return ProductResult{Response: out}, text(out), nil
 }
 

@@ -61,6 +61,9 @@ type Options struct {
 	// the profile publishes in keys[] (see orders.LoadSigningKey).
 	SigningKey *ecdsa.PrivateKey
 	Logger     *slog.Logger
+	// ReturnPolicy is the return policy catalog, checkout and order
+	// answers carry; none when its description is empty.
+	ReturnPolicy ReturnPolicy
 }
 
 // UCP is the dialect: its tools and the business profile.
@@ -77,6 +80,7 @@ type UCP struct {
 	hooks      *webfetch.Fetcher
 	signingKey *ecdsa.PrivateKey
 	logger     *slog.Logger
+	returns    ReturnPolicy
 }
 
 // New returns the dialect.
@@ -90,6 +94,7 @@ func New(opts Options) *UCP {
 		publicURL: strings.TrimRight(opts.PublicURL, "/"), sandbox: opts.Sandbox,
 		testTokens: opts.TestTokens, cardBrands: opts.CardBrands,
 		profiles: newProfiles(opts.AllowLoopbackProfiles), hooks: newWebhookFetcher(opts.AllowLoopbackProfiles), signingKey: opts.SigningKey, logger: logger,
+		returns: opts.ReturnPolicy,
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -228,7 +229,21 @@ func (a *app) ucpDialect(m *Main) *ucp.UCP {
 		Checkout: a.checkout, Catalog: a.catalog, Orders: a.orders, Idempotency: a.idem, PublicURL: a.cfg.PublicURL,
 		Sandbox: a.charger.Name() == "sandbox", TestTokens: tokens, CardBrands: brands,
 		AllowLoopbackProfiles: a.cfg.UCPAllowLoopback, SigningKey: a.signingKey, Logger: m.Logger,
+		ReturnPolicy: ucp.ReturnPolicy{Description: a.returns.Summary(), URL: a.returnPageURL()},
 	})
+}
+
+// returnPageURL is the address of the return policy page: the merchant's
+// own, or the one the shop makes from the policy.
+func (a *app) returnPageURL() string {
+	u := a.policy.Links.ReturnPolicy
+	if u == "" {
+		u = orders.ReturnPagePath
+	}
+	if strings.HasPrefix(u, "/") {
+		u = strings.TrimRight(a.cfg.PublicURL, "/") + u
+	}
+	return u
 }
 
 // ucpMCP is the MCP server of the UCP dialect's tools, at /ucp/mcp.
