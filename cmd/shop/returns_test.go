@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -92,4 +93,34 @@ func testReturnWebhook(t *testing.T, d database.Dialect) {
 	}
 	got := platform.taken(t, "/hooks", 5) // the refund and the return refunded
 	adjustment(got[len(got)-1], "completed")
+}
+
+// TestPurchaseReturn runs `shop purchase --return`, as test.sh does: the
+// buyer returns the whole order, staff ship it and accept the return with
+// an owner token, and get_order shows it refunded. On SQLite and PostgreSQL.
+func TestPurchaseReturn(t *testing.T) {
+	for _, d := range dbtest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			running := startShop(t, dbtest.DSN(t, d), map[string]string{"SHOP_ADMIN_TOKENS": "owner:" + ownerToken})
+			out, err := runCmd(t, map[string]string{"SHOP_ADMIN_TOKEN": ownerToken}, "purchase", "--url", running.url+"/mcp", "--items", "2", "--return")
+			if err != nil {
+				t.Fatalf("shop purchase --return: %v\n%s", err, out)
+			}
+			checkLines(t, out, "admin: fulfill_order", "request_return", "request_return: again", "admin: accept_return", "get_order: returns")
+			if _, err := runCmd(t, nil, "purchase", "--url", running.url+"/mcp", "--return"); err == nil {
+				t.Error("--return without SHOP_ADMIN_TOKEN ran")
+			}
+			// The return page the shop makes from its policy's returns:.
+			resp, err := http.Get(running.url + "/policies/returns")
+			if err != nil {
+				t.Fatal(err)
+			}
+			page, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "within 30 days") || !strings.Contains(string(page), "1 Dock Street") ||
+				!strings.Contains(resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+				t.Errorf("GET /policies/returns: %d %v\n%s", resp.StatusCode, resp.Header, page)
+			}
+		})
+	}
 }
