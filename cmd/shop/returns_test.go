@@ -93,6 +93,17 @@ func testReturnWebhook(t *testing.T, d database.Dialect) {
 	}
 	got := platform.taken(t, "/hooks", 5) // the refund and the return refunded
 	adjustment(got[len(got)-1], "completed")
+
+	// The receipt page shows the return.
+	resp, err := http.Get(done.Order.PermalinkURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), "Return "+ret.ID) || !strings.Contains(string(page), "refunded") {
+		t.Errorf("the receipt page does not show return %s refunded:\n%s", ret.ID, page)
+	}
 }
 
 // TestPurchaseReturn runs `shop purchase --return`, as test.sh does: the
