@@ -27,17 +27,11 @@ type LineRef struct {
 	Quantity int64  `json:"quantity"`
 }
 
-// adjustmentStatus is a return's status as an adjustment's: pending until
-// refunded, failed when canceled or rejected.
-var adjustmentStatus = map[string]string{
-	"requested": "pending", "accepted": "pending", "refunded": "completed", "canceled": "failed", "rejected": "failed",
-}
-
 // adjustments are the order's returns as ACP adjustments.
 func adjustments(r contract.Receipt) []Adjustment {
 	var out []Adjustment
 	for _, x := range r.Returns {
-		a := Adjustment{ID: x.ID, Type: "return", OccurredAt: x.UpdatedAt.UTC(), Status: adjustmentStatus[x.Status],
+		a := Adjustment{ID: x.ID, Type: "return", OccurredAt: x.UpdatedAt.UTC(), Status: x.AdjustmentStatus(),
 			Amount: x.RefundAmount, Currency: r.Currency, Reason: x.Reason, Description: "return " + x.Status}
 		if x.RejectReason != "" {
 			a.Description += ": " + x.RejectReason

@@ -88,6 +88,19 @@ type Return struct {
 	UpdatedAt    time.Time `json:"updated_at"`
 }
 
+// AdjustmentStatus is the return's status as agents' order adjustments
+// (ACP's and UCP's) name it: pending until refunded, completed once
+// refunded, failed when canceled or rejected.
+func (r Return) AdjustmentStatus() string {
+	switch r.Status {
+	case "refunded":
+		return "completed"
+	case "canceled", "rejected":
+		return "failed"
+	}
+	return "pending"
+}
+
 // ReturnLine is a quantity of one order line in a return.
 type ReturnLine struct {
 	LineItemID string `json:"line_item_id"`

@@ -139,12 +139,19 @@ var (
 // call runs an admin tool as actor.
 func (s *staffShop) call(t *testing.T, actor shop.Actor, tool string, args map[string]any) (map[string]any, error) {
 	t.Helper()
-	for _, tl := range append(s.admin.Tools(), s.ret.AdminTools()...) {
+	return callTool(t, shop.WithActor(context.Background(), actor), append(s.admin.Tools(), s.ret.AdminTools()...), tool, args)
+}
+
+// callTool runs the tool named tool of tools in ctx and decodes its
+// structured content.
+func callTool(t *testing.T, ctx context.Context, tools []shop.Tool, tool string, args map[string]any) (map[string]any, error) {
+	t.Helper()
+	for _, tl := range tools {
 		if tl.Name != tool {
 			continue
 		}
 		raw, _ := json.Marshal(args)
-		res, err := tl.Handle(shop.WithActor(context.Background(), actor), raw)
+		res, err := tl.Handle(ctx, raw)
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +160,7 @@ func (s *staffShop) call(t *testing.T, actor shop.Actor, tool string, args map[s
 		_ = json.Unmarshal(b, &out)
 		return out, nil
 	}
-	t.Fatalf("no admin tool %s", tool)
+	t.Fatalf("no tool %s", tool)
 	return nil, nil
 }
 

@@ -149,28 +149,8 @@ func (r *Returns) AcceptReturn(ctx context.Context, args AcceptReturnArgs) (Acce
 		if err := a.redeem(ctx, tx, actor, "accept_return", args, bind, confirm, "the return changed since the preview"); err != nil {
 			return err
 		}
-		row, o, lines := new(*row), new(*o), append([]lineRow(nil), lines...)
-		if err := moveReturn(ctx, tx, row, []ReturnStatus{ReturnRequested}, ReturnAccepted, nil); err != nil {
-			return err
-		}
-		if row.RefundAmount == 0 { // nothing to pay: the return ends here
-			if err := moveReturn(ctx, tx, row, []ReturnStatus{ReturnAccepted}, ReturnRefunded, nil); err != nil {
-				return err
-			}
-			if err := a.restock(ctx, tx, o, lines, units); err != nil {
-				return err
-			}
-			return r.told(ctx, tx, o, lines, row, "accept_return", args)
-		}
-		ref, err = a.reserve(ctx, tx, actor, o, row.RefundAmount, "return "+row.ID, "accept_return", args, units)
-		if err != nil {
-			return err
-		}
-		ref.ReturnID = row.ID
-		if err := tx.Model(&refundRow{}).Where("id = ?", ref.ID).Update("return_id", row.ID).Error; err != nil {
-			return fmt.Errorf("link refund %s to return %s: %w", ref.ID, row.ID, err)
-		}
-		return tx.Model(&returnRow{}).Where("id = ?", row.ID).Update("refund_id", ref.ID).Error
+		ref, err = r.accepted(ctx, tx, actor, new(*row), new(*o), append([]lineRow(nil), lines...), units, args)
+		return err
 	})
 	if err != nil {
 		return AcceptAnswer{}, "", err
@@ -185,6 +165,35 @@ func (r *Returns) AcceptReturn(ctx context.Context, args AcceptReturnArgs) (Acce
 	}
 	plan.Status, plan.RefundID = string(ReturnRefunded), done.RefundID
 	return AcceptAnswer{Accepted: &plan}, fmt.Sprintf("Return %s accepted: refunded %s of order %d (refund %s).", row.ID, plan.Refund.Display, o.Number, done.RefundID), nil
+}
+
+// accepted accepts a requested return in tx, the confirmation's: a return
+// with nothing to refund ends refunded (restocked, the buyer told); any
+// other reserves its refund, linked both ways, for sendRefund. row, o and
+// lines are copies this try may change.
+func (r *Returns) accepted(ctx context.Context, tx *gorm.DB, actor shop.Actor, row *returnRow, o *orderRow, lines []lineRow, units []catalog.HoldLine, args AcceptReturnArgs) (*refundRow, error) {
+	a := r.admin
+	if err := moveReturn(ctx, tx, row, []ReturnStatus{ReturnRequested}, ReturnAccepted, nil); err != nil {
+		return nil, err
+	}
+	if row.RefundAmount == 0 { // nothing to pay: the return ends here
+		if err := moveReturn(ctx, tx, row, []ReturnStatus{ReturnAccepted}, ReturnRefunded, nil); err != nil {
+			return nil, err
+		}
+		if err := a.restock(ctx, tx, o, lines, units); err != nil {
+			return nil, err
+		}
+		return nil, r.told(ctx, tx, o, lines, row, "accept_return", args)
+	}
+	ref, err := a.reserve(ctx, tx, actor, o, row.RefundAmount, "return "+row.ID, "accept_return", args, units)
+	if err != nil {
+		return nil, err
+	}
+	ref.ReturnID = row.ID
+	if err := tx.Model(&refundRow{}).Where("id = ?", ref.ID).Update("return_id", row.ID).Error; err != nil {
+		return nil, fmt.Errorf("link refund %s to return %s: %w", ref.ID, row.ID, err)
+	}
+	return ref, tx.Model(&returnRow{}).Where("id = ?", row.ID).Update("refund_id", ref.ID).Error
 }
 
 // restockOf is what accepting a return puts back on sale: its units, as

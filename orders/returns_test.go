@@ -2,7 +2,6 @@ package orders_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -17,26 +16,11 @@ import (
 	"shop/orders"
 )
 
-// buyer runs a buyer's return tool (request_return, cancel_return) of r
-// as a guest and decodes its answer.
+// buyerCall runs a buyer's return tool (request_return, cancel_return)
+// of r as a guest and decodes its answer.
 func buyerCall(t *testing.T, r *orders.Returns, tool string, args map[string]any) (map[string]any, error) {
 	t.Helper()
-	for _, tl := range r.Tools() {
-		if tl.Name != tool {
-			continue
-		}
-		raw, _ := json.Marshal(args)
-		res, err := tl.Handle(context.Background(), raw)
-		if err != nil {
-			return nil, err
-		}
-		b, _ := json.Marshal(res.Structured)
-		var out map[string]any
-		_ = json.Unmarshal(b, &out)
-		return out, nil
-	}
-	t.Fatalf("no buyer tool %s", tool)
-	return nil, nil
+	return callTool(t, context.Background(), r.Tools(), tool, args)
 }
 
 // shipped places an order of n mugs and ships all of it.

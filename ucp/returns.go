@@ -25,23 +25,14 @@ type AdjustmentLine struct {
 	Quantity int64  `json:"quantity"`
 }
 
-// adjustmentStatus is a return's status as an adjustment's: pending until
-// refunded, failed when canceled or rejected.
-var adjustmentStatus = map[string]string{
-	"requested": "pending", "accepted": "pending", "refunded": "completed", "canceled": "failed", "rejected": "failed",
-}
-
 // adjustments are an order's returns as UCP adjustments.
 func adjustments(r contract.Receipt) []Adjustment {
 	var out []Adjustment
 	for _, x := range r.Returns {
-		a := Adjustment{ID: x.ID, Type: "return", OccurredAt: x.UpdatedAt.UTC(), Status: adjustmentStatus[x.Status],
+		a := Adjustment{ID: x.ID, Type: "return", OccurredAt: x.UpdatedAt.UTC(), Status: x.AdjustmentStatus(),
 			Totals: []Total{{Type: "total", Amount: -x.RefundAmount}}, Description: x.Status + ": " + x.Reason}
 		if x.RejectReason != "" {
 			a.Description += " (" + x.RejectReason + ")"
-		}
-		if a.Status == "" {
-			a.Status = "pending"
 		}
 		for _, l := range x.Lines {
 			a.LineItems = append(a.LineItems, AdjustmentLine{ID: l.LineItemID, Quantity: -l.Quantity})
