@@ -336,3 +336,28 @@ func keys(m map[string]string) []string {
 	}
 	return out
 }
+
+// TestConcurrentReturnRequests: two requests for the same units at once
+// hold them once (the units returned are counted by a conditional update).
+func TestConcurrentReturnRequests(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		s := newStaffShop(t, db)
+		for range 4 {
+			ord := s.shipped(t, 2)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			errs := make([]error, 2)
+			for i := range errs {
+				wg.Go(func() {
+					<-start
+					_, errs[i] = ask(t, s.ret, ord, 2)
+				})
+			}
+			close(start)
+			wg.Wait()
+			if (errs[0] == nil) == (errs[1] == nil) {
+				t.Fatalf("errors %v, want exactly one return of the 2 units", errs)
+			}
+		}
+	})
+}
