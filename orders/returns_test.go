@@ -361,3 +361,29 @@ func TestConcurrentReturnRequests(t *testing.T) {
 		}
 	})
 }
+
+// TestLinkedBuyerReturn: a linked buyer returns their order without its
+// email; another linked buyer's request finds no order.
+func TestLinkedBuyerReturn(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		s := newStaffShop(t, db)
+		ord := s.shipped(t, 1)
+		args := map[string]any{"order_id": ord.ID, "reason": "defective",
+			"lines": []map[string]any{{"line_item_id": ord.Receipt.LineItems[0].ID, "quantity": 1}}}
+		as := func(email string) context.Context {
+			return shop.WithBuyer(context.Background(), shop.Buyer{AccountID: "acct_1", AccountEmail: email, Scopes: []string{shop.ScopeOrdersRead}})
+		}
+		if _, err := callTool(t, as("eve@example.com"), s.ret.Tools(), "request_return", args); code(err) != shop.NotFound {
+			t.Fatalf("another buyer's return: %v, want not_found", err)
+		}
+		_, err := callTool(t, context.Background(), s.ret.Tools(), "request_return", args)
+		refusedAt(t, err, "$.email", "send the email address")
+		got, err := callTool(t, as("Ada@example.com"), s.ret.Tools(), "request_return", args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, status, _ := returnOf(t, got); status != "requested" {
+			t.Fatalf("status %s, want requested", status)
+		}
+	})
+}
