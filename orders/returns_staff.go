@@ -205,8 +205,9 @@ func (r *Returns) restockOf(lines []lineRow, row *returnRow) ([]catalog.HoldLine
 	}
 	var units []catalog.HoldLine
 	back := []LineQty{}
-	for i, q := range pickedOf(lines, row.lines()) {
-		if q = min(q, restockable(lines[i])); q > 0 {
+	picked := pickedOf(lines, row.lines())
+	for i := range lines { // in the lines' order: the preview's token is bound to it
+		if q := min(picked[i], restockable(lines[i])); q > 0 {
 			units = append(units, catalog.HoldLine{VariantID: lines[i].VariantID, Quantity: q})
 			back = append(back, LineQty{LineID: lines[i].LineID, Quantity: q})
 		}
