@@ -19,6 +19,7 @@ import (
 
 	"github.com/ory/fosite"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"shop"
 	"shop/database"
@@ -27,13 +28,14 @@ import (
 )
 
 // The login: GET /oauth/authorize checks the client's request and starts a
-// login flow (a row of login_flows, named by a cookie, holding a CSRF token
-// every form posts back); the buyer types their email (POST /login/email),
-// receives a six-digit code through the outbox, types it (POST
-// /login/code: five tries, ten minutes), and allows or denies the client
-// (POST /login/consent), which ends the flow with fosite's redirect to the
-// client. Everything secret in a flow (its id, the CSRF token, the code) is
-// stored hashed; nothing of it is logged.
+// login flow, named by a cookie, whose request every form carries sealed
+// and bound to that cookie (login_request.go); the buyer types their email
+// (POST /login/email), which writes the flow's row of login_flows and sends
+// a six-digit code through the outbox, types the code (POST /login/code:
+// five tries, ten minutes), and allows or denies the client (POST
+// /login/consent), which ends the flow with fosite's redirect to the
+// client. Everything secret in a flow (its id, the code) is stored hashed;
+// nothing of it is logged.
 
 //go:embed login.html
 var pageFS embed.FS
@@ -45,10 +47,15 @@ const (
 	maxCodeTries  = 5
 	maxQueryLen   = 8 << 10
 	maxEmailLen   = 254
-	perEmailCodes = 5  // codes sent to one email per rateWindow
-	perAddrCodes  = 20 // codes asked for from one address per rateWindow
 	rateWindow    = time.Hour
-	maxFormBytes  = 8 << 10
+	maxFormBytes  = 16 << 10 // an email or a code, and the sealed request
+	// Codes per rateWindow: to one email from one address, to one email in
+	// all, asked for from one address. The first is the smaller, so that a
+	// stranger asking for someone's codes from their own address does not
+	// lock that buyer out (docs/limits.md).
+	perEmailAddrCodes = 5
+	perEmailCodes     = 20
+	perAddrCodes      = 20
 )
 
 type pages struct {
@@ -64,10 +71,12 @@ func newPages(s *Server) (*pages, error) {
 	return &pages{s: s, tmpl: t}, nil
 }
 
+// flowRow is a login flow: its row once a code was sent, and what its
+// sealed request says (AuthorizeQuery, kept in the forms, not the row).
 type flowRow struct {
 	IDHash         string `gorm:"primaryKey"`
-	CSRFHash       string `gorm:"column:csrf_hash"`
-	AuthorizeQuery string
+	CSRFHash       string `gorm:"column:csrf_hash"` // of the sealed request
+	AuthorizeQuery string `gorm:"-"`
 	ClientName     string
 	Email          string
 	CodeHash       string
@@ -124,7 +133,8 @@ func secret() string {
 
 // authorize serves GET /oauth/authorize: fosite checks the client, its
 // redirect URI, the response type and scopes; the shop checks PKCE S256
-// and the resource, then shows the email page of a new login flow.
+// and the resource, then shows the email page of a new login flow, whose
+// request the page carries sealed: nothing is stored yet.
 func (p *pages) authorize(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if len(r.URL.RawQuery) > maxQueryLen {
@@ -141,17 +151,8 @@ func (p *pages) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	client, _ := ar.GetClient().(*Client)
-	id, csrf := secret(), secret()
-	now := time.Now().UTC()
-	row := flowRow{
-		IDHash: hash(id), CSRFHash: hash(csrf), AuthorizeQuery: r.URL.RawQuery, ClientName: client.Name,
-		Address: address(r), CreatedAt: now, ExpiresAt: now.Add(flowLifespan),
-	}
-	if err := p.s.db.WithContext(ctx).Create(&row).Error; err != nil {
-		p.s.logger.ErrorContext(ctx, "start login", "err", err)
-		p.fail(w, r, http.StatusServiceUnavailable, "login_start_failed")
-		return
-	}
+	id := secret()
+	csrf := p.s.seal(pending{Flow: hash(id), Query: r.URL.RawQuery, Client: client.Name, Expires: time.Now().Add(flowLifespan).Unix()})
 	http.SetCookie(w, &http.Cookie{
 		Name: flowCookie, Value: id, Path: "/login/", HttpOnly: true, MaxAge: int(flowLifespan.Seconds()),
 		Secure: strings.HasPrefix(p.s.issuer, "https://"), SameSite: http.SameSiteLaxMode,
@@ -181,8 +182,10 @@ func address(r *http.Request) string {
 	return host
 }
 
-// flow reads the login flow the request's cookie names and checks the CSRF
-// token its form posts back; ok is false when the page was answered.
+// flow opens the login flow the request's cookie names: the request its
+// form carries sealed, refused unless bound to that cookie, and the flow's
+// row once a code was sent (before, a row not stored yet). ok is false when
+// the page was answered.
 func (p *pages) flow(w http.ResponseWriter, r *http.Request) (string, flowRow, bool) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
@@ -190,21 +193,38 @@ func (p *pages) flow(w http.ResponseWriter, r *http.Request) (string, flowRow, b
 		return "", flowRow{}, false
 	}
 	c, err := r.Cookie(flowCookie)
-	var row flowRow
-	if err == nil {
-		err = p.s.db.WithContext(r.Context()).Where("id_hash = ? AND expires_at > ?", hash(c.Value), time.Now().UTC()).Take(&row).Error
-	}
 	if err != nil {
-		if !errors.Is(err, http.ErrNoCookie) && !errors.Is(err, gorm.ErrRecordNotFound) {
-			p.s.logger.ErrorContext(r.Context(), "read login", "err", err)
-		}
 		p.fail(w, r, http.StatusBadRequest, "login_expired")
 		return "", flowRow{}, false
 	}
-	if subtle.ConstantTimeCompare([]byte(hash(r.PostFormValue("csrf"))), []byte(row.CSRFHash)) != 1 {
+	now := time.Now().UTC()
+	sealed := r.PostFormValue("csrf")
+	req, err := p.s.open(sealed, now)
+	if errors.Is(err, errSealExpired) {
+		p.fail(w, r, http.StatusBadRequest, "login_expired")
+		return "", flowRow{}, false
+	}
+	if err != nil || subtle.ConstantTimeCompare([]byte(req.Flow), []byte(hash(c.Value))) != 1 {
 		p.fail(w, r, http.StatusForbidden, "login_csrf")
 		return "", flowRow{}, false
 	}
+	row := flowRow{IDHash: req.Flow, CSRFHash: hash(sealed), ClientName: req.Client, Address: address(r),
+		CreatedAt: now, ExpiresAt: time.Unix(req.Expires, 0).UTC()}
+	var stored flowRow
+	err = p.s.db.WithContext(r.Context()).Where("id_hash = ?", req.Flow).Take(&stored).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound): // no code asked for yet
+	case err != nil:
+		p.s.logger.ErrorContext(r.Context(), "read login", "err", err)
+		p.fail(w, r, http.StatusServiceUnavailable, "login_check_failed")
+		return "", flowRow{}, false
+	case subtle.ConstantTimeCompare([]byte(stored.CSRFHash), []byte(row.CSRFHash)) != 1:
+		p.fail(w, r, http.StatusForbidden, "login_csrf") // another request than the code was sent for
+		return "", flowRow{}, false
+	default:
+		row = stored
+	}
+	row.AuthorizeQuery = req.Query
 	return c.Value, row, true
 }
 
@@ -260,26 +280,24 @@ func randomCode() (string, error) {
 	return fmt.Sprintf("%06d", n.Int64()), nil
 }
 
-// sendCode stores the code's hash on the flow and writes its email, in the
-// language of the sign-in page, to the outbox, in one transaction, after
-// checking the rate limits.
+// sendCode stores the flow's row with the code's hash and writes its
+// email, in the language of the sign-in page, to the outbox, in one
+// transaction, after checking the rate limits.
 func (p *pages) sendCode(ctx context.Context, id string, row flowRow, email, code string, l *i18n.Lang) error {
 	return database.Transact(ctx, p.s.db, func(tx *gorm.DB) error {
-		now := database.Now(tx).UTC()
-		since := now.Add(loginCodeLife - rateWindow) // codes sent within the window expire after since
-		var perEmail, perAddr int64
-		if err := tx.Model(&flowRow{}).Where("email = ? AND code_expires_at > ?", email, since).Count(&perEmail).Error; err != nil {
-			return fmt.Errorf("count codes: %w", err)
+		// The counts below are taken one transaction at a time per email
+		// and per address (email first, always: no two wait on each other).
+		for _, key := range []string{"login.email:" + email, "login.address:" + row.Address} {
+			if err := database.LockKey(tx, key); err != nil {
+				return err
+			}
 		}
-		if err := tx.Model(&flowRow{}).Where("address = ? AND code_expires_at > ?", row.Address, since).Count(&perAddr).Error; err != nil {
-			return fmt.Errorf("count codes: %w", err)
+		if err := countCodes(tx, email, row.Address); err != nil {
+			return err
 		}
-		if perEmail >= perEmailCodes || perAddr >= perAddrCodes {
-			return errTooMany
-		}
-		expires := now.Add(loginCodeLife)
-		res := tx.Model(&flowRow{}).Where("id_hash = ? AND code_hash = ''", row.IDHash).
-			Updates(map[string]any{"email": email, "code_hash": hash(id + code), "code_expires_at": expires, "tries": 0})
+		expires := database.Now(tx).UTC().Add(loginCodeLife)
+		row.Email, row.CodeHash, row.CodeExpiresAt, row.Tries = email, hash(id+code), &expires, 0
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
 		if res.Error != nil {
 			return fmt.Errorf("store code: %w", res.Error)
 		}
@@ -288,6 +306,31 @@ func (p *pages) sendCode(ctx context.Context, id string, row flowRow, email, cod
 		}
 		return notify.Enqueue(ctx, tx, codeEmail(l, p.s.opts.Shop, "login/"+row.IDHash, email, code))
 	})
+}
+
+// countCodes answers errTooMany when the codes sent within rateWindow to
+// email from addr, to email, or from addr reach their limits.
+func countCodes(tx *gorm.DB, email, addr string) error {
+	since := database.Now(tx).UTC().Add(loginCodeLife - rateWindow) // codes sent within the window expire after since
+	limits := []struct {
+		where string
+		args  []any
+		max   int64
+	}{
+		{"email = ? AND address = ?", []any{email, addr}, perEmailAddrCodes},
+		{"email = ?", []any{email}, perEmailCodes},
+		{"address = ?", []any{addr}, perAddrCodes},
+	}
+	for _, lim := range limits {
+		var n int64
+		if err := tx.Model(&flowRow{}).Where(lim.where, lim.args...).Where("code_expires_at > ?", since).Count(&n).Error; err != nil {
+			return fmt.Errorf("count codes: %w", err)
+		}
+		if n >= lim.max {
+			return errTooMany
+		}
+	}
+	return nil
 }
 
 // codeEmailKind is the kind of the emails that carry a sign-in code.

@@ -2,6 +2,7 @@ package accounts
 
 import (
 	"context"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/sha256"
 	"errors"
@@ -67,6 +68,7 @@ type Server struct {
 	store    *store
 	clients  *clients
 	pages    *pages
+	sealer   cipher.AEAD // seals authorization requests into the sign-in forms
 }
 
 // New returns the authorization server of the shop at opts.PublicURL.
@@ -107,6 +109,9 @@ func New(db *gorm.DB, opts Options) (*Server, error) {
 		compose.OAuth2TokenIntrospectionFactory,
 	)
 	var err error
+	if s.sealer, err = newSealer(opts.Key); err != nil {
+		return nil, err
+	}
 	if s.pages, err = newPages(s); err != nil {
 		return nil, err
 	}

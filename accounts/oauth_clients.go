@@ -2,8 +2,6 @@ package accounts
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -200,6 +198,9 @@ type clientRow struct {
 	ID           string `gorm:"primaryKey"`
 	Name         string
 	RedirectURIs string
+	MetadataHash *string
+	Address      string
+	AuthorizedAt *time.Time
 	CreatedAt    time.Time
 }
 
@@ -224,6 +225,10 @@ func (c *clients) register(w http.ResponseWriter, r *http.Request) {
 		registrationError(w, "invalid_client_metadata", "the body must be a JSON object of client metadata")
 		return
 	}
+	if code, desc := reg.checkSize(); code != "" {
+		registrationError(w, code, desc)
+		return
+	}
 	if err := checkRedirects(reg.RedirectURIs); err != nil {
 		registrationError(w, "invalid_redirect_uri", err.Error())
 		return
@@ -238,11 +243,14 @@ func (c *clients) register(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	uris, _ := json.Marshal(reg.RedirectURIs)
-	row := clientRow{ID: "client_" + hex.EncodeToString(b), Name: clip(reg.ClientName, maxClientNameLen), RedirectURIs: string(uris), CreatedAt: time.Now().UTC()}
-	if err := c.db.WithContext(r.Context()).Create(&row).Error; err != nil {
+	row, err := c.save(r.Context(), reg, address(r))
+	if errors.Is(err, errTooManyRegistrations) {
+		w.Header().Set("Retry-After", retryAfter)
+		writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "temporarily_unavailable",
+			"error_description": fmt.Sprintf("at most %d clients are registered from one address an hour; register again later, or use a client metadata document", registrationsPerHour)})
+		return
+	}
+	if err != nil {
 		http.Error(w, "the registration could not be stored; try again", http.StatusServiceUnavailable)
 		return
 	}

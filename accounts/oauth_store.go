@@ -92,6 +92,9 @@ func (s *store) create(ctx context.Context, kind, signature string, req fosite.R
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return fmt.Errorf("store %s grant: %w", kind, err)
 	}
+	if kind == kindCode {
+		return s.clients.authorized(ctx, row.ClientID, row.CreatedAt)
+	}
 	return nil
 }
 
@@ -255,7 +258,8 @@ func (s *store) DeletePKCERequestSession(ctx context.Context, sig string) error 
 
 // Sweep deletes what can no longer be used: login flows past their expiry,
 // grants past theirs (a used refresh token stays until then, so that its
-// reuse is still caught) and the emails of expired sign-in codes. It
+// reuse is still caught), the emails of expired sign-in codes and the
+// registered clients that never got an authorization within a day. It
 // answers how many rows went.
 func Sweep(ctx context.Context, db *gorm.DB, now time.Time) (int64, error) {
 	flows := db.WithContext(ctx).Where("expires_at < ?", now.UTC()).Delete(&flowRow{})
@@ -268,9 +272,11 @@ func Sweep(ctx context.Context, db *gorm.DB, now time.Time) (int64, error) {
 	}
 	// A sign-in code's email holds the code itself: it goes when the code
 	// expires, as the flow's hash of it does.
+	swept := flows.RowsAffected + grants.RowsAffected
 	codes, err := notify.Forget(ctx, db, codeEmailKind, now.Add(-loginCodeLife))
 	if err != nil {
-		return flows.RowsAffected + grants.RowsAffected, err
+		return swept, err
 	}
-	return flows.RowsAffected + grants.RowsAffected + codes, nil
+	clients, err := sweepUnusedClients(ctx, db, now)
+	return swept + codes + clients, err
 }
