@@ -84,7 +84,7 @@ func New(db *gorm.DB, opts Options) (*Server, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	s.clients = &clients{db: db, fetch: opts.Fetch, audience: s.resource, cache: map[string]cachedClient{}}
+	s.clients = &clients{db: db, fetch: opts.Fetch, audience: s.resource, cache: map[string]cachedClient{}, now: time.Now}
 	s.store = &store{db: db, clients: s.clients}
 	mac := hmac.New(sha256.New, opts.Key)
 	mac.Write([]byte("shop oauth tokens"))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ory/fosite"
+	"golang.org/x/sync/singleflight"
 	"gorm.io/gorm"
 
 	"shop"
@@ -28,12 +29,15 @@ type clients struct {
 	fetch    *webfetch.Fetcher
 	audience string
 
-	mu    sync.Mutex
-	cache map[string]cachedClient
+	now    func() time.Time
+	mu     sync.Mutex
+	cache  map[string]cachedClient // by URL, and by "host " and a host name for a host's failure
+	flight singleflight.Group      // the fetches under way, by URL
 }
 
 type cachedClient struct {
 	client  *Client
+	err     error
 	expires time.Time
 }
 
@@ -57,6 +61,7 @@ func (c *Client) Host() string {
 
 const (
 	maxClientCache   = 1000
+	failedClientTTL  = 30 * time.Second
 	minClientTTL     = time.Minute
 	maxClientTTL     = 24 * time.Hour
 	maxRedirectURIs  = 10
@@ -123,41 +128,101 @@ type clientDocument struct {
 	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
 }
 
-// document answers the client described at rawURL, from the cache while
-// its headers allow.
+// document answers the client described at rawURL, fetched or from the
+// cache: a document for as long as its headers allow, a failure for
+// failedClientTTL, for the URL and, when the host itself failed
+// (unreachable, slow, not public), for every URL of the host. Concurrent
+// calls for one URL share one fetch. So naming failing documents cannot
+// make the shop fetch them again and again (docs/limits.md).
 func (c *clients) document(ctx context.Context, rawURL string) (*Client, error) {
-	c.mu.Lock()
-	cached, ok := c.cache[rawURL]
-	c.mu.Unlock()
-	if ok && time.Now().Before(cached.expires) {
-		return cached.client, nil
+	host := "host " + hostname(rawURL)
+	if e, ok := c.cached(host); ok {
+		return e.answer()
 	}
+	if e, ok := c.cached(rawURL); ok {
+		return e.answer()
+	}
+	v, _, _ := c.flight.Do(rawURL, func() (any, error) {
+		if e, ok := c.cached(rawURL); ok {
+			return e, nil // fetched while this call waited
+		}
+		return c.load(ctx, rawURL, host), nil
+	})
+	return v.(cachedClient).answer()
+}
+
+// cached is the cache's entry for key while it lasts.
+func (c *clients) cached(key string) (cachedClient, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.cache[key]
+	return e, ok && c.now().Before(e.expires)
+}
+
+func (e cachedClient) answer() (*Client, error) {
+	if e.err != nil {
+		return nil, e.err
+	}
+	return e.client, nil
+}
+
+// load fetches and reads the document at rawURL and caches the outcome,
+// unless the shop was too busy to ask or the caller gave up.
+func (c *clients) load(ctx context.Context, rawURL, host string) cachedClient {
+	cl, ttl, hostDown, err := c.fetchDocument(ctx, rawURL)
+	now := c.now()
+	e := cachedClient{client: cl, err: err, expires: now.Add(ttl)}
+	if err != nil {
+		e.expires = now.Add(failedClientTTL)
+		if errors.Is(err, webfetch.ErrBusy) || ctx.Err() != nil {
+			return e // nothing was learned of the document
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.cache) >= maxClientCache-1 {
+		clear(c.cache) // a cache, not a record: refetching is always right
+	}
+	c.cache[rawURL] = e
+	if hostDown {
+		c.cache[host] = e
+	}
+	return e
+}
+
+// fetchDocument fetches and reads the client metadata document at rawURL,
+// answering the client and how long it may be kept, or why not and whether
+// the host itself failed.
+func (c *clients) fetchDocument(ctx context.Context, rawURL string) (*Client, time.Duration, bool, error) {
 	resp, err := c.fetch.Get(ctx, rawURL, "application/json")
 	if err != nil {
-		return nil, errUnknownClient.WithWrap(err).WithDebug(err.Error())
+		hostDown := !errors.Is(err, webfetch.ErrBadURL) && !errors.Is(err, webfetch.ErrStatus) && !errors.Is(err, webfetch.ErrTooLarge)
+		return nil, 0, hostDown, errUnknownClient.WithWrap(err).WithDebug(err.Error())
 	}
 	var doc clientDocument
 	if err := json.Unmarshal(resp.Body, &doc); err != nil {
-		return nil, errUnknownClient.WithHint("The client's metadata document is not a JSON object.")
+		return nil, 0, false, errUnknownClient.WithHint("The client's metadata document is not a JSON object.")
 	}
 	if doc.ClientID != rawURL {
-		return nil, errUnknownClient.WithHint("The client's metadata document names another client_id than its URL.")
+		return nil, 0, false, errUnknownClient.WithHint("The client's metadata document names another client_id than its URL.")
 	}
 	if m := doc.TokenEndpointAuthMethod; m != "" && m != "none" {
-		return nil, errUnknownClient.WithHint("The shop's clients are public: token_endpoint_auth_method must be none.")
+		return nil, 0, false, errUnknownClient.WithHint("The shop's clients are public: token_endpoint_auth_method must be none.")
 	}
 	if err := checkRedirects(doc.RedirectURIs); err != nil {
-		return nil, errUnknownClient.WithHint(err.Error())
+		return nil, 0, false, errUnknownClient.WithHint(err.Error())
 	}
 	cl := c.client(rawURL, clip(doc.ClientName, maxClientNameLen), doc.RedirectURIs)
-	ttl := min(max(resp.TTL, minClientTTL), maxClientTTL)
-	c.mu.Lock()
-	if len(c.cache) >= maxClientCache {
-		clear(c.cache) // a cache, not a record: refetching is always right
+	return cl, min(max(resp.TTL, minClientTTL), maxClientTTL), false, nil
+}
+
+// hostname is the host of rawURL, "" when it has none.
+func hostname(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
 	}
-	c.cache[rawURL] = cachedClient{client: cl, expires: time.Now().Add(ttl)}
-	c.mu.Unlock()
-	return cl, nil
+	return u.Hostname()
 }
 
 // checkRedirects refuses redirect URIs the shop would not send a code to:

@@ -19,6 +19,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"shop"
 	"shop/accounts"
 	"shop/webfetch"
 )
@@ -68,8 +69,33 @@ func newEnvWith(t *testing.T, db *gorm.DB, loopback bool) *env {
 		t.Fatal(err)
 	}
 	e.as = as
-	ts.Config.Handler = as.Handler()
+	h := as.Handler()
+	ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a := r.Header.Get(testAddress); a != "" { // as server's rate limiter names the client
+			r = r.WithContext(shop.WithBuyer(r.Context(), shop.Buyer{Address: a}))
+		}
+		h.ServeHTTP(w, r)
+	})
 	return e
+}
+
+// testAddress is the header that names a test request's client address.
+const testAddress = "X-Test-Address"
+
+// from is a browser whose requests come from the client address addr.
+func from(addr string) *http.Client {
+	b := browser()
+	b.Transport = addressed(addr)
+	return b
+}
+
+// addressed sends requests from the client address it names.
+type addressed string
+
+func (a addressed) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(testAddress, string(a))
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // browser is a buyer's browser: cookies kept, redirects not followed.
