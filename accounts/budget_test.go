@@ -188,7 +188,9 @@ func TestAuthorizeStoresNothing(t *testing.T) {
 		})
 
 		t.Run("StateEchoed", func(t *testing.T) {
-			b, csrf := e.login(t, authorizeURL, "state@example.com")
+			state := randomText(7000) + ` "<&>é%+` // the longest query the shop takes is 8 KiB
+			q.Set("state", state)
+			b, csrf := e.login(t, e.url+"/oauth/authorize?"+q.Encode(), "state@example.com")
 			resp, err := b.PostForm(e.url+"/login/consent", url.Values{"csrf": {csrf}, "decision": {"allow"}})
 			read(t)(resp, err)
 			loc, _ := url.Parse(resp.Header.Get("Location"))

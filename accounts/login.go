@@ -47,15 +47,7 @@ const (
 	maxCodeTries  = 5
 	maxQueryLen   = 8 << 10
 	maxEmailLen   = 254
-	rateWindow    = time.Hour
-	maxFormBytes  = 16 << 10 // an email or a code, and the sealed request
-	// Codes per rateWindow: to one email from one address, to one email in
-	// all, asked for from one address. The first is the smaller, so that a
-	// stranger asking for someone's codes from their own address does not
-	// lock that buyer out (docs/limits.md).
-	perEmailAddrCodes = 5
-	perEmailCodes     = 20
-	perAddrCodes      = 20
+	maxFormBytes  = 32 << 10 // an email or a code, and the sealed request (a query of maxQueryLen is 15 KB sealed)
 )
 
 type pages struct {
@@ -152,7 +144,7 @@ func (p *pages) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	client, _ := ar.GetClient().(*Client)
 	id := secret()
-	csrf := p.s.seal(pending{Flow: hash(id), Query: r.URL.RawQuery, Client: client.Name, Expires: time.Now().Add(flowLifespan).Unix()})
+	csrf := p.s.seal(pending{Flow: hash(id), Query: []byte(r.URL.RawQuery), Client: client.Name, Expires: time.Now().Add(flowLifespan).Unix()})
 	http.SetCookie(w, &http.Cookie{
 		Name: flowCookie, Value: id, Path: "/login/", HttpOnly: true, MaxAge: int(flowLifespan.Seconds()),
 		Secure: strings.HasPrefix(p.s.issuer, "https://"), SameSite: http.SameSiteLaxMode,
@@ -224,7 +216,7 @@ func (p *pages) flow(w http.ResponseWriter, r *http.Request) (string, flowRow, b
 	default:
 		row = stored
 	}
-	row.AuthorizeQuery = req.Query
+	row.AuthorizeQuery = string(req.Query)
 	return c.Value, row, true
 }
 
@@ -306,31 +298,6 @@ func (p *pages) sendCode(ctx context.Context, id string, row flowRow, email, cod
 		}
 		return notify.Enqueue(ctx, tx, codeEmail(l, p.s.opts.Shop, "login/"+row.IDHash, email, code))
 	})
-}
-
-// countCodes answers errTooMany when the codes sent within rateWindow to
-// email from addr, to email, or from addr reach their limits.
-func countCodes(tx *gorm.DB, email, addr string) error {
-	since := database.Now(tx).UTC().Add(loginCodeLife - rateWindow) // codes sent within the window expire after since
-	limits := []struct {
-		where string
-		args  []any
-		max   int64
-	}{
-		{"email = ? AND address = ?", []any{email, addr}, perEmailAddrCodes},
-		{"email = ?", []any{email}, perEmailCodes},
-		{"address = ?", []any{addr}, perAddrCodes},
-	}
-	for _, lim := range limits {
-		var n int64
-		if err := tx.Model(&flowRow{}).Where(lim.where, lim.args...).Where("code_expires_at > ?", since).Count(&n).Error; err != nil {
-			return fmt.Errorf("count codes: %w", err)
-		}
-		if n >= lim.max {
-			return errTooMany
-		}
-	}
-	return nil
 }
 
 // codeEmailKind is the kind of the emails that carry a sign-in code.

@@ -24,7 +24,7 @@ import (
 // pending is a sealed authorization request.
 type pending struct {
 	Flow    string `json:"f"` // hash of the flow cookie it is bound to
-	Query   string `json:"q"` // the authorization request's query, as received
+	Query   []byte `json:"q"` // the authorization request's query, byte for byte
 	Client  string `json:"c"` // the client's name, for the pages
 	Expires int64  `json:"e"` // Unix seconds
 }
