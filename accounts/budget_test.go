@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -136,6 +138,41 @@ func TestRegistrationBudget(t *testing.T) {
 			}
 			if reg := e.register(t, "203.0.113.10", maximalRegistration(200)); reg.status != http.StatusCreated {
 				t.Errorf("another address's registration: %d %s", reg.status, reg.Desc)
+			}
+		})
+
+		t.Run("Concurrent", func(t *testing.T) {
+			var created, same atomic.Int32
+			ids := make(chan string, 40)
+			var wg sync.WaitGroup
+			for i := range 40 {
+				wg.Go(func() {
+					body := maximalRegistration(300 + i) // 20 new clients, then the same one 20 times
+					if i >= 20 {
+						body = `{"client_name":"Together","redirect_uris":["https://together.example/cb"]}`
+					}
+					reg := e.register(t, "203.0.113.77", body)
+					switch {
+					case i < 20 && reg.status == http.StatusCreated:
+						created.Add(1)
+					case i >= 20 && reg.status == http.StatusCreated:
+						same.Add(1)
+						ids <- reg.ClientID
+					}
+				})
+			}
+			wg.Wait()
+			close(ids)
+			distinct := map[string]bool{}
+			for id := range ids {
+				distinct[id] = true
+			}
+			// The one "Together" client may be among the address's ten.
+			if n := created.Load(); n > 10 || n < 9 {
+				t.Errorf("%d of 20 concurrent registrations from one address stored, want 10 (9 when Together took one)", n)
+			}
+			if len(distinct) > 1 {
+				t.Errorf("20 concurrent registrations of the same metadata made %d clients", len(distinct))
 			}
 		})
 

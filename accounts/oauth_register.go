@@ -93,8 +93,12 @@ func (c *clients) save(ctx context.Context, reg registration, addr string) (clie
 		if res.Error != nil || res.RowsAffected == 1 {
 			return res.Error
 		}
-		// The same metadata was registered at the same moment: that client.
-		return tx.Where("metadata_hash = ?", sum).Take(&row).Error
+		// The same metadata was registered at the same moment: that client
+		// (read into a new row: gorm would look for this row's id too).
+		var theirs clientRow
+		err = tx.Where("metadata_hash = ?", sum).Take(&theirs).Error
+		row = theirs
+		return err
 	})
 	if err != nil && !errors.Is(err, errTooManyRegistrations) {
 		return clientRow{}, fmt.Errorf("register client: %w", err)
