@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -123,7 +124,7 @@ func TestRegistrationBudget(t *testing.T) {
 				case http.StatusCreated:
 					created++
 				case http.StatusTooManyRequests:
-					if reg.header.Get("Retry-After") == "" || reg.Desc == "" {
+					if after, err := strconv.Atoi(reg.header.Get("Retry-After")); err != nil || after < 3500 || after > 3600 || reg.Desc == "" {
 						t.Fatalf("refusal %d without Retry-After or a description: %+v", i, reg)
 					}
 				default:

@@ -309,8 +309,9 @@ func (c *clients) register(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	row, err := c.save(r.Context(), reg, address(r))
-	if errors.Is(err, errTooManyRegistrations) {
-		w.Header().Set("Retry-After", retryAfter)
+	var budget *budgetError
+	if errors.As(err, &budget) {
+		w.Header().Set("Retry-After", budget.retryAfter())
 		writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "temporarily_unavailable",
 			"error_description": fmt.Sprintf("at most %d clients are registered from one address an hour; register again later, or use a client metadata document", registrationsPerHour)})
 		return

@@ -30,8 +30,16 @@ const (
 	unusedClientLife       = 24 * time.Hour
 )
 
-// errTooManyRegistrations refuses a registration past the address's budget.
-var errTooManyRegistrations = errors.New("too many registrations from this address")
+// budgetError refuses a registration past the address's budget; wait is
+// how long until its oldest registration of the hour leaves the count.
+type budgetError struct{ wait time.Duration }
+
+func (e *budgetError) Error() string { return "too many registrations from this address" }
+
+// retryAfter is e's wait in whole seconds, at least one, for Retry-After.
+func (e *budgetError) retryAfter() string {
+	return strconv.Itoa(max(1, int(e.wait.Round(time.Second)/time.Second)))
+}
 
 // checkSize refuses metadata larger than the shop stores, with RFC 7591's
 // error code and a description naming the field.
@@ -60,7 +68,7 @@ func (reg registration) metadataHash() string {
 // save stores the registration from addr, or answers the client already
 // registered with the same metadata (from any address: its id is no
 // secret, and the code goes where the metadata says either way). A new
-// client is refused with errTooManyRegistrations past the address's budget.
+// client is refused with a *budgetError past the address's budget.
 func (c *clients) save(ctx context.Context, reg registration, addr string) (clientRow, error) {
 	sum := reg.metadataHash()
 	uris, err := json.Marshal(reg.RedirectURIs)
@@ -83,7 +91,11 @@ func (c *clients) save(ctx context.Context, reg registration, addr string) (clie
 			return fmt.Errorf("count registrations: %w", err)
 		}
 		if n >= registrationsPerHour {
-			return errTooManyRegistrations
+			var oldest clientRow
+			if err := tx.Select("created_at").Where("address = ? AND created_at > ?", addr, now.Add(-time.Hour)).Order("created_at").Take(&oldest).Error; err != nil {
+				return fmt.Errorf("read registrations: %w", err)
+			}
+			return &budgetError{wait: oldest.CreatedAt.Add(time.Hour).Sub(now)}
 		}
 		b := make([]byte, 16)
 		_, _ = rand.Read(b)
@@ -100,14 +112,12 @@ func (c *clients) save(ctx context.Context, reg registration, addr string) (clie
 		row = theirs
 		return err
 	})
-	if err != nil && !errors.Is(err, errTooManyRegistrations) {
+	var budget *budgetError
+	if err != nil && !errors.As(err, &budget) {
 		return clientRow{}, fmt.Errorf("register client: %w", err)
 	}
 	return row, err
 }
-
-// retryAfter is the Retry-After of a registration refused for the budget.
-var retryAfter = strconv.Itoa(int(time.Hour.Seconds()) / registrationsPerHour)
 
 // authorized records that client id got an authorization code, which
 // keeps a registered client from the sweep of unused ones.
