@@ -107,6 +107,9 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 		}
 	}
 	a.metrics = a.newMetrics() // its sources are read at scrapes, once everything below is wired
+	if err := a.db.Use(&database.Counter{Statement: a.metrics.Statement, Commit: a.metrics.Commit}); err != nil {
+		return err
+	}
 	a.catalog = catalog.New(a.db, a.policy.Currency(), &catalog.Options{PublicURL: cfg.PublicURL})
 	a.orders = orders.New(a.db, &orders.Options{PublicURL: cfg.PublicURL, ReceiptKey: key, Emails: a.emails(m)})
 	a.accounts, err = accounts.New(a.db, accounts.Options{
