@@ -5,8 +5,9 @@
 // Every write to a session is a conditional update on its version, inside one
 // transaction (database.Transact) with the stock holds it takes or releases;
 // a writer that loses a race retries on the fresh state (retryConflicts).
-// Nothing is kept in memory, so any number of replicas may serve the same
-// sessions.
+// The database is the one truth, so any number of replicas may serve the
+// same sessions: what a process keeps in memory (known.go: the sessions it
+// wrote last) is used only while the row's version says it is still current.
 //
 // # Life cycles
 //
