@@ -31,7 +31,7 @@ func (a *app) jobs(m *Main) []job {
 		{"agents' idempotency records past retention deleted", checkout.DefaultSweep, func(ctx context.Context) (int64, error) {
 			return a.idem.Sweep(ctx, time.Now().Add(-idempotency.Retention))
 		}},
-		{"sign-in codes, grants and tokens past retention deleted", checkout.DefaultSweep, func(ctx context.Context) (int64, error) {
+		{"sign-in codes, grants and tokens past retention, and OAuth clients never used, deleted", checkout.DefaultSweep, func(ctx context.Context) (int64, error) {
 			return accounts.Sweep(ctx, a.db, time.Now())
 		}},
 		{"order webhooks past retention deleted", checkout.DefaultSweep, a.orders.SweepWebhooks},
