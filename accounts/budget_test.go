@@ -201,7 +201,8 @@ func TestRegistrationBudget(t *testing.T) {
 // TestAuthorizeStoresNothing: a stranger's authorization requests, with a
 // state of 2 KB, store nothing (200 of them grow the database by less
 // than 256 KiB); the state comes back unchanged at the end of a sign-in;
-// the request a form carries is bound to the browser it was given to.
+// the request a form carries is bound to the browser it was given to and
+// expires with the sign-in (30 minutes).
 func TestAuthorizeStoresNothing(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		e := newEnv(t, db)
@@ -234,6 +235,17 @@ func TestAuthorizeStoresNothing(t *testing.T) {
 			loc, _ := url.Parse(resp.Header.Get("Location"))
 			if got := loc.Query().Get("state"); got != state || loc.Query().Get("code") == "" {
 				t.Fatalf("redirect %.200s…: the state came back changed (%d characters) or without a code", loc, len(got))
+			}
+		})
+
+		t.Run("Expires", func(t *testing.T) {
+			b := browser()
+			_, page := read(t)(b.Get(authorizeURL))
+			accounts.SetClock(e.as, func() time.Time { return time.Now().Add(31 * time.Minute) })
+			defer accounts.SetClock(e.as, time.Now)
+			status, _ := read(t)(b.PostForm(e.url+"/login/email", url.Values{"csrf": {csrfOf(t, page)}, "email": {"late@example.com"}}))
+			if status != http.StatusBadRequest {
+				t.Fatalf("a sign-in form after 31 minutes: %d, want 400", status)
 			}
 		})
 

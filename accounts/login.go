@@ -144,7 +144,7 @@ func (p *pages) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	client, _ := ar.GetClient().(*Client)
 	id := secret()
-	csrf := p.s.seal(pending{Flow: hash(id), Query: []byte(r.URL.RawQuery), Client: client.Name, Expires: time.Now().Add(flowLifespan).Unix()})
+	csrf := p.s.seal(pending{Flow: hash(id), Query: []byte(r.URL.RawQuery), Client: client.Name, Expires: p.s.now().Add(flowLifespan).Unix()})
 	http.SetCookie(w, &http.Cookie{
 		Name: flowCookie, Value: id, Path: "/login/", HttpOnly: true, MaxAge: int(flowLifespan.Seconds()),
 		Secure: strings.HasPrefix(p.s.issuer, "https://"), SameSite: http.SameSiteLaxMode,
@@ -189,7 +189,7 @@ func (p *pages) flow(w http.ResponseWriter, r *http.Request) (string, flowRow, b
 		p.fail(w, r, http.StatusBadRequest, "login_expired")
 		return "", flowRow{}, false
 	}
-	now := time.Now().UTC()
+	now := p.s.now().UTC()
 	sealed := r.PostFormValue("csrf")
 	req, err := p.s.open(sealed, now)
 	if errors.Is(err, errSealExpired) {

@@ -69,6 +69,7 @@ type Server struct {
 	clients  *clients
 	pages    *pages
 	sealer   cipher.AEAD // seals authorization requests into the sign-in forms
+	now      func() time.Time
 }
 
 // New returns the authorization server of the shop at opts.PublicURL.
@@ -80,7 +81,7 @@ func New(db *gorm.DB, opts Options) (*Server, error) {
 		return nil, errors.New("accounts: no fetcher for client metadata documents")
 	}
 	issuer := strings.TrimRight(opts.PublicURL, "/")
-	s := &Server{db: db, opts: opts, issuer: issuer, resource: issuer + "/mcp", logger: opts.Logger}
+	s := &Server{db: db, opts: opts, issuer: issuer, resource: issuer + "/mcp", logger: opts.Logger, now: time.Now}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
