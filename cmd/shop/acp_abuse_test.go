@@ -152,4 +152,25 @@ func TestACPSignatures(t *testing.T) {
 	if cs := other.call(t, tool, create()).session(t); cs.Status != "ready_for_payment" {
 		t.Errorf("agent-two, without a key, unsigned: %s", cs.Status)
 	}
+	before := s.count(t, "SELECT COUNT(*) FROM checkout_sessions")
+
+	// A signed create replayed within the window makes one session: with
+	// its idempotency key, the replays are answered that session; without
+	// one, the signed call is refused.
+	replayed := sign(tool, create(), now, secret)
+	first := s.agent.call(t, tool, replayed).session(t)
+	for range 4 {
+		if again := s.agent.call(t, tool, replayed).session(t); again.ID != first.ID {
+			t.Errorf("a replayed signed create answered session %s, want %s", again.ID, first.ID)
+		}
+	}
+	unkeyed := sign(tool, acpArgs("", "", shippable("enamel-camp-mug-cream", 1)), now, secret)
+	for range 5 {
+		if e := s.agent.call(t, tool, unkeyed).acpErr(t); e.Code != "idempotency_key_required" || e.Param != "$.meta.idempotency_key" {
+			t.Errorf("a signed create without an idempotency key: %+v, want idempotency_key_required", e)
+		}
+	}
+	if n := s.count(t, "SELECT COUNT(*) FROM checkout_sessions"); n != before+1 {
+		t.Errorf("a signed create sent 5 times with its key and 5 times without one made %d sessions, want 1", n-before)
+	}
 }
