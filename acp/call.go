@@ -223,6 +223,13 @@ func (a *ACP) once(ctx context.Context, sp *spec, e *envelope, key string) (*sho
 	if k.Error != nil {
 		return nil, k.Error.rpc(nil)
 	}
+	if k.Ref == "" { // kept whole, before keys kept ids
+		var ans answerJSON
+		if err := json.Unmarshal(stored, &ans); err != nil {
+			return nil, (&Error{Type: ProcessingError, Code: "internal_error", Message: internalMessage}).rpc(fmt.Errorf("stored answer: %w", err))
+		}
+		return ans.result(nil)
+	}
 	cs, err := a.checkout.Get(ctx, k.Ref)
 	if err != nil {
 		_, bad, cause := a.answer(nil, err)

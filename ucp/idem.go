@@ -65,6 +65,12 @@ func (u *UCP) once(ctx context.Context, c *call, tool string, args any, fn func(
 	if err := json.Unmarshal(stored, &rec); err != nil {
 		return CheckoutResult{}, "", fmt.Errorf("stored answer: %w", err)
 	}
+	if rec.ID == "" && rec.Error == nil { // kept whole before keys kept ids: an error response
+		rec.Error = &ErrorResponse{}
+		if err := json.Unmarshal(stored, rec.Error); err != nil {
+			return CheckoutResult{}, "", fmt.Errorf("stored answer: %w", err)
+		}
+	}
 	if rec.ID == "" {
 		return CheckoutResult{Error: rec.Error}, text(rec.Error), nil
 	}

@@ -22,11 +22,13 @@ const maxKeptAnswer = 2 << 10
 
 // restRecord is what an Idempotency-Key keeps of its answer: the status,
 // and the id of the resource the call made or changed (re-read to answer a
-// replay), or else the small answer itself.
+// replay), or else the small answer itself. Status and body are named as
+// they were when whole answers were kept, so that keys stored before are
+// answered as they were.
 type restRecord struct {
-	Status int             `json:"s"`
+	Status int             `json:"status"`
 	ID     string          `json:"id,omitempty"`
-	Body   json.RawMessage `json:"b,omitempty"`
+	Body   json.RawMessage `json:"body,omitempty"`
 }
 
 // rereadTool is the tool that reads what tool makes or changes:
