@@ -174,3 +174,25 @@ func TestACPSignatures(t *testing.T) {
 		t.Errorf("a signed create sent 5 times with its key and 5 times without one made %d sessions, want 1", n-before)
 	}
 }
+
+// TestACPKeysKeepReferences: a key keeps the id of the session its call
+// made or changed, not the session (docs/limits.md): after 20 updates with
+// fresh keys no stored answer is larger than a small record, and a replay
+// of a key answers the session as it stands.
+func TestACPKeysKeepReferences(t *testing.T) {
+	s := startACPShop(t, database.SQLite)
+	created := newKey(t, "create")
+	cs := s.agent.call(t, "create_checkout_session", acpArgs(created, "", shippable("enamel-camp-mug-cream", 2))).session(t)
+	upd := map[string]any{"buyer": map[string]any{"full_name": "Ada Agent", "email": "ada@example.com"}}
+	for range 20 {
+		if a := s.agent.call(t, "update_checkout_session", acpArgs(newKey(t, "update"), cs.ID, upd)); a.Error != nil {
+			t.Fatalf("update: %+v", a.Error)
+		}
+	}
+	if n := s.count(t, "SELECT MAX(LENGTH(answer)) FROM idempotency_keys"); n > 128 {
+		t.Errorf("a stored answer of %d bytes, want a record of the session's id (at most 128)", n)
+	}
+	if again := s.agent.call(t, "create_checkout_session", acpArgs(created, "", shippable("enamel-camp-mug-cream", 2))).session(t); again.ID != cs.ID || again.Status != cs.Status {
+		t.Errorf("a replay of the create: %s %s, want %s %s", again.ID, again.Status, cs.ID, cs.Status)
+	}
+}
