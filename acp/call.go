@@ -197,6 +197,9 @@ func (a *ACP) once(ctx context.Context, sp *spec, e *envelope, key string) (*sho
 	var cause error
 	var ran *answerJSON
 	req := idempotency.Request{Scope: scope(ctx, sp.name, e.ID), Key: key, Fingerprint: fp}
+	if shop.AgentFrom(ctx) == anonymous { // an agent with a token is vouched for by the merchant
+		req.Budget = "address|" + shop.BuyerFrom(ctx).Address
+	}
 	stored, err := a.store.Do(ctx, req, func(ctx context.Context) ([]byte, bool, error) {
 		ans, keep, why := attempt(ctx, sp, e)
 		cause, ran = why, &ans
@@ -210,6 +213,9 @@ func (a *ACP) once(ctx context.Context, sp *spec, e *envelope, key string) (*sho
 	case errors.Is(err, idempotency.ErrInFlight):
 		return nil, invalid("idempotency_in_flight", "$.meta.idempotency_key",
 			"A request with this Idempotency-Key is currently being processed; retry in a second").rpc(nil)
+	case errors.Is(err, idempotency.ErrBudget):
+		return nil, (&Error{Type: ServiceUnavailable, Code: "rate_limited",
+			Message: fmt.Sprintf("this address has made %d state changes this hour, the most the shop keeps idempotency keys for; retry after the hour turns", idempotency.DefaultKeysPerHour)}).rpc(nil)
 	case err != nil:
 		e, cause := fromShop(err)
 		return nil, e.rpc(cause)

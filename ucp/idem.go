@@ -28,7 +28,7 @@ func (u *UCP) once(ctx context.Context, c *call, tool string, args any, fn func(
 	if err != nil {
 		return CheckoutResult{}, "", err
 	}
-	req := idempotency.Request{Scope: "ucp|" + c.agent + "|" + tool, Key: c.meta.IdempotencyKey, Fingerprint: fp}
+	req := idempotency.Request{Scope: "ucp|" + c.agent + "|" + tool, Key: c.meta.IdempotencyKey, Fingerprint: fp, Budget: budget(ctx)}
 	var ran *CheckoutResult
 	var ranText string
 	stored, err := u.idem.Do(ctx, req, func(ctx context.Context) ([]byte, bool, error) {
@@ -56,6 +56,8 @@ func (u *UCP) once(ctx context.Context, c *call, tool string, args any, fn func(
 	case errors.Is(err, idempotency.ErrInFlight):
 		return CheckoutResult{}, "", protocolError(-32000, "Request in progress", "idempotency_in_flight",
 			`the first request with this meta["idempotency-key"] is still running; retry in a second`, map[string]any{"retry_after": 1})
+	case errors.Is(err, idempotency.ErrBudget):
+		return CheckoutResult{}, "", overBudget(u.now())
 	case err != nil:
 		return CheckoutResult{}, "", err
 	case ran != nil:

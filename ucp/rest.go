@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"shop"
@@ -61,6 +62,7 @@ var restStatuses = map[string]int{
 	"version_unsupported":   http.StatusUnprocessableEntity,
 	"idempotency_conflict":  http.StatusConflict,
 	"idempotency_in_flight": http.StatusConflict,
+	"too_many_requests":     http.StatusTooManyRequests,
 	"signature_missing":     http.StatusUnauthorized,
 	"signature_invalid":     http.StatusUnauthorized,
 	"key_not_found":         http.StatusUnauthorized,
@@ -267,7 +269,7 @@ func (u *UCP) restError(w http.ResponseWriter, r *http.Request, err error) {
 			status = http.StatusBadRequest
 		}
 		if data.RetryAfter > 0 {
-			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Retry-After", strconv.Itoa(data.RetryAfter))
 		}
 		writeProtocolError(w, status, data.Code, data.Content)
 	case errors.As(err, &se):

@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"shop"
 	"shop/idempotency"
@@ -49,7 +51,8 @@ func rereadTool(tool string) string {
 func (u *UCP) restOnce(meta Meta, r *http.Request, sum [sha256.Size]byte, reread shop.Tool, run func(context.Context) (int, []byte, error)) func(context.Context) (int, []byte, error) {
 	return func(ctx context.Context) (int, []byte, error) {
 		fp := sha256.Sum256([]byte(r.Method + " " + r.URL.Path + " " + hex.EncodeToString(sum[:])))
-		req := idempotency.Request{Scope: "ucp-rest|" + meta.Agent.Profile + "|" + r.Pattern, Key: meta.IdempotencyKey, Fingerprint: fp[:]}
+		req := idempotency.Request{Scope: "ucp-rest|" + meta.Agent.Profile + "|" + r.Pattern, Key: meta.IdempotencyKey, Fingerprint: fp[:],
+			Budget: budget(ctx)}
 		var ran []byte
 		var ranStatus int
 		stored, err := u.idem.Do(ctx, req, func(ctx context.Context) ([]byte, bool, error) {
@@ -69,6 +72,8 @@ func (u *UCP) restOnce(meta Meta, r *http.Request, sum [sha256.Size]byte, reread
 		case errors.Is(err, idempotency.ErrInFlight):
 			return 0, nil, protocolError(-32000, "Request in progress", "idempotency_in_flight",
 				"the first request with this Idempotency-Key is still running; retry in a second", map[string]any{"retry_after": 1})
+		case errors.Is(err, idempotency.ErrBudget):
+			return 0, nil, overBudget(u.now())
 		case err != nil && errors.Is(err, idempotency.ErrStore):
 			u.logger.WarnContext(ctx, "ucp rest: idempotency store", "err", err)
 			return 0, nil, protocolError(-32000, "Service unavailable", "storage_unavailable",
@@ -80,6 +85,24 @@ func (u *UCP) restOnce(meta Meta, r *http.Request, sum [sha256.Size]byte, reread
 		}
 		return u.replay(ctx, meta, stored, reread)
 	}
+}
+
+// budget is who pays for a new idempotency key: the caller's address,
+// since nobody vouches for a UCP agent (its profile is what it says).
+func budget(ctx context.Context) string {
+	if a := shop.BuyerFrom(ctx).Address; a != "" {
+		return "address|" + a
+	}
+	return ""
+}
+
+// overBudget is the refusal of a new key past the address's budget (429,
+// docs/limits.md), to retry when the hour turns.
+func overBudget(now time.Time) error {
+	wait := int(now.Truncate(time.Hour).Add(time.Hour).Sub(now).Seconds()) + 1
+	return protocolError(-32000, "Too many requests", "too_many_requests",
+		fmt.Sprintf("this address has made %d state changes this hour, the most the shop keeps idempotency keys for; retry in %d seconds", idempotency.DefaultKeysPerHour, wait),
+		map[string]any{"retry_after": wait})
 }
 
 // record is what a key keeps of answer b (status status), and whether it
