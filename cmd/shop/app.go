@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -129,6 +130,9 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 		wallet = payments.NewWallet(a.db, v)
 	}
 	a.idem = idempotency.New(a.db)
+	if cfg.RateLimit < 0 { // "no rate limits at all": nor a budget of new idempotency keys
+		a.idem = a.idem.WithKeysPerHour(math.MaxInt)
+	}
 	a.checkout = checkout.New(a.db, a.policy, a.catalog, &checkout.Options{
 		PublicURL: cfg.PublicURL, TTL: cfg.SessionTTL, Logger: m.Logger,
 		Orders: a.orders, Charger: a.charger, Charged: a.countCharge, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
