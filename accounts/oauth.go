@@ -21,7 +21,7 @@ import (
 
 // The authorization server is github.com/ory/fosite: it speaks the protocol
 // (authorization code with PKCE S256 only, refresh tokens rotated on use
-// with reuse detection, revocation, opaque HMAC tokens), and this package
+// with a short grace and reuse detection, revocation, opaque HMAC tokens), and this package
 // gives it storage in the shop's database (store), the clients (clients),
 // the login and consent pages (login.go) and what fosite has no option for:
 // the resource parameter (RFC 8707), iss in the authorization response
@@ -31,6 +31,10 @@ const (
 	accessLifespan  = time.Hour
 	codeLifespan    = 10 * time.Minute
 	refreshLifespan = 30 * 24 * time.Hour
+	// refreshGrace is how long a refresh token still refreshes after its
+	// first use: long enough for a host's workers refreshing at once,
+	// short enough that a stolen token's reuse soon revokes its family.
+	refreshGrace = 30 * time.Second
 )
 
 // Options configure the authorization server.
@@ -96,8 +100,11 @@ func New(db *gorm.DB, opts Options) (*Server, error) {
 		AudienceMatchingStrategy: fosite.ExactAudienceMatchingStrategy,
 		RefreshTokenScopes:       []string{}, // every grant gets a refresh token, not only "offline" ones
 		TokenURL:                 issuer + "/oauth/token",
-		// fosite asks every authorization request for a state of at least
-		// 8 characters (MinParameterEntropy), as hosts send.
+		// state is optional with PKCE (OAuth 2.1) and echoed as sent, whatever
+		// its length: fosite's minimum (8 characters by default, 0 meaning
+		// the default) is turned off with a negative one. PKCE S256, which
+		// checkAuthorize requires, is what protects the redirect.
+		MinParameterEntropy: -1,
 	}
 	s.provider = compose.Compose(cfg, s.store, compose.NewOAuth2HMACStrategy(cfg),
 		compose.OAuth2AuthorizeExplicitFactory,
@@ -251,7 +258,12 @@ var ErrInvalidToken = errors.New("accounts: invalid access token")
 // names: the account, its email and the granted scopes.
 func (s *Server) Verify(ctx context.Context, token string) (shop.Buyer, error) {
 	sess := &fosite.DefaultSession{}
-	_, ar, err := s.provider.IntrospectToken(ctx, token, fosite.AccessToken, sess)
+	use, ar, err := s.provider.IntrospectToken(ctx, token, fosite.AccessToken, sess)
+	if err == nil && use != fosite.AccessToken {
+		// fosite's introspection answers refresh tokens too (the type is a
+		// hint): a 30-day refresh token is no bearer token.
+		return shop.Buyer{}, ErrInvalidToken
+	}
 	if err != nil {
 		var rfc *fosite.RFC6749Error
 		if errors.As(err, &rfc) && rfc.CodeField >= 500 {
