@@ -138,7 +138,7 @@ func (p *pages) authorize(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, http.StatusRequestURITooLong, "login_too_long")
 		return
 	}
-	ar, err := p.s.provider.NewAuthorizeRequest(ctx, r)
+	ar, err := p.s.newAuthorizeRequest(ctx, r)
 	if err == nil {
 		err = p.s.checkAuthorize(ar)
 	}
@@ -365,7 +365,7 @@ func (p *pages) rebuild(ctx context.Context, row flowRow) (fosite.AuthorizeReque
 	if err != nil {
 		return nil, fmt.Errorf("rebuild authorization request: %w", err)
 	}
-	return p.s.provider.NewAuthorizeRequest(ctx, req)
+	return p.s.newAuthorizeRequest(ctx, req)
 }
 
 // consent serves POST /login/consent: the flow ends (once: its row is

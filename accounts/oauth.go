@@ -100,11 +100,11 @@ func New(db *gorm.DB, opts Options) (*Server, error) {
 		AudienceMatchingStrategy: fosite.ExactAudienceMatchingStrategy,
 		RefreshTokenScopes:       []string{}, // every grant gets a refresh token, not only "offline" ones
 		TokenURL:                 issuer + "/oauth/token",
-		// state is optional with PKCE (OAuth 2.1) and echoed as sent, whatever
-		// its length: fosite's minimum (8 characters by default, 0 meaning
-		// the default) is turned off with a negative one. PKCE S256, which
-		// checkAuthorize requires, is what protects the redirect.
-		MinParameterEntropy: -1,
+		// state is the client's, echoed as sent whatever its length: PKCE
+		// S256, which checkAuthorize requires, is what protects the redirect
+		// (OAuth 2.1). 1 is fosite's least minimum (0 means its default, 8);
+		// a request with no state at all is newAuthorizeRequest's.
+		MinParameterEntropy: 1,
 	}
 	s.provider = compose.Compose(cfg, s.store, compose.NewOAuth2HMACStrategy(cfg),
 		compose.OAuth2AuthorizeExplicitFactory,
@@ -182,6 +182,32 @@ func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 		"client_id_metadata_document_supported":          true,
 		"authorization_response_iss_parameter_supported": true,
 	})
+}
+
+// noState stands in for a state a request did not send, as fosite reads
+// it: fosite v0.49 requires one, OAuth 2.1 with PKCE does not.
+const noState = "shop-no-state"
+
+// newAuthorizeRequest is fosite's reading of the authorization request r,
+// which may send no state: fosite reads it with noState in its place,
+// then the request is given back its own (none), so that nothing is
+// echoed.
+func (s *Server) newAuthorizeRequest(ctx context.Context, r *http.Request) (fosite.AuthorizeRequester, error) {
+	q := r.URL.Query()
+	if q.Get("state") != "" {
+		return s.provider.NewAuthorizeRequest(ctx, r)
+	}
+	q.Set("state", noState)
+	stand := r.Clone(ctx)
+	stand.URL.RawQuery = q.Encode()
+	ar, err := s.provider.NewAuthorizeRequest(ctx, stand)
+	req, ok := ar.(*fosite.AuthorizeRequest)
+	if !ok {
+		return ar, errors.Join(err, errors.New("accounts: fosite's authorization request is not a *fosite.AuthorizeRequest"))
+	}
+	req.State = ""
+	req.Form.Del("state")
+	return req, err
 }
 
 // checkResource refuses a resource parameter (RFC 8707) that names anything
