@@ -66,7 +66,7 @@ func TestPagesNameTheApp(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		e := newEnv(t, db)
 		loopback := "http://127.0.0.1:9/cb"
-		status, id := e.register(t, "Chat\u202eGPT\n\x00", "https://chatgpt.com/connector_platform_oauth_redirect", loopback)
+		status, id := e.register(t, "Chat\u202eG\x07PT\n", "https://chatgpt.com/connector_platform_oauth_redirect", loopback)
 		if status != http.StatusCreated {
 			t.Fatalf("register: %d %s", status, id)
 		}
