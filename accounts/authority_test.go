@@ -230,8 +230,7 @@ func TestRefreshGrace(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		e := newEnv(t, db)
 		ctx := context.Background()
-		verifier, challenge := pkce()
-		_, tk := e.exchange(t, e.clientID, e.redirect, e.authorize(t, e.clientID, e.redirect, challenge, "grace@example.com"), verifier)
+		tk := e.link(t, "grace@example.com")
 
 		var wg sync.WaitGroup
 		got := make([]tokens, 2)
@@ -272,8 +271,7 @@ func TestRefreshGrace(t *testing.T) {
 func TestRefreshTokenIsNoBearer(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		e := newEnv(t, db)
-		verifier, challenge := pkce()
-		_, tk := e.exchange(t, e.clientID, e.redirect, e.authorize(t, e.clientID, e.redirect, challenge, "bearer@example.com"), verifier)
+		tk := e.link(t, "bearer@example.com")
 		if _, err := e.as.Verify(context.Background(), tk.RefreshToken); !errors.Is(err, accounts.ErrInvalidToken) {
 			t.Fatalf("a refresh token verified as an access token: %v", err)
 		}

@@ -257,3 +257,15 @@ func (e *env) refresh(t *testing.T, clientID, refreshToken string) (int, tokens)
 	return e.token(t, url.Values{"grant_type": {"refresh_token"}, "client_id": {clientID}, "refresh_token": {refreshToken},
 		"resource": {e.url + "/mcp"}})
 }
+
+// link links email's account for the metadata document's client and
+// answers the first tokens.
+func (e *env) link(t *testing.T, email string) tokens {
+	t.Helper()
+	verifier, challenge := pkce()
+	status, tk := e.exchange(t, e.clientID, e.redirect, e.authorize(t, e.clientID, e.redirect, challenge, email), verifier)
+	if status != http.StatusOK {
+		t.Fatalf("exchange: %d %+v", status, tk)
+	}
+	return tk
+}
