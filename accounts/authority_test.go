@@ -3,6 +3,7 @@ package accounts_test
 import (
 	"context"
 	"errors"
+	"html"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"shop/accounts"
 	"shop/database/dbtest"
+	"shop/i18n"
 )
 
 // The checks that keep a buyer's authority theirs (CONTRACT.md §11,
@@ -277,6 +279,42 @@ func TestRefreshTokenIsNoBearer(t *testing.T) {
 		}
 		if _, err := e.as.Verify(context.Background(), tk.AccessToken); err != nil {
 			t.Fatalf("the access token: %v", err)
+		}
+	})
+}
+
+// TestAuthorityPagesLanguage: what the pages add for the buyer's authority
+// (the self-registered note, the payments line, a refusal and its code
+// line) is in each of the shop's languages.
+func TestAuthorityPagesLanguage(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		e := newEnv(t, db)
+		redirect := "http://127.0.0.1:9/cb"
+		_, id := e.register(t, "Some Host", redirect)
+		for i, lang := range i18n.Languages {
+			t.Run(lang, func(t *testing.T) {
+				l := i18n.Named(lang)
+				_, challenge := pkce()
+				q := e.authorizeQuery(id, redirect, challenge)
+				q.Set("scope", "orders:read payments")
+				b := browser()
+				b.Transport = langTransport(lang)
+				_, page := read(t)(b.Get(e.url + "/oauth/authorize?" + q.Encode()))
+				want := []string{l.T("login_self_registered", "client", "Some Host")}
+				csrf := csrfOf(t, page)
+				email := "authority" + string(rune('a'+i)) + "@example.com"
+				read(t)(b.PostForm(e.url+"/login/email", url.Values{"csrf": {csrf}, "email": {email}}))
+				_, consent := read(t)(b.PostForm(e.url+"/login/code", url.Values{"csrf": {csrf}, "code": {e.lastCode(t, email)}}))
+				q.Set("redirect_uri", "https://elsewhere.example/cb")
+				_, refused := read(t)(b.Get(e.url + "/oauth/authorize?" + q.Encode()))
+				english := []string{"registered itself", "saved with the shop", "asked for your sign-in", "For the app's makers"}
+				if lang == "en" {
+					english = nil
+				}
+				checkPage(t, "the email page", html.UnescapeString(page), lang, want, english)
+				checkPage(t, "the consent page", html.UnescapeString(consent), lang, append(want, l.T("scope_payments")), english)
+				checkPage(t, "the refusal page", html.UnescapeString(refused), lang, []string{l.T("login_bad_redirect"), l.T("login_error_code", "code", "invalid_request")}, english)
+			})
 		}
 	})
 }
