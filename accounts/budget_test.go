@@ -50,8 +50,8 @@ type registration struct {
 	Desc     string `json:"error_description"`
 }
 
-// register posts a registration from the client address addr.
-func (e *env) register(t *testing.T, addr, body string) registration {
+// registerFrom posts a registration from the client address addr.
+func (e *env) registerFrom(t *testing.T, addr, body string) registration {
 	t.Helper()
 	resp, err := from(addr).Post(e.url+"/oauth/register", "application/json", strings.NewReader(body))
 	status, text := read(t)(resp, err)
@@ -89,22 +89,22 @@ func TestRegistrationBudget(t *testing.T) {
 				{"LongName", `{"client_name":"` + strings.Repeat("é", 101) + `","redirect_uris":` + uris(1, 0) + `}`, "invalid_client_metadata", "client_name: at most 100"},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
-					reg := e.register(t, "192.0.2.1", tc.body)
+					reg := e.registerFrom(t, "192.0.2.1", tc.body)
 					if reg.status != http.StatusBadRequest || reg.Error != tc.code || !strings.HasPrefix(reg.Desc, tc.field) {
 						t.Errorf("%d %s %q, want 400 %s %q…", reg.status, reg.Error, reg.Desc, tc.code, tc.field)
 					}
 				})
 			}
-			if reg := e.register(t, "192.0.2.1", maximalRegistration(0)); reg.status != http.StatusCreated {
+			if reg := e.registerFrom(t, "192.0.2.1", maximalRegistration(0)); reg.status != http.StatusCreated {
 				t.Errorf("the largest registration allowed: %d %s", reg.status, reg.Desc)
 			}
 		})
 
 		t.Run("SameMetadata", func(t *testing.T) {
 			body := `{"client_name":"Again","redirect_uris":["https://again.example/cb"]}`
-			first := e.register(t, "192.0.2.2", body)
+			first := e.registerFrom(t, "192.0.2.2", body)
 			for i := range 12 { // more than an address's budget: the same client is no new one
-				again := e.register(t, fmt.Sprintf("192.0.2.%d", 2+i%2), body)
+				again := e.registerFrom(t, fmt.Sprintf("192.0.2.%d", 2+i%2), body)
 				if again.status != http.StatusCreated || again.ClientID != first.ClientID {
 					t.Fatalf("registration %d of the same metadata: %d %q, want %q", i+2, again.status, again.ClientID, first.ClientID)
 				}
@@ -120,7 +120,7 @@ func TestRegistrationBudget(t *testing.T) {
 			before := dbtest.Size(t, db)
 			created := 0
 			for i := range 200 {
-				switch reg := e.register(t, "203.0.113.9", maximalRegistration(i)); reg.status {
+				switch reg := e.registerFrom(t, "203.0.113.9", maximalRegistration(i)); reg.status {
 				case http.StatusCreated:
 					created++
 				case http.StatusTooManyRequests:
@@ -137,7 +137,7 @@ func TestRegistrationBudget(t *testing.T) {
 			if created != 10 {
 				t.Errorf("%d registrations from one address in an hour, want 10", created)
 			}
-			if reg := e.register(t, "203.0.113.10", maximalRegistration(200)); reg.status != http.StatusCreated {
+			if reg := e.registerFrom(t, "203.0.113.10", maximalRegistration(200)); reg.status != http.StatusCreated {
 				t.Errorf("another address's registration: %d %s", reg.status, reg.Desc)
 			}
 		})
@@ -152,7 +152,7 @@ func TestRegistrationBudget(t *testing.T) {
 					if i >= 20 {
 						body = `{"client_name":"Together","redirect_uris":["https://together.example/cb"]}`
 					}
-					reg := e.register(t, "203.0.113.77", body)
+					reg := e.registerFrom(t, "203.0.113.77", body)
 					switch {
 					case i < 20 && reg.status == http.StatusCreated:
 						created.Add(1)
@@ -178,8 +178,8 @@ func TestRegistrationBudget(t *testing.T) {
 		})
 
 		t.Run("UnusedDeletedAfterADay", func(t *testing.T) {
-			unused := e.register(t, "192.0.2.3", `{"redirect_uris":["http://127.0.0.1:9/unused"]}`)
-			used := e.register(t, "192.0.2.3", `{"redirect_uris":["http://127.0.0.1:9/used"]}`)
+			unused := e.registerFrom(t, "192.0.2.3", `{"redirect_uris":["http://127.0.0.1:9/unused"]}`)
+			used := e.registerFrom(t, "192.0.2.3", `{"redirect_uris":["http://127.0.0.1:9/used"]}`)
 			_, challenge := pkce()
 			e.authorize(t, used.ClientID, "http://127.0.0.1:9/used", challenge, "used@example.com")
 			exists := func(id string) bool {

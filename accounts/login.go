@@ -87,7 +87,14 @@ func (flowRow) TableName() string { return "login_flows" }
 type page struct {
 	L                                             *i18n.Lang
 	Title, Shop, Client, Host, Email, CSRF, Error string
-	Scopes                                        []string
+	// Self says the client registered itself; Detail is an OAuth error code.
+	Self   bool
+	Detail string
+	// Scopes are the consent's lines; Payments the payments line, with its
+	// box ticked when PaymentsOn.
+	Scopes     []string
+	Payments   string
+	PaymentsOn bool
 }
 
 func (p *pages) render(w http.ResponseWriter, r *http.Request, status int, name string, v page) {
@@ -133,13 +140,12 @@ func (p *pages) authorize(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, http.StatusRequestURITooLong, "login_too_long")
 		return
 	}
-	ar, err := p.s.provider.NewAuthorizeRequest(ctx, r)
+	ar, err := p.s.newAuthorizeRequest(ctx, r)
 	if err == nil {
 		err = p.s.checkAuthorize(ar)
 	}
 	if err != nil {
-		p.s.logRefusal(ctx, "authorization refused", err)
-		p.s.provider.WriteAuthorizeError(ctx, issWriter(w, p.s.issuer), ar, err)
+		p.refuse(w, r, ar, err)
 		return
 	}
 	client, _ := ar.GetClient().(*Client)
@@ -149,7 +155,7 @@ func (p *pages) authorize(w http.ResponseWriter, r *http.Request) {
 		Name: flowCookie, Value: id, Path: "/login/", HttpOnly: true, MaxAge: int(flowLifespan.Seconds()),
 		Secure: strings.HasPrefix(p.s.issuer, "https://"), SameSite: http.SameSiteLaxMode,
 	})
-	p.render(w, r, http.StatusOK, "email", page{Client: client.Name, Host: client.Host(), CSRF: csrf})
+	p.render(w, r, http.StatusOK, "email", named(page{CSRF: csrf}, ar))
 }
 
 // checkAuthorize refuses what fosite lets through and the shop does not:
@@ -236,7 +242,7 @@ func (p *pages) email(w http.ResponseWriter, r *http.Request) {
 		if !p.s.opts.Emails {
 			msg = "login_no_email"
 		}
-		p.render(w, r, http.StatusBadRequest, "email", page{Client: row.ClientName, Email: email, CSRF: csrf, Error: msg})
+		p.render(w, r, http.StatusBadRequest, "email", p.describe(ctx, row, i18n.FromRequest(r), page{Email: email, CSRF: csrf, Error: msg}))
 		return
 	}
 	code, err := randomCode()
@@ -245,14 +251,14 @@ func (p *pages) email(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case errors.Is(err, errTooMany):
-		p.render(w, r, http.StatusTooManyRequests, "email", page{Client: row.ClientName, Email: email, CSRF: csrf,
-			Error: "login_too_many"})
+		p.render(w, r, http.StatusTooManyRequests, "email", p.describe(ctx, row, i18n.FromRequest(r), page{Email: email, CSRF: csrf,
+			Error: "login_too_many"}))
 	case errors.Is(err, errCodeSent):
 		p.render(w, r, http.StatusOK, "code", page{Email: row.Email, CSRF: csrf, Error: "login_code_already"})
 	case err != nil:
 		p.s.logger.ErrorContext(ctx, "send login code", "err", err)
-		p.render(w, r, http.StatusServiceUnavailable, "email", page{Client: row.ClientName, Email: email, CSRF: csrf,
-			Error: "login_send_failed"})
+		p.render(w, r, http.StatusServiceUnavailable, "email", p.describe(ctx, row, i18n.FromRequest(r), page{Email: email, CSRF: csrf,
+			Error: "login_send_failed"}))
 	default:
 		p.render(w, r, http.StatusOK, "code", page{Email: email, CSRF: csrf})
 	}
@@ -359,41 +365,8 @@ func (p *pages) code(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, http.StatusServiceUnavailable, "login_signin_failed")
 		return
 	}
-	client, host, scopes := p.describe(ctx, row, i18n.FromRequest(r))
-	p.render(w, r, http.StatusOK, "consent", page{Title: "login_connect_title", Client: client, Host: host, Email: acct.Email, CSRF: csrf, Scopes: scopes})
-}
-
-// scopeWords are the catalogs' keys of what each scope lets the client do,
-// on the consent page.
-var scopeWords = map[string]string{
-	shop.ScopeOrdersRead: "scope_orders_read",
-	shop.ScopeAccount:    "scope_account",
-	shop.ScopePayments:   "scope_payments",
-}
-
-// describe names the flow's client and the scopes it asks for, in words.
-func (p *pages) describe(ctx context.Context, row flowRow, l *i18n.Lang) (name, host string, scopes []string) {
-	name = row.ClientName
-	ar, err := p.rebuild(ctx, row)
-	if err != nil {
-		return name, "", nil
-	}
-	if c, ok := ar.GetClient().(*Client); ok {
-		host = c.Host()
-	}
-	for _, s := range grantedScopes(ar) {
-		scopes = append(scopes, l.T(scopeWords[s]))
-	}
-	return name, host, scopes
-}
-
-// grantedScopes are the scopes a client asked for, all of them when it
-// asked for none.
-func grantedScopes(ar fosite.AuthorizeRequester) []string {
-	if len(ar.GetRequestedScopes()) == 0 {
-		return shop.Scopes
-	}
-	return ar.GetRequestedScopes()
+	p.render(w, r, http.StatusOK, "consent", p.describe(ctx, row, i18n.FromRequest(r),
+		page{Title: "login_connect_title", Email: acct.Email, CSRF: csrf}))
 }
 
 // rebuild is the flow's authorization request as fosite read it at first.
@@ -402,7 +375,7 @@ func (p *pages) rebuild(ctx context.Context, row flowRow) (fosite.AuthorizeReque
 	if err != nil {
 		return nil, fmt.Errorf("rebuild authorization request: %w", err)
 	}
-	return p.s.provider.NewAuthorizeRequest(ctx, req)
+	return p.s.newAuthorizeRequest(ctx, req)
 }
 
 // consent serves POST /login/consent: the flow ends (once: its row is
@@ -425,22 +398,18 @@ func (p *pages) consent(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: flowCookie, Path: "/login/", MaxAge: -1})
 	ar, err := p.rebuild(ctx, row)
 	if err != nil {
-		p.s.logRefusal(ctx, "authorization refused", err)
-		p.s.provider.WriteAuthorizeError(ctx, issWriter(w, p.s.issuer), ar, err)
+		p.refuse(w, r, ar, err)
 		return
 	}
 	if r.PostFormValue("decision") != "allow" {
 		p.s.provider.WriteAuthorizeError(ctx, issWriter(w, p.s.issuer), ar, fosite.ErrAccessDenied.WithHint("The buyer denied the request."))
 		return
 	}
-	for _, s := range grantedScopes(ar) {
-		ar.GrantScope(s)
-	}
+	grant(ar, r)
 	ar.GrantAudience(p.s.resource)
 	resp, err := p.s.provider.NewAuthorizeResponse(ctx, ar, &fosite.DefaultSession{Subject: *row.AccountID})
 	if err != nil {
-		p.s.logRefusal(ctx, "authorization refused", err)
-		p.s.provider.WriteAuthorizeError(ctx, issWriter(w, p.s.issuer), ar, err)
+		p.refuse(w, r, ar, err)
 		return
 	}
 	p.s.provider.WriteAuthorizeResponse(ctx, issWriter(w, p.s.issuer), ar, resp)
@@ -462,11 +431,14 @@ func (w *issResponse) WriteHeader(code int) {
 	if code >= 300 && code < 400 {
 		if u, err := url.Parse(w.Header().Get("Location")); err == nil && u.IsAbs() {
 			q := u.Query()
+			if q.Get("state") == "" {
+				q.Del("state") // fosite's "state=" for a request that sent none
+			}
 			if q.Get("iss") == "" {
 				q.Set("iss", w.issuer)
-				u.RawQuery = q.Encode()
-				w.Header().Set("Location", u.String())
 			}
+			u.RawQuery = q.Encode()
+			w.Header().Set("Location", u.String())
 		}
 	}
 	w.ResponseWriter.WriteHeader(code)

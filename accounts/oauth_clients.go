@@ -11,8 +11,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ory/fosite"
+	"golang.org/x/net/publicsuffix"
 	"golang.org/x/sync/singleflight"
 	"gorm.io/gorm"
 
@@ -44,19 +47,27 @@ type cachedClient struct {
 // Client is an OAuth client of the shop as the consent page names it.
 type Client struct {
 	fosite.DefaultClient
-	// Name is its client_name ("ChatGPT"), or its host when it has none.
+	// Name is its client_name ("ChatGPT") without control or bidirectional
+	// characters; empty when it has none.
 	Name string
+	// SelfRegistered is true for a client that registered itself (RFC
+	// 7591): nobody vouches for its name, not even a host serving it.
+	SelfRegistered bool
 }
 
-// Host is the host of the client's id (a metadata document's URL) or of
-// its first redirect URI, shown on the consent page beside its name.
-func (c *Client) Host() string {
-	for _, raw := range append([]string{c.ID}, c.RedirectURIs...) {
-		if u, err := url.Parse(raw); err == nil && u.Host != "" {
+// Host is the host the pages show beside the client's name for a request
+// that redirects to redirect: the host of its metadata document (whose
+// owner chose its redirect URIs), or else the host the code goes to.
+func (c *Client) Host(redirect *url.URL) string {
+	if !c.SelfRegistered {
+		if u, err := url.Parse(c.ID); err == nil {
 			return u.Hostname()
 		}
 	}
-	return ""
+	if redirect == nil {
+		return ""
+	}
+	return redirect.Hostname()
 }
 
 const (
@@ -105,19 +116,36 @@ func (c *clients) get(ctx context.Context, id string) (*Client, error) {
 	if err := json.Unmarshal([]byte(row.RedirectURIs), &uris); err != nil {
 		return nil, fmt.Errorf("decode client: %w", err)
 	}
-	return c.client(row.ID, row.Name, uris), nil
+	cl := c.client(row.ID, row.Name, uris)
+	cl.SelfRegistered = true
+	return cl, nil
 }
 
 func (c *clients) client(id, name string, redirects []string) *Client {
-	cl := &Client{Name: name, DefaultClient: fosite.DefaultClient{
+	return &Client{Name: cleanName(name), DefaultClient: fosite.DefaultClient{
 		ID: id, RedirectURIs: redirects, Public: true,
 		GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
 		Scopes: shop.Scopes, Audience: []string{c.audience},
 	}}
-	if cl.Name == "" {
-		cl.Name = cl.Host()
+}
+
+// cleanName is a client's name as the pages may show it: valid UTF-8
+// without control characters (line breaks among them) or bidirectional
+// ones (which could make "moc.tpgtahc" read as "chatgpt.com"), at most
+// maxClientNameLen bytes of whole characters.
+func cleanName(name string) string {
+	name = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(name, ""))
+	name = strings.TrimSpace(name)
+	for len(name) > maxClientNameLen {
+		_, size := utf8.DecodeLastRuneInString(name)
+		name = name[:len(name)-size]
 	}
-	return cl
+	return name
 }
 
 // clientDocument is what the shop reads of a client's metadata document.
@@ -212,7 +240,7 @@ func (c *clients) fetchDocument(ctx context.Context, rawURL string) (*Client, ti
 	if err := checkRedirects(doc.RedirectURIs); err != nil {
 		return nil, 0, false, errUnknownClient.WithHint(err.Error())
 	}
-	cl := c.client(rawURL, clip(doc.ClientName, maxClientNameLen), doc.RedirectURIs)
+	cl := c.client(rawURL, doc.ClientName, doc.RedirectURIs)
 	return cl, min(max(resp.TTL, minClientTTL), maxClientTTL), false, nil
 }
 
@@ -240,6 +268,32 @@ func checkRedirects(uris []string) error {
 		if u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname())) {
 			return fmt.Errorf("redirect_uris: %q must be https (or http on localhost)", clip(raw, 100))
 		}
+	}
+	return nil
+}
+
+// checkOneSite refuses a registration whose redirect URIs lead to more than
+// one site (registrable domain, such as example.com for app.example.com),
+// loopback addresses aside (a code sent there stays on the buyer's
+// machine): the pages name the host of the one URI a request uses, and a
+// client named "ChatGPT" with chatgpt.com's URI beside its own host would
+// borrow chatgpt.com's name for links to the other.
+func checkOneSite(uris []string) error {
+	site := ""
+	for _, raw := range uris {
+		u, _ := url.Parse(raw) // checkRedirects parsed them all
+		host := strings.ToLower(u.Hostname())
+		if loopback(host) {
+			continue
+		}
+		s, err := publicsuffix.EffectiveTLDPlusOne(host)
+		if err != nil {
+			s = host // an IP address, or a public suffix itself
+		}
+		if site != "" && s != site {
+			return fmt.Errorf("redirect_uris lead to several sites (%s and %s): register one client per site", clip(site, 100), clip(s, 100))
+		}
+		site = s
 	}
 	return nil
 }
@@ -298,6 +352,10 @@ func (c *clients) register(w http.ResponseWriter, r *http.Request) {
 		registrationError(w, "invalid_redirect_uri", err.Error())
 		return
 	}
+	if err := checkOneSite(reg.RedirectURIs); err != nil {
+		registrationError(w, "invalid_redirect_uri", err.Error())
+		return
+	}
 	if m := reg.TokenEndpointAuthMethod; m != "" && m != "none" {
 		registrationError(w, "invalid_client_metadata", "token_endpoint_auth_method must be none: the shop's clients are public and use PKCE")
 		return
@@ -308,6 +366,7 @@ func (c *clients) register(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	reg.ClientName = cleanName(reg.ClientName) // as the pages show it, and as registrations are compared
 	row, err := c.save(r.Context(), reg, address(r))
 	var budget *budgetError
 	if errors.As(err, &budget) {

@@ -19,9 +19,10 @@ import (
 
 // store keeps fosite's grants (codes, tokens, PKCE challenges) in the
 // oauth_grants table, one row each, keyed by the SHA-256 of the token's
-// signature, so that the database never holds a usable token. A grant is
-// single use where fosite asks it to be (a code, a refresh token) through
-// a conditional UPDATE, so replicas agree on who used it first.
+// signature, so that the database never holds a usable token. A code is
+// single use through a conditional UPDATE, so replicas agree on who used it
+// first; a refresh token is usable for refreshGrace from its first use
+// (RotateRefreshToken), then it is a reuse.
 type store struct {
 	db      *gorm.DB
 	clients *clients
@@ -53,6 +54,7 @@ type grantRow struct {
 	RequestedAt   time.Time
 	ExpiresAt     time.Time
 	Active        bool
+	RotatedAt     *time.Time
 	CreatedAt     time.Time
 }
 
@@ -131,7 +133,7 @@ func (s *store) get(ctx context.Context, kind, signature string, sess fosite.Ses
 		RequestedScope: fields(row.Scopes), GrantedScope: fields(row.Scopes),
 		RequestedAudience: fields(row.Audience), GrantedAudience: fields(row.Audience),
 	}
-	if !row.Active {
+	if !row.Active || (row.RotatedAt != nil && !time.Now().Before(row.RotatedAt.Add(refreshGrace))) {
 		return req, inactive
 	}
 	return req, nil
@@ -225,18 +227,27 @@ func (s *store) DeleteRefreshTokenSession(ctx context.Context, sig string) error
 	return s.delete(ctx, kindRefresh, sig)
 }
 
-// RotateRefreshToken marks the refresh token used as it is exchanged for a
-// new one: a second exchange of it finds it inactive, and fosite revokes
-// its family.
+// RotateRefreshToken is fosite's hook for rotating a refresh token as it
+// is exchanged for a new one (fosite v0.49 leaves any grace to the
+// storage): the first exchange starts the token's grace, and exchanges
+// within it succeed too, so that two workers of one host refreshing at
+// once both get tokens. After the grace, get finds the token inactive and
+// fosite revokes its family as a reuse.
 func (s *store) RotateRefreshToken(ctx context.Context, _ string, sig string) error {
-	return s.deactivate(ctx, kindRefresh, sig, fosite.ErrInactiveToken)
+	now := time.Now().UTC()
+	res := s.db.WithContext(ctx).Model(&grantRow{}).
+		Where("signature_hash = ? AND kind = ? AND active AND (rotated_at IS NULL OR rotated_at > ?)", grantKey(kindRefresh, sig), kindRefresh, now.Add(-refreshGrace)).
+		Update("rotated_at", gorm.Expr("COALESCE(rotated_at, ?)", now))
+	if res.Error != nil {
+		return fmt.Errorf("rotate refresh grant: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fosite.ErrInactiveToken
+	}
+	return nil
 }
 
 func (s *store) RevokeRefreshToken(ctx context.Context, requestID string) error {
-	return s.revokeFamily(ctx, kindRefresh, requestID)
-}
-
-func (s *store) RevokeRefreshTokenMaybeGracePeriod(ctx context.Context, requestID, _ string) error {
 	return s.revokeFamily(ctx, kindRefresh, requestID)
 }
 
