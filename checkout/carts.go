@@ -38,6 +38,8 @@ type Cart struct {
 	// a promotion does not apply.
 	Messages  []Message
 	PromoCode string
+	// Discounts are its codes and what became of each.
+	Discounts *Discounts
 	ExpiresAt time.Time
 }
 
@@ -47,6 +49,8 @@ type CartRequest struct {
 	Items     *[]Item
 	Buyer     *Buyer
 	PromoCode *string
+	// PromoCodes replace the codes, as Request's do.
+	PromoCodes *[]string
 }
 
 // cartRow is a row of carts.
@@ -177,11 +181,8 @@ func (c *Checkout) CartItems(ctx context.Context, id string) (Request, error) {
 		return Request{}, err
 	}
 	items := row.Items
-	req := Request{Items: &items, Buyer: row.Buyer}
-	if row.PromoCode != "" {
-		req.PromoCode = &row.PromoCode
-	}
-	return req, nil
+	codes := splitCodes(row.PromoCode)
+	return Request{Items: &items, Buyer: row.Buyer, PromoCodes: &codes}, nil
 }
 
 func (c *Checkout) loadCart(ctx context.Context, db *gorm.DB, id string) (*cartRow, error) {
@@ -203,7 +204,7 @@ func (c *Checkout) loadCart(ctx context.Context, db *gorm.DB, id string) (*cartR
 // applyCart validates req as apply does a session's and merges it into row.
 func (c *Checkout) applyCart(row *cartRow, req CartRequest) error {
 	var st state
-	if err := c.apply(&st, Request{Items: req.Items, Buyer: req.Buyer, PromoCode: req.PromoCode}); err != nil {
+	if err := c.apply(&st, Request{Items: req.Items, Buyer: req.Buyer, PromoCode: req.PromoCode, PromoCodes: req.PromoCodes}); err != nil {
 		return err
 	}
 	if req.Items != nil {
@@ -212,7 +213,7 @@ func (c *Checkout) applyCart(row *cartRow, req CartRequest) error {
 	if req.Buyer != nil {
 		row.Buyer = st.Buyer
 	}
-	if req.PromoCode != nil {
+	if req.PromoCode != nil || req.PromoCodes != nil {
 		row.PromoCode = st.PromoCode
 	}
 	return nil
@@ -243,15 +244,13 @@ func (c *Checkout) priceCart(ctx context.Context, row *cartRow) (*Cart, error) {
 		}
 	}
 	in := pricingInput{Policy: c.policy, Lines: lines, Now: c.now()}
-	if promo, ok := c.policy.Promotion(row.PromoCode); ok && row.PromoCode != "" {
-		in.Promo = promo
-		if in.PromoUses, err = c.promoUses(ctx, c.db, promo.Code); err != nil {
-			return nil, err
-		}
+	if in.Promos, err = c.promoInputs(ctx, c.db, row.PromoCode); err != nil {
+		return nil, err
 	}
 	pr := price(in)
 	return &Cart{ID: row.ID, Status: row.Status, Currency: row.Currency, Buyer: row.Buyer, LineItems: pr.LineItems,
-		Totals: pr.Totals, Messages: append(problems, pr.Messages...), PromoCode: pr.Promo, ExpiresAt: row.ExpiresAt}, nil
+		Totals: pr.Totals, Messages: append(problems, pr.Messages...), PromoCode: pr.Promo,
+		Discounts: discountsOf(row.PromoCode, pr.Applied, pr.Rejected), ExpiresAt: row.ExpiresAt}, nil
 }
 
 // deleteOldCarts deletes the carts past their expiry, and those canceled
