@@ -81,7 +81,7 @@ func fromShop(err error) (*Error, error) {
 	var e *shop.Error
 	switch {
 	case errors.As(err, &e):
-		out := &Error{Type: InvalidRequest, Code: string(e.Code), Message: e.Message, Param: requestParam(e.Param)}
+		out := &Error{Type: InvalidRequest, Code: string(e.Code), Message: say(e.Message), Param: requestParam(e.Param)}
 		switch e.Code {
 		case shop.NotFound:
 			out.Code = "session_not_found"

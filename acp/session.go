@@ -157,7 +157,7 @@ var errorCodes = map[string]bool{
 }
 
 func sessionMessage(m checkout.Message) Message {
-	out := Message{Type: "info", Param: sessionParam(m.Param), ContentType: "plain", Content: m.Content}
+	out := Message{Type: "info", Param: sessionParam(m.Param), ContentType: "plain", Content: say(m.Content)}
 	if m.Type != checkout.MessageError {
 		return out
 	}

@@ -68,8 +68,8 @@ type cartRow struct {
 	// CheckoutID is the session last made from the cart (CreateFromCart).
 	CheckoutID string
 	CreatedAt  time.Time
-	UpdatedAt    time.Time `gorm:"autoUpdateTime:false"`
-	ExpiresAt    time.Time
+	UpdatedAt  time.Time `gorm:"autoUpdateTime:false"`
+	ExpiresAt  time.Time
 }
 
 func (cartRow) TableName() string { return "carts" }

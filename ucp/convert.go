@@ -307,7 +307,7 @@ func option(version string, o checkout.FulfillmentOption) Option {
 // toMessage is a message of the shop as UCP writes it, its field's path
 // translated.
 func toMessage(m checkout.Message, paths func(string) string) Message {
-	out := Message{Type: string(m.Type), Code: m.Code, Content: m.Content}
+	out := Message{Type: string(m.Type), Code: m.Code, Content: say(m.Content)}
 	if m.Param != "" {
 		out.Path = paths(m.Param)
 	}
