@@ -36,6 +36,11 @@ type Policy struct {
 	ExternalCheckout bool `yaml:"external_checkout"`
 	// PaymentSheet is the host's payment sheet: off unless enabled.
 	PaymentSheet PaymentSheet `yaml:"payment_sheet"`
+	// ProductCheckout, when true, offers ChatGPT's product checkout
+	// conversion contract on /mcp: the checkout_session tool and its
+	// template ui://widget/checkout-session.html (docs/connecting.md), for a
+	// merchant ChatGPT approved and whose product feed it reads.
+	ProductCheckout bool `yaml:"product_checkout"`
 	// CardBrands are the card brands the payment sheet offers (Stripe's
 	// names: visa, mastercard, amex, discover, …); AllowedCardBrands gives
 	// the default when left out.
