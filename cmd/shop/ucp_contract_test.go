@@ -32,6 +32,20 @@ var restRoutes = map[string]struct{ method, path, member string }{
 	"create_checkout": {"POST", "/checkout-sessions", "checkout"}, "update_checkout": {"PUT", "/checkout-sessions/%s", "checkout"},
 	"get_checkout": {"GET", "/checkout-sessions/%s", ""}, "lookup_catalog": {"POST", "/catalog/lookup", "catalog"},
 	"get_product": {"POST", "/catalog/product", "catalog"}, "search_catalog": {"POST", "/catalog/search", "catalog"},
+	"complete_checkout": {"POST", "/checkout-sessions/%s/complete", "checkout"},
+}
+
+// mcpWords are /mcp's tool and field names, which no UCP answer may name.
+var mcpWords = []string{"_checkout_session", "promo_code", "create_payment_link", "search_products", "fulfillment_address", "fulfillment_option_id"}
+
+// speaksUCP fails t when an answer names one of /mcp's tools or fields.
+func speaksUCP(t *testing.T, tool string, answer []byte) {
+	t.Helper()
+	for _, w := range mcpWords {
+		if strings.Contains(string(answer), w) {
+			t.Errorf("%s answered /mcp's %q: %s", tool, w, answer)
+		}
+	}
 }
 
 // ucpFailure is a protocol error: its HTTP status over REST (0 over MCP),
@@ -57,6 +71,7 @@ func (b ucpBinding) call(t *testing.T, tool, id string, payload map[string]any, 
 		res, err := b.mcp.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: args})
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
+			speaksUCP(t, tool, []byte(rpcErr.Message+string(rpcErr.Data)))
 			var data struct{ Code string }
 			_ = json.Unmarshal(rpcErr.Data, &data)
 			return &ucpFailure{rpc: rpcErr.Code, code: data.Code}
@@ -65,6 +80,7 @@ func (b ucpBinding) call(t *testing.T, tool, id string, payload map[string]any, 
 			t.Fatalf("%s: %v", tool, err)
 		}
 		raw, _ := json.Marshal(res.StructuredContent)
+		speaksUCP(t, tool, raw)
 		if err := json.Unmarshal(raw, out); err != nil {
 			t.Fatal(err)
 		}
@@ -84,6 +100,7 @@ func (b ucpBinding) call(t *testing.T, tool, id string, payload map[string]any, 
 		key = uuid(t)
 	}
 	ans := b.rest.do(t, r.method, path, key, body)
+	speaksUCP(t, tool, ans.body)
 	if ans.status >= 400 {
 		var e struct{ Code string }
 		_ = json.Unmarshal(ans.body, &e)
@@ -144,6 +161,7 @@ func TestUCPContracts(t *testing.T) {
 					t.Run("CartOnce", func(t *testing.T) { testUCPCartOnce(t, b) })
 					t.Run("Catalog", func(t *testing.T) { testUCPCatalog(t, b) })
 					t.Run("NoLineItems", func(t *testing.T) { testUCPNoLineItems(t, b) })
+					t.Run("NotReady", func(t *testing.T) { testUCPNotReady(t, b) })
 				})
 			}
 		})
@@ -315,5 +333,23 @@ func testUCPNoLineItems(t *testing.T, b ucpBinding) {
 	f := b.call(t, "create_checkout", "", map[string]any{"buyer": map[string]any{"email": "ada@example.com"}}, &co)
 	if f == nil || f.code != "invalid_request" || b.mcp != nil && f.rpc != -32602 || b.mcp == nil && f.status != 400 {
 		t.Errorf("create without line_items: %+v %+v", f, co)
+	}
+}
+
+// testUCPNotReady completes a checkout without an address: refused in
+// UCP's words (update_checkout, never /mcp's update_checkout_session).
+func testUCPNotReady(t *testing.T, b ucpBinding) {
+	var co ucp.Checkout
+	if f := b.call(t, "create_checkout", "", map[string]any{"line_items": ucpLine(ucpVariant, 1)}, &co); f != nil {
+		t.Fatal(f)
+	}
+	pay := map[string]any{"payment": map[string]any{"instruments": []map[string]any{{"id": "instr_1", "handler_id": "sandbox_card", "type": "card",
+		"credential": map[string]any{"type": "token", "token": "pm_card_visa"}}}}}
+	var refused ucp.ErrorResponse
+	if f := b.call(t, "complete_checkout", co.ID, pay, &refused); f != nil {
+		t.Fatal(f)
+	}
+	if len(refused.Messages) == 0 || !strings.Contains(refused.Messages[0].Content, "update_checkout") {
+		t.Errorf("completing a checkout not ready: %+v", refused)
 	}
 }
