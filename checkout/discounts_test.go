@@ -164,3 +164,49 @@ func TestCartConvertedTwice(t *testing.T) {
 		}
 	})
 }
+
+// TestPromoCodesUses: a session paid with two codes that apply takes a use
+// of each, and a declined payment gives both back.
+func TestPromoCodesUses(t *testing.T) {
+	ctx := context.Background()
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		p := payingShopWith(t, db, nil, func(pol *checkout.Policy) {
+			for _, code := range []string{"WELCOME10", "FREESHIP"} {
+				promo, _ := pol.Promotion(code)
+				promo.UsageLimit = ptr(5)
+			}
+		})
+		uses := func() map[string]int64 {
+			var rows []struct {
+				Code string
+				Used int64
+			}
+			if err := db.Raw("SELECT code, used FROM promotion_uses").Scan(&rows).Error; err != nil {
+				t.Fatal(err)
+			}
+			out := map[string]int64{}
+			for _, r := range rows {
+				out[r.Code] = r.Used
+			}
+			return out
+		}
+		s, err := p.co.Create(ctx, checkout.Request{Items: items("enamel-camp-mug-forest-green", 3), Address: californian,
+			Buyer: &checkout.Buyer{Name: "Ada Lovelace", Email: "ada@example.com"}, PromoCodes: &[]string{"freeship", "welcome10"}})
+		if err != nil || s.Status != checkout.Ready || len(s.Discounts.Applied) != 2 {
+			t.Fatalf("ready session with two codes: %v %+v", err, s)
+		}
+		if _, err := p.co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay("pm_card_visa_chargeDeclined")}); err != nil {
+			t.Fatal(err)
+		}
+		if got := uses(); got["WELCOME10"] != 0 || got["FREESHIP"] != 0 {
+			t.Errorf("after a decline: uses %v, want none", got)
+		}
+		done, err := p.co.Complete(ctx, checkout.CompleteRequest{SessionID: s.ID, Payment: pay("pm_card_visa")})
+		if err != nil || done.Status != checkout.Completed {
+			t.Fatalf("paid: %v %+v", err, done)
+		}
+		if got := uses(); got["WELCOME10"] != 1 || got["FREESHIP"] != 1 {
+			t.Errorf("after the order: uses %v, want one of each", got)
+		}
+	})
+}
