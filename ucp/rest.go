@@ -69,6 +69,8 @@ var restStatuses = map[string]int{
 	"digest_mismatch":       http.StatusBadRequest,
 	"algorithm_unsupported": http.StatusBadRequest,
 	"storage_unavailable":   http.StatusServiceUnavailable,
+	"request_too_large":     http.StatusBadRequest,
+	"invalid_request":       http.StatusBadRequest,
 }
 
 // agentProfilePattern reads the profile of a UCP-Agent header, an RFC 8941

@@ -215,5 +215,5 @@ func (u *UCP) refusal(c *call, err error, paths func(string) string) (*ErrorResp
 	if e.Param != "" && paths != nil {
 		path = paths(e.Param)
 	}
-	return u.errorResponse(c.version, u.publicURL, Message{Type: "error", Code: string(e.Code), Path: path, Content: e.Message, Severity: severity}), nil
+	return u.errorResponse(c.version, u.publicURL, Message{Type: "error", Code: string(e.Code), Path: path, Content: say(e.Message), Severity: severity}), nil
 }

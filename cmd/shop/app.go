@@ -199,7 +199,7 @@ func (a *app) mcpServer(m *Main, o server.MCPOptions) *mcp.Server {
 // buyerMCP is the MCP server of the buyers' tools.
 func (a *app) buyerMCP(m *Main) *mcp.Server {
 	w := widgets.New(a.checkout, a.catalog, &widgets.Options{PublicURL: a.cfg.PublicURL, Logger: m.Logger,
-		Domain: a.cfg.WidgetDomain, RedirectDomains: a.redirectDomains()})
+		Domain: a.cfg.WidgetDomain, RedirectDomains: a.redirectDomains(), ProductCheckout: a.policy.ProductCheckout})
 	return a.mcpServer(m, server.MCPOptions{Name: "shop", Title: a.policy.Name, Resources: w.Resources(),
 		Instructions: w.Instructions(a.policy.Name, a.policy.Currency().Code()),
 		Challenge:    func(scopes []string) string { return a.accounts.Challenge("insufficient_scope", scopes) },
