@@ -28,8 +28,14 @@ type Request struct {
 	Address *Address
 	// OptionID chooses a shipping option.
 	OptionID *string
-	// PromoCode applies a promotion; "" removes it.
+	// PromoCode applies a promotion; "" removes it. An unknown code is an
+	// error (/mcp's promo_code).
 	PromoCode *string
+	// PromoCodes, when not nil, replace the codes (the dialects' discount
+	// extensions): [] removes them; a code no promotion has, or one that does
+	// not apply, is kept and reported as rejected (Session.Discounts), not an
+	// error. It wins over PromoCode.
+	PromoCodes *[]string
 	// Metadata replaces the session's metadata.
 	Metadata map[string]string
 }
@@ -327,6 +333,14 @@ func (c *Checkout) apply(st *state, req Request) error {
 		st.changed = st.changed || st.PromoCode != code
 		st.PromoCode = code
 	}
+	if req.PromoCodes != nil {
+		codes, err := checkCodes(*req.PromoCodes)
+		if err != nil {
+			return err
+		}
+		st.changed = st.changed || st.PromoCode != codes
+		st.PromoCode = codes
+	}
 	if req.Metadata != nil {
 		if err := checkMetadata(req.Metadata); err != nil {
 			return err
@@ -385,11 +399,8 @@ func (c *Checkout) repriceHolding(ctx context.Context, tx *gorm.DB, row *session
 	}
 	in := pricingInput{Policy: c.policy, Lines: lines, Address: shippable, OptionID: st.OptionID, Now: now,
 		OptionKept: !st.optionSent && st.OptionID == prev.KeptOption}
-	if promo, ok := c.policy.Promotion(st.PromoCode); ok && st.PromoCode != "" {
-		in.Promo = promo
-		if in.PromoUses, err = c.promoUses(ctx, tx, promo.Code); err != nil {
-			return false, err
-		}
+	if in.Promos, err = c.promoInputs(ctx, tx, st.PromoCode); err != nil {
+		return false, err
 	}
 	pr := price(in)
 	problems = append(problems, pr.Errors...)
@@ -436,6 +447,7 @@ func (c *Checkout) repriceHolding(ctx context.Context, tx *gorm.DB, row *session
 	row.Priced = snapshot{
 		LineItems: pr.LineItems, Options: pr.Options, OptionID: pr.OptionID, Totals: pr.Totals,
 		Messages: append(problems, pr.Messages...), Promo: pr.Promo, KeptOption: kept,
+		Applied: pr.Applied, Rejected: pr.Rejected,
 	}
 	return c.keepAgreed(ctx, tx, &was, row, prev, st, now, paying.IsZero())
 }

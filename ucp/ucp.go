@@ -29,6 +29,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"time"
 
 	"shop"
 	"shop/catalog"
@@ -80,6 +81,7 @@ type UCP struct {
 	hooks      *webfetch.Fetcher
 	signingKey *ecdsa.PrivateKey
 	logger     *slog.Logger
+	now        func() time.Time // the clock signatures' windows are read by
 	returns    ReturnPolicy
 }
 
@@ -94,7 +96,7 @@ func New(opts Options) *UCP {
 		publicURL: strings.TrimRight(opts.PublicURL, "/"), sandbox: opts.Sandbox,
 		testTokens: opts.TestTokens, cardBrands: opts.CardBrands,
 		profiles: newProfiles(opts.AllowLoopbackProfiles), hooks: newWebhookFetcher(opts.AllowLoopbackProfiles), signingKey: opts.SigningKey, logger: logger,
-		returns: opts.ReturnPolicy,
+		now: time.Now, returns: opts.ReturnPolicy,
 	}
 }
 
@@ -217,5 +219,5 @@ func (u *UCP) refusal(c *call, err error, paths func(string) string) (*ErrorResp
 	if e.Param != "" && paths != nil {
 		path = paths(e.Param)
 	}
-	return u.errorResponse(c.version, u.publicURL, Message{Type: "error", Code: string(e.Code), Path: path, Content: e.Message, Severity: severity}), nil
+	return u.errorResponse(c.version, u.publicURL, Message{Type: "error", Code: string(e.Code), Path: path, Content: say(e.Message), Severity: severity}), nil
 }
