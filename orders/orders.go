@@ -41,6 +41,9 @@
 // idempotency key, so nothing is refunded twice. settleRefund leaves
 // pending only; the reservation is a conditional update (refunded + amount
 // <= total), so concurrent refunds never pass the order's total.
+//
+// The return a buyer starts (returns.status, ReturnStatus) has its own
+// machine, drawn on [Returns]; its refund is one of the refunds above.
 package orders
 
 import (
