@@ -45,6 +45,21 @@ func (c *Checkout) accountDefaults(ctx context.Context, req Request) (Request, e
 	return req, nil
 }
 
+// owned checks that the caller of ctx may act on the session of row
+// (CONTRACT.md §11): a linked buyer's session belongs to that account, so
+// only a call with that account's token (any scope) or the session's signed
+// payment page (OnPaymentPage) may read, change, pay or cancel it; anyone
+// else, a guest holding its id or another account, is told there is no
+// such session, exactly as for an unknown id. A guest's session is its id's
+// holder's, as ever (the widget and the agents need no more).
+func owned(ctx context.Context, row *sessionRow) error {
+	account := accountOf(row.BuyerKey)
+	if account == "" || onPaymentPage(ctx) || shop.BuyerFrom(ctx).AccountID == account {
+		return nil
+	}
+	return notFound(row.ID)
+}
+
 // accountOf is the account id of a session's buyer key, "" for a guest's.
 func accountOf(buyerKey string) string {
 	if !shop.IsAccount(buyerKey) {

@@ -122,10 +122,14 @@ func (c *Checkout) Update(ctx context.Context, id string, req Request) (*Session
 
 // Get returns a session.
 //
-// Errors: missing, invalid or not_found $.checkout_session_id.
+// Errors: missing, invalid or not_found $.checkout_session_id (not_found
+// too for a linked buyer's session read by anyone else, see owned).
 func (c *Checkout) Get(ctx context.Context, id string) (*Session, error) {
 	row, err := c.load(ctx, id)
 	if err != nil {
+		return nil, err
+	}
+	if err := owned(ctx, row); err != nil {
 		return nil, err
 	}
 	return c.session(ctx, row)
@@ -174,6 +178,10 @@ func (c *Checkout) change(ctx context.Context, id string, fn func(tx *gorm.DB, r
 			if read, err = c.load(ctx, id); err != nil {
 				return err
 			}
+		}
+		// Its owner never changes: the row as read says whose it is.
+		if err := owned(ctx, read); err != nil {
+			return err
 		}
 		c.faultAt("change")
 		row = new(sessionRow)
