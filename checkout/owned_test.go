@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"gorm.io/gorm"
@@ -115,4 +116,18 @@ func sessionJSON(ctx context.Context, t *testing.T, co *checkout.Checkout, id st
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// asOwner is a call of the buyer who made session id: their account's when
+// it is a linked buyer's, a guest's otherwise.
+func asOwner(t *testing.T, db *gorm.DB, id string) context.Context {
+	t.Helper()
+	var key string
+	if err := db.Raw("SELECT buyer_key FROM checkout_sessions WHERE id = ?", id).Scan(&key).Error; err != nil {
+		t.Fatal(err)
+	}
+	if account, ok := strings.CutPrefix(key, "account:"); ok {
+		return linkedAs(account)
+	}
+	return context.Background()
 }
