@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"gorm.io/gorm"
+
 	"shop"
 )
 
@@ -58,6 +60,18 @@ func owned(ctx context.Context, row *sessionRow) error {
 		return nil
 	}
 	return notFound(row.ID)
+}
+
+// trusted reports, in the transaction creating a session of b, whether
+// its holds are counted by account alone (sessionRow.Trusted): b is a
+// linked account that has a paid order. A fresh account costs one email
+// the caller can read, so until it pays it holds what a guest holds
+// (addrlimits.go). Guests cost no query.
+func (c *Checkout) trusted(ctx context.Context, tx *gorm.DB, b shop.Buyer) (bool, error) {
+	if !b.Linked() || c.orders == nil {
+		return false, nil
+	}
+	return c.orders.AccountPaid(ctx, tx, b.AccountID)
 }
 
 // accountOf is the account id of a session's buyer key, "" for a guest's.

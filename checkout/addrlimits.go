@@ -19,15 +19,17 @@ import (
 // more bound holds, checked in the transaction that takes them:
 //
 //   - an aggregate per client address (sessionRow.BuyerAddress): what all
-//     the buyers who are not linked accounts hold from one address, at most
+//     the untrusted buyers hold from one address, at most
 //     Limits.UnitsPerAddress, or a host range's Units (Limits.HostAddresses);
-//   - a share per variant: what all the buyers who are not linked accounts
-//     hold of a variant, at most Limits.UnverifiedShare percent of its stock
-//     on hand (at least one unit), so a hoarder with many addresses never
-//     takes the last units from everyone.
+//   - a share per variant: what all the untrusted buyers hold of a variant,
+//     at most Limits.UnverifiedShare percent of its stock on hand (at least
+//     one unit), so a hoarder with many addresses never takes the last
+//     units from everyone.
 //
-// Linked accounts, whom the shop verified, are counted by account alone
-// (with Limits.UnitsPerAccount). A session over either bound is not a dead
+// A linked account earns trust by paying: one that had a paid order when
+// the session was created (sessionRow.Trusted) is counted by account alone
+// (with Limits.UnitsPerAccount). A fresh account costs only an email the
+// caller can read, so it is untrusted, as a guest is. A session over either bound is not a dead
 // end: it holds nothing, and is ready for payment with an info message
 // saying its items are not reserved; paying it takes the stock if it is
 // still there (the claim's holds skip these two bounds: a payment is short
@@ -44,9 +46,6 @@ import (
 // SessionsPerAddressHour) and payment attempts (Limits.PaymentsPerHour and
 // PaymentsPerAddressHour); a host range raises the per-address caps in
 // proportion to its Units.
-
-// accountKeys is the LIKE pattern of a buyer key that is not a linked account.
-const accountKeys = "account:%"
 
 // addressLimits are the bounds that apply to one client address.
 type addressLimits struct {
@@ -85,7 +84,7 @@ func (l Limits) forAddress(addr string) addressLimits {
 // held ("" when they may be). gone are the holders whose holds go with
 // this transaction (row's, and the sessions giving way for the limits).
 func (c *Checkout) holdRoom(ctx context.Context, tx *gorm.DB, row *sessionRow, gone []string, lines []cartLine, now time.Time) (string, error) {
-	if shop.IsAccount(row.BuyerKey) {
+	if row.Trusted {
 		return "", nil // counted by account alone
 	}
 	tx = tx.WithContext(ctx)
@@ -125,7 +124,7 @@ func (c *Checkout) holdRoom(ctx context.Context, tx *gorm.DB, row *sessionRow, g
 	}
 	for _, line := range lines {
 		if cap := max(1, line.OnHand*l.UnverifiedShare/100); held[line.VariantID]+line.Quantity > cap {
-			return fmt.Sprintf("at most %d units of %s may be reserved at once for buyers the shop cannot verify (a linked account may reserve more)", cap, line.Name), nil
+			return fmt.Sprintf("at most %d units of %s may be reserved at once for buyers the shop cannot vouch for (a linked account that has paid for an order may reserve more)", cap, line.Name), nil
 		}
 	}
 	return "", nil
@@ -137,12 +136,12 @@ func (c *Checkout) holdRoom(ctx context.Context, tx *gorm.DB, row *sessionRow, g
 // margin bounds the sessions read.
 func (c *Checkout) addressHeld(tx *gorm.DB, addr string, gone []string, now time.Time) (int64, error) {
 	since := now.Add(-c.policy.SessionLifetime() - 24*time.Hour)
-	args := []any{addr, since.UTC(), accountKeys, now.UTC()}
+	args := []any{addr, since.UTC(), now.UTC()}
 	// The live holds are read first (CROSS JOIN keeps SQLite's planner to
 	// that order): they are few, while an address many people share may
 	// have started thousands of sessions within a lifetime.
 	q := "SELECT COALESCE(SUM(h.quantity), 0) FROM stock_holds h CROSS JOIN checkout_sessions s" +
-		" WHERE h.holder = s.id AND s.buyer_address = ? AND s.created_at > ? AND s.buyer_key NOT LIKE ? AND h.expires_at > ?"
+		" WHERE h.holder = s.id AND s.buyer_address = ? AND s.created_at > ? AND s.trusted = FALSE AND h.expires_at > ?"
 	if len(gone) > 0 {
 		q += " AND s.id NOT IN (" + database.In(len(gone)) + ")"
 		args = database.Strings(args, gone)
@@ -158,9 +157,9 @@ func (c *Checkout) addressHeld(tx *gorm.DB, addr string, gone []string, now time
 // of buyers who are not linked accounts, but those of gone.
 func (c *Checkout) unverifiedHeld(tx *gorm.DB, ids, gone []string, now time.Time) (map[string]int64, error) {
 	args := database.Strings(make([]any, 0, len(ids)+len(gone)+2), ids)
-	args = append(args, now.UTC(), accountKeys)
+	args = append(args, now.UTC())
 	q := "SELECT h.variant_id, SUM(h.quantity) FROM stock_holds h JOIN checkout_sessions s ON s.id = h.holder" +
-		" WHERE h.variant_id IN (" + database.In(len(ids)) + ") AND h.expires_at > ? AND s.buyer_key NOT LIKE ?"
+		" WHERE h.variant_id IN (" + database.In(len(ids)) + ") AND h.expires_at > ? AND s.trusted = FALSE"
 	if len(gone) > 0 {
 		q += " AND h.holder NOT IN (" + database.In(len(gone)) + ")"
 		args = database.Strings(args, gone)

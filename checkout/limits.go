@@ -25,17 +25,19 @@ type Limits struct {
 	// once (default 5).
 	OpenSessions int64 `yaml:"open_sessions"`
 
-	// UnitsPerAccount replaces UnitsPerBuyer for a linked account, a buyer
-	// the shop verified, who is counted by account alone (default 200).
+	// UnitsPerAccount replaces UnitsPerBuyer for a linked account that has
+	// paid for an order, who is counted by account alone (default 200). An
+	// account with no paid order holds what a guest holds.
 	UnitsPerAccount int64 `yaml:"units_per_account"`
-	// UnitsPerAddress bounds the units held at once by all the buyers who
-	// are not linked accounts calling from one client address, whatever
-	// ids they send (default 100: a household). HostAddresses raise it for
-	// a host's egress addresses.
+	// UnitsPerAddress bounds the units held at once by all the buyers
+	// calling from one client address but the accounts that have paid for
+	// an order, whatever ids they send (default 100: a household).
+	// HostAddresses raise it for a host's egress addresses.
 	UnitsPerAddress int64 `yaml:"units_per_address"`
 	// UnverifiedShare bounds the percentage of each variant's stock on hand
-	// that buyers who are not linked accounts hold at once (default 50;
-	// 100: no bound). At least one unit may always be held.
+	// that buyers other than the accounts that have paid for an order hold
+	// at once (default 50; 100: no bound). At least one unit may always be
+	// held.
 	UnverifiedShare int64 `yaml:"unverified_share_percent"`
 	// HostAddresses are the egress addresses of hosts whose many users
 	// share them: each raises UnitsPerAddress to its Units for its

@@ -68,6 +68,9 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 			if err := c.creationCap(ctx, tx, "checkout_sessions", "checkout sessions", buyer, now); err != nil {
 				return err
 			}
+			if row.Trusted, err = c.trusted(ctx, tx, buyer); err != nil {
+				return err
+			}
 			if _, err := c.reprice(ctx, tx, &row, st, now); err != nil {
 				return err
 			}

@@ -55,6 +55,11 @@ type sessionRow struct {
 	// retention.go).
 	BuyerAddress string
 	EverHeld     bool
+	// Trusted is true when the buyer is a linked account that had a paid
+	// order when the session was created: counted by account alone, not
+	// in its address's aggregate nor the unverified share (addrlimits.go).
+	// It never changes.
+	Trusted bool
 	// Channel is the endpoint the session was created through
 	// (shop.ChannelFrom of Create's ctx); its order keeps it.
 	Channel string
