@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/database"
 )
 
 // A linked buyer's sessions (CONTRACT.md §10). Checkout does not import
@@ -79,7 +81,7 @@ func accountOf(buyerKey string) string {
 	if !shop.IsAccount(buyerKey) {
 		return ""
 	}
-	return strings.TrimPrefix(buyerKey, "account:")
+	return strings.TrimPrefix(buyerKey, accountPrefix)
 }
 
 // CheckAddress checks and normalizes an address as a session does, for the
@@ -109,3 +111,66 @@ func (c *Checkout) CheckAddress(a Address, prefix string) (Address, error) {
 	}
 	return a, nil
 }
+
+// EndAccountSessions cancels, in tx, the open sessions (not ready or ready
+// for payment) of the account accountID and releases the stock they hold,
+// for the account's deletion (accounts.DataOptions.EndSessions, wired by
+// cmd/shop), so that nothing stays held in its name; their buyer and
+// address are cleared with them. A session being paid is left to its
+// payment, whose order names no account once the account is gone. It
+// answers how many sessions it canceled.
+//
+// The buyer's lock comes first, as in every change of the buyer's holds
+// (holdlimits.go), then the sessions' rows (a concurrent change of one
+// then loses its race on the version and finds it canceled), then their
+// holds.
+func (c *Checkout) EndAccountSessions(ctx context.Context, tx *gorm.DB, accountID string) (int64, error) {
+	tx = tx.WithContext(ctx)
+	key := accountPrefix + accountID
+	if err := database.LockKey(tx, "shop.buyer:"+key); err != nil {
+		return 0, fmt.Errorf("lock buyer: %w", err)
+	}
+	now := c.now().UTC()
+	// An open session is within its lifetime: a day's margin bounds the
+	// sessions read (checkout_sessions_buyer_created).
+	since := now.Add(-c.policy.SessionLifetime() - 24*time.Hour)
+	open := statusIn(NotReady, Ready)
+	var found []struct {
+		ID     string
+		Status Status
+	}
+	err := tx.Raw("SELECT id, status FROM checkout_sessions WHERE buyer_key = ? AND created_at > ? AND "+open+database.ForUpdate(tx), key, since).Scan(&found).Error
+	if err != nil {
+		return 0, fmt.Errorf("open sessions of account %s: %w", accountID, err)
+	}
+	if len(found) == 0 {
+		return 0, nil
+	}
+	ids, was := make([]string, len(found)), map[Status]int64{}
+	for i, f := range found {
+		ids[i] = f.ID
+		was[f.Status]++
+	}
+	args := database.Strings([]any{Canceled, now}, ids)
+	n, err := database.Exec(tx, "UPDATE checkout_sessions SET status = ?, version = version + 1, updated_at = ?, buyer = '', address = '', buyer_email = ''"+
+		" WHERE id IN ("+database.In(len(ids))+") AND "+open, args...)
+	if err != nil {
+		return 0, fmt.Errorf("cancel sessions of account %s: %w", accountID, err)
+	}
+	for _, id := range ids {
+		if err := c.catalog.Release(ctx, tx, id); err != nil {
+			return 0, err
+		}
+	}
+	if n != int64(len(ids)) {
+		return 0, fmt.Errorf("cancel sessions of account %s: %d of %d changed under the lock", accountID, n, len(ids))
+	}
+	for from, k := range was {
+		c.noteMove(tx, from, Canceled, k)
+	}
+	return n, nil
+}
+
+// accountPrefix begins the buyer key of a linked account's session
+// (shop.Buyer.Key).
+const accountPrefix = "account:"
