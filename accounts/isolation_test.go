@@ -68,7 +68,10 @@ func TestTwoAccounts(t *testing.T) {
 		// session (CONTRACT.md §11); Ada changes and pays it, and the order
 		// is hers.
 		for what, err := range map[string]error{
-			"update": func() error { _, err := w.co.Update(linked(bob), adas2.ID, checkout.Request{Items: mugs(1)}); return err }(),
+			"update": func() error {
+				_, err := w.co.Update(linked(bob), adas2.ID, checkout.Request{Items: mugs(1)})
+				return err
+			}(),
 			"complete": func() error {
 				_, err := w.co.Complete(linked(bob), checkout.CompleteRequest{SessionID: adas2.ID, Payment: checkout.PaymentData{Token: "pm_card_visa", Provider: "stripe"}})
 				return err
