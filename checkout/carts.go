@@ -58,9 +58,11 @@ type cartRow struct {
 	Buyer     *Buyer `gorm:"serializer:json;not null"`
 	PromoCode string
 	BuyerKey  string
-	// BuyerAddress is the client address that created the cart, for the
-	// hourly cap per address (addrlimits.go).
+	// BuyerAddress is the client address that created the cart, and
+	// BuyerNetwork its IPv6 /48 (shop.NetworkOf), for the hourly caps per
+	// address and per network (addrlimits.go).
 	BuyerAddress string
+	BuyerNetwork string
 	CreatedAt    time.Time
 	UpdatedAt    time.Time `gorm:"autoUpdateTime:false"`
 	ExpiresAt    time.Time
@@ -80,7 +82,7 @@ func (c *Checkout) CreateCart(ctx context.Context, req CartRequest) (*Cart, erro
 	now := c.now().UTC()
 	buyer := shop.BuyerFrom(ctx)
 	row := cartRow{ID: shop.NewID("cart_"), Status: CartOpen, Currency: c.policy.Currency().Code(),
-		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, CreatedAt: now}
+		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, BuyerNetwork: buyer.Network(), CreatedAt: now}
 	if err := c.applyCart(&row, req); err != nil {
 		return nil, err
 	}

@@ -59,7 +59,7 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 	now := c.now().UTC()
 	buyer := shop.BuyerFrom(ctx)
 	fresh := sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now,
-		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, Channel: string(shop.ChannelFrom(ctx))}
+		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, BuyerNetwork: buyer.Network(), Channel: string(shop.ChannelFrom(ctx))}
 	var row sessionRow
 	// errConflict: a session of the buyer's that gave way changed meanwhile.
 	err = retryConflicts(func() error {

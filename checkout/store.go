@@ -54,6 +54,10 @@ type sessionRow struct {
 	// EverHeld is true once the session held stock (addrlimits.go,
 	// retention.go).
 	BuyerAddress string
+	// BuyerNetwork is the IPv6 /48 of BuyerAddress (shop.NetworkOf), ""
+	// for an IPv4 address or none: the second tier of the per-address
+	// bounds (addrlimits.go). It never changes.
+	BuyerNetwork string
 	EverHeld     bool
 	// Trusted is true when the buyer is a linked account that had a paid
 	// order when the session was created: counted by account alone, not
