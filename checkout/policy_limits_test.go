@@ -57,7 +57,7 @@ func TestPolicyLimits(t *testing.T) {
 			}},
 		{"ErrUnknownKey", "limits:\n  units_per_order: 3\n",
 			[]string{"policy.yaml: limits.units_per_order: unknown key; the keys allowed here are units_per_line, units_per_variant, units_per_buyer, open_sessions, " +
-				"units_per_account, units_per_address, unverified_share_percent, host_addresses, sessions_per_hour, sessions_per_address_hour, " +
+				"units_per_account, units_per_address, unverified_share_percent, host_addresses, network_multiple, sessions_per_hour, sessions_per_address_hour, " +
 				"payments_per_hour, payments_per_address_hour, declines_before_lock, decline_lock_minutes"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
