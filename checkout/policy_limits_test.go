@@ -15,7 +15,7 @@ func TestPolicyLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := Limits{UnitsPerLine: 10, UnitsPerVariant: 10, UnitsPerBuyer: 50, OpenSessions: 5,
-			UnitsPerAccount: 200, UnitsPerAddress: 100, UnverifiedShare: 50, SessionsPerHour: 30, SessionsPerAddressHour: 120,
+			UnitsPerAccount: 200, UnitsPerAddress: 100, UnverifiedShare: 50, NetworkMultiple: 8, SessionsPerHour: 30, SessionsPerAddressHour: 120,
 			PaymentsPerHour: 10, PaymentsPerAddressHour: 30, DeclinesBeforeLock: 5, DeclineLockMinutes: 15}
 		if diff := cmp.Diff(want, p.BuyerLimits()); diff != "" {
 			t.Errorf("BuyerLimits (-want +got):\n%s", diff)
@@ -34,7 +34,7 @@ func TestPolicyLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := Limits{UnitsPerLine: 200, UnitsPerVariant: 400, UnitsPerBuyer: 1000, OpenSessions: 20,
-			UnitsPerAccount: 200, UnitsPerAddress: 100, UnverifiedShare: 50, SessionsPerHour: 30, SessionsPerAddressHour: 120,
+			UnitsPerAccount: 200, UnitsPerAddress: 100, UnverifiedShare: 50, NetworkMultiple: 8, SessionsPerHour: 30, SessionsPerAddressHour: 120,
 			PaymentsPerHour: 10, PaymentsPerAddressHour: 30, DeclinesBeforeLock: 5, DeclineLockMinutes: 15}
 		if diff := cmp.Diff(want, p.BuyerLimits()); diff != "" {
 			t.Errorf("BuyerLimits (-want +got):\n%s", diff)
