@@ -24,10 +24,7 @@ import (
 func TestLinkedSessionIsTheirs(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		w := walletShop(t, db, payments.NewSandbox(db, nil))
-		card, err := w.wallet.Save(context.Background(), "ada", "pm_card_visa")
-		if err != nil {
-			t.Fatal(err)
-		}
+		card := w.save(t, "ada", "pm_card_visa")
 		s := w.readyAs(t, "ada")
 		before := sessionJSON(linkedAs("ada"), t, w.co, s.ID)
 		mallory := &checkout.Address{Name: "Mallory", LineOne: "9 Drop St", City: "San Francisco", State: "CA", Country: "US", PostalCode: "94103"}

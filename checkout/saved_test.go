@@ -51,6 +51,16 @@ func linkedAs(account string) context.Context {
 	return shop.WithBuyer(context.Background(), shop.Buyer{AccountID: account, AccountEmail: account + "@example.com", Scopes: []string{shop.ScopePayments}})
 }
 
+// save saves the card token pays with for account.
+func (w *wallets) save(t *testing.T, account, token string) *payments.SavedCard {
+	t.Helper()
+	card, err := w.wallet.Save(context.Background(), account, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return card
+}
+
 // readyAs is a session ready for payment made by account ("" for a guest).
 func (w *wallets) readyAs(t *testing.T, account string) *checkout.Session {
 	t.Helper()
@@ -129,14 +139,8 @@ func TestSavedCardRoad(t *testing.T) {
 func TestSavedCardRefusals(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		w := walletShop(t, db, payments.NewSandbox(db, nil))
-		ada, err := w.wallet.Save(context.Background(), "ada", "pm_card_visa")
-		if err != nil {
-			t.Fatal(err)
-		}
-		removed, err := w.wallet.Save(context.Background(), "ada", "pm_card_amex")
-		if err != nil {
-			t.Fatal(err)
-		}
+		ada := w.save(t, "ada", "pm_card_visa")
+		removed := w.save(t, "ada", "pm_card_amex")
 		if err := w.wallet.Remove(context.Background(), "ada", removed.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -182,10 +186,7 @@ func TestSavedCardRefusals(t *testing.T) {
 func TestSavedCardAuthenticationRequired(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		w := walletShop(t, db, payments.NewSandbox(db, nil))
-		card, err := w.wallet.Save(context.Background(), "ada", "pm_card_authenticationRequired")
-		if err != nil {
-			t.Fatal(err)
-		}
+		card := w.save(t, "ada", "pm_card_authenticationRequired")
 		s := w.readyAs(t, "ada")
 		got, err := w.co.Complete(linkedAs("ada"), checkout.CompleteRequest{SessionID: s.ID, Payment: pay(card.ID)})
 		if err != nil || got.Status != checkout.Ready || len(got.Messages) == 0 {
@@ -203,10 +204,7 @@ func TestSavedCardAuthenticationRequired(t *testing.T) {
 func TestSavedCardConcurrently(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		w := walletShop(t, db, payments.NewSandbox(db, nil))
-		card, err := w.wallet.Save(context.Background(), "ada", "pm_card_visa")
-		if err != nil {
-			t.Fatal(err)
-		}
+		card := w.save(t, "ada", "pm_card_visa")
 		s := w.readyAs(t, "ada")
 		var wg sync.WaitGroup
 		orders := make([]string, 16)
