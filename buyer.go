@@ -119,3 +119,18 @@ func BuyerFrom(ctx context.Context) Buyer {
 	b, _ := ctx.Value(buyerKey{}).(Buyer)
 	return b
 }
+
+type operationKey struct{}
+
+// WithOperation returns ctx naming the operation (a tool's name) that a
+// call performs, so that what it costs below (the database's statements and
+// commits) is counted by operation.
+func WithOperation(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, operationKey{}, name)
+}
+
+// OperationFrom returns the operation ctx names, "" when none.
+func OperationFrom(ctx context.Context) string {
+	op, _ := ctx.Value(operationKey{}).(string)
+	return op
+}

@@ -127,11 +127,16 @@ func (a *ACP) create(ctx context.Context, e *envelope) (*Session, *Error, error)
 	}
 	var offered *Interventions
 	if in.Capabilities.Interventions != nil {
-		// The shop supports none of them over ACP (no 3D Secure, no
-		// address verification): the intersection is empty.
-		offered = &Interventions{Supported: []string{}, Required: []string{}, Enforcement: "optional"}
+		offered = noInterventions()
 	}
 	return a.session(s, offered), nil, nil
+}
+
+// noInterventions is the answer to an agent's interventions: the shop
+// supports none of them over ACP (no 3D Secure, no address verification),
+// so the intersection is empty.
+func noInterventions() *Interventions {
+	return &Interventions{Supported: []string{}, Required: []string{}, Enforcement: "optional"}
 }
 
 func (a *ACP) update(ctx context.Context, e *envelope) (*Session, *Error, error) {

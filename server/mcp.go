@@ -233,7 +233,7 @@ func handler(t shop.Tool, opts MCPOptions, logger *slog.Logger) mcp.ToolHandler 
 				opts.Observe(t.Name, outcome(out), time.Since(start))
 			}
 		}()
-		ctx = actorContext(ctx, req, opts.Actor)
+		ctx = shop.WithOperation(actorContext(ctx, req, opts.Actor), t.Name)
 		ctx = buyerContext(ctx, req)
 		if b := shop.BuyerFrom(ctx); !t.Auth.Allows(b) {
 			attrs := []any{"tool", t.Name, "duration", time.Since(start).Round(time.Microsecond)}

@@ -134,10 +134,16 @@ func (u *UCP) createCheckout(ctx context.Context, args CreateCheckoutArgs) (Chec
 			return u.checkoutAnswer(c, nil, cartPathError(err))
 		}
 	}
+	if err == nil {
+		err = u.checkWebhook(ctx, c)
+	}
 	if err != nil {
 		return u.checkoutAnswer(c, nil, err)
 	}
 	s, err := u.checkout.Create(buyerContext(ctx, c, req.Buyer), req)
+	if err == nil {
+		err = u.subscribe(ctx, c, s.ID)
+	}
 	return u.checkoutAnswer(c, s, err)
 }
 
@@ -258,9 +264,6 @@ func (u *UCP) completeCheckout(ctx context.Context, args UpdateCheckoutArgs) (Ch
 	}
 	ctx = buyerContext(ctx, c, fromBuyer(args.Checkout.Buyer))
 	return u.once(ctx, c, "complete_checkout", args, func(ctx context.Context) (*checkout.Session, error) {
-		if err := u.subscribe(ctx, c, args.ID); err != nil {
-			return nil, err
-		}
 		s, err := u.checkout.Complete(ctx, checkout.CompleteRequest{SessionID: args.ID, Buyer: fromBuyer(args.Checkout.Buyer), Payment: pay})
 		return s, idPath(err)
 	})
