@@ -14,8 +14,9 @@ import (
 // TestQueriesUseTheirIndexes checks that the queries of sessions read the
 // indexes made for them, the partial ones included (migration 00021): a
 // partial index serves a query only when the query names its statuses (or,
-// for the /48 tier's, buyer_network <> '') as the index does, and a query that misses it reads the sessions of every
-// buyer, or every open session, instead, with the same answers.
+// for the /48 tier's, a non-empty buyer_network) as the index does, and a
+// query that misses it reads the sessions of every buyer, or every open
+// session, instead, with the same answers.
 func TestQueriesUseTheirIndexes(t *testing.T) {
 	now := time.Now().UTC()
 	cases := []struct {
