@@ -50,7 +50,8 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	w.admin = orders.NewAdmin(w.ords, cat, sandbox)
 	w.co = checkout.New(db, policy, cat, &checkout.Options{Orders: w.ords, Charger: sandbox, Wallet: w.wallet,
 		AccountAddress: func(ctx context.Context, id string) (*checkout.Address, error) { return w.data.DefaultAddress(ctx, id) }})
-	w.data = accounts.NewData(db, w.ords, accounts.DataOptions{CheckAddress: w.co.CheckAddress, Wallet: w.wallet})
+	w.data = accounts.NewData(db, w.ords, accounts.DataOptions{CheckAddress: w.co.CheckAddress, Wallet: w.wallet,
+		EndSessions: w.co.EndAccountSessions})
 	for _, tl := range append(append(w.data.Tools(), w.data.AdminTools()...), w.admin.Tools()...) {
 		w.tools[tl.Name] = tl
 	}

@@ -76,8 +76,11 @@ type flowRow struct {
 	Tries          int
 	AccountID      *string
 	Address        string
-	CreatedAt      time.Time
-	ExpiresAt      time.Time
+	// Network is Address's IPv6 /48 (shop.NetworkOf), "" for IPv4: the
+	// second tier of the codes' limit per address.
+	Network   string
+	CreatedAt time.Time
+	ExpiresAt time.Time
 }
 
 func (flowRow) TableName() string { return "login_flows" }
@@ -206,7 +209,7 @@ func (p *pages) flow(w http.ResponseWriter, r *http.Request) (string, flowRow, b
 		p.fail(w, r, http.StatusForbidden, "login_csrf")
 		return "", flowRow{}, false
 	}
-	row := flowRow{IDHash: req.Flow, CSRFHash: hash(sealed), ClientName: req.Client, Address: address(r),
+	row := flowRow{IDHash: req.Flow, CSRFHash: hash(sealed), ClientName: req.Client, Address: address(r), Network: shop.NetworkOf(address(r)),
 		CreatedAt: now, ExpiresAt: time.Unix(req.Expires, 0).UTC()}
 	var stored flowRow
 	err = p.s.db.WithContext(r.Context()).Where("id_hash = ?", req.Flow).Take(&stored).Error
@@ -285,12 +288,12 @@ func (p *pages) sendCode(ctx context.Context, id string, row flowRow, email, cod
 	return database.Transact(ctx, p.s.db, func(tx *gorm.DB) error {
 		// The counts below are taken one transaction at a time per email
 		// and per address (email first, always: no two wait on each other).
-		for _, key := range []string{"login.email:" + email, "login.address:" + row.Address} {
+		for _, key := range []string{"login.email:" + email, addressLock("login", row.Address)} {
 			if err := database.LockKey(tx, key); err != nil {
 				return err
 			}
 		}
-		if err := countCodes(tx, email, row.Address); err != nil {
+		if err := countCodes(tx, email, row.Address, row.Network); err != nil {
 			return err
 		}
 		expires := database.Now(tx).UTC().Add(loginCodeLife)
@@ -331,7 +334,7 @@ func (p *pages) code(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	csrf := r.PostFormValue("csrf")
-	now := time.Now().UTC()
+	now := p.s.now().UTC()
 	res := p.s.db.WithContext(ctx).Model(&flowRow{}).
 		Where("id_hash = ? AND code_hash <> '' AND account_id IS NULL AND tries < ? AND code_expires_at > ?", row.IDHash, maxCodeTries, now).
 		Update("tries", gorm.Expr("tries + 1"))

@@ -6,6 +6,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"shop"
 	"shop/database"
 )
 
@@ -20,9 +21,25 @@ const (
 	perAddrCodes      = 20
 )
 
+// byNetwork is the condition on a row's network, with the literal that lets
+// the partial indexes of migration 00112 serve it.
+const byNetwork = "network = ? AND network <> ''"
+
+// addressLock is the key of the lock (prefix names the count) under which
+// addr's counts are taken one transaction at a time: its IPv6 /48's, which
+// covers both tiers, or the IPv4 address's own.
+func addressLock(prefix, addr string) string {
+	if network := shop.NetworkOf(addr); network != "" {
+		return prefix + ".network:" + network
+	}
+	return prefix + ".address:" + addr
+}
+
 // countCodes answers errTooMany when the codes sent within rateWindow to
-// email from addr, to email, or from addr reach their limits.
-func countCodes(tx *gorm.DB, email, addr string) error {
+// email from addr, to email, from addr, or from addr's IPv6 /48 (network,
+// "" for none; shop.DefaultNetworkMultiple times an address's) reach their
+// limits.
+func countCodes(tx *gorm.DB, email, addr, network string) error {
 	since := database.Now(tx).UTC().Add(loginCodeLife - rateWindow) // codes sent within the window expire after since
 	limits := []struct {
 		where string
@@ -32,6 +49,13 @@ func countCodes(tx *gorm.DB, email, addr string) error {
 		{"email = ? AND address = ?", []any{email, addr}, perEmailAddrCodes},
 		{"email = ?", []any{email}, perEmailCodes},
 		{"address = ?", []any{addr}, perAddrCodes},
+	}
+	if network != "" {
+		limits = append(limits, struct {
+			where string
+			args  []any
+			max   int64
+		}{byNetwork, []any{network}, perAddrCodes * shop.DefaultNetworkMultiple})
 	}
 	for _, lim := range limits {
 		var n int64

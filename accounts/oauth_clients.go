@@ -319,6 +319,9 @@ type clientRow struct {
 	RedirectURIs string
 	MetadataHash *string
 	Address      string
+	// Network is Address's IPv6 /48 (shop.NetworkOf), "" for IPv4: the
+	// second tier of the registrations' budget.
+	Network      string
 	AuthorizedAt *time.Time
 	CreatedAt    time.Time
 }

@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"shop"
 	"shop/database"
 )
 
@@ -81,26 +82,25 @@ func (c *clients) save(ctx context.Context, reg registration, addr string) (clie
 		if !errors.Is(err, gorm.ErrRecordNotFound) {
 			return err // found (nil), or failed
 		}
-		// The address's registrations are counted one transaction at a time.
-		if err := database.LockKey(tx, "oauth.register:"+addr); err != nil {
+		// The address's registrations are counted one transaction at a
+		// time (its /48's, for an IPv6 address: both tiers).
+		if err := database.LockKey(tx, addressLock("oauth.register", addr)); err != nil {
 			return err
 		}
 		now := database.Now(tx).UTC()
-		var n int64
-		if err := tx.Model(&clientRow{}).Where("address = ? AND created_at > ?", addr, now.Add(-time.Hour)).Count(&n).Error; err != nil {
-			return fmt.Errorf("count registrations: %w", err)
+		network := shop.NetworkOf(addr)
+		if err := registrationBudget(tx, "address = ?", addr, registrationsPerHour, now); err != nil {
+			return err
 		}
-		if n >= registrationsPerHour {
-			var oldest clientRow
-			if err := tx.Select("created_at").Where("address = ? AND created_at > ?", addr, now.Add(-time.Hour)).Order("created_at").Take(&oldest).Error; err != nil {
-				return fmt.Errorf("read registrations: %w", err)
+		if network != "" {
+			if err := registrationBudget(tx, byNetwork, network, registrationsPerHour*shop.DefaultNetworkMultiple, now); err != nil {
+				return err
 			}
-			return &budgetError{wait: oldest.CreatedAt.Add(time.Hour).Sub(now)}
 		}
 		b := make([]byte, 16)
 		_, _ = rand.Read(b)
 		row = clientRow{ID: "client_" + hex.EncodeToString(b), Name: reg.ClientName, RedirectURIs: string(uris),
-			MetadataHash: &sum, Address: addr, CreatedAt: now}
+			MetadataHash: &sum, Address: addr, Network: network, CreatedAt: now}
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
 		if res.Error != nil || res.RowsAffected == 1 {
 			return res.Error
@@ -138,4 +138,22 @@ func sweepUnusedClients(ctx context.Context, db *gorm.DB, now time.Time) (int64,
 		return 0, fmt.Errorf("sweep unused clients: %w", res.Error)
 	}
 	return res.RowsAffected, nil
+}
+
+// registrationBudget answers a *budgetError, in tx, when the clients
+// registered in the hour before now from value (where names the column:
+// the address, or its /48) reach max.
+func registrationBudget(tx *gorm.DB, where, value string, max int64, now time.Time) error {
+	var n int64
+	if err := tx.Model(&clientRow{}).Where(where, value).Where("created_at > ?", now.Add(-time.Hour)).Count(&n).Error; err != nil {
+		return fmt.Errorf("count registrations: %w", err)
+	}
+	if n < max {
+		return nil
+	}
+	var oldest clientRow
+	if err := tx.Select("created_at").Where(where, value).Where("created_at > ?", now.Add(-time.Hour)).Order("created_at").Take(&oldest).Error; err != nil {
+		return fmt.Errorf("read registrations: %w", err)
+	}
+	return &budgetError{wait: oldest.CreatedAt.Add(time.Hour).Sub(now)}
 }

@@ -199,6 +199,9 @@ func (a *ACP) once(ctx context.Context, sp *spec, e *envelope, key string) (*sho
 	req := idempotency.Request{Scope: scope(ctx, sp.name, e.ID), Key: key, Fingerprint: fp}
 	if shop.AgentFrom(ctx) == anonymous { // an agent with a token is vouched for by the merchant
 		req.Budget = "address|" + shop.BuyerFrom(ctx).Address
+		if n := shop.BuyerFrom(ctx).Network(); n != "" {
+			req.Network = "network|" + n // the /48's second tier
+		}
 	}
 	stored, err := a.store.Do(ctx, req, func(ctx context.Context) ([]byte, bool, error) {
 		ans, keep, why := attempt(ctx, sp, e)

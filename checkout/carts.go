@@ -62,9 +62,11 @@ type cartRow struct {
 	Buyer     *Buyer `gorm:"serializer:json;not null"`
 	PromoCode string
 	BuyerKey  string
-	// BuyerAddress is the client address that created the cart, for the
-	// hourly cap per address (addrlimits.go).
+	// BuyerAddress is the client address that created the cart, and
+	// BuyerNetwork its IPv6 /48 (shop.NetworkOf), for the hourly caps per
+	// address and per network (addrlimits.go).
 	BuyerAddress string
+	BuyerNetwork string
 	// CheckoutID is the session last made from the cart (CreateFromCart).
 	CheckoutID string
 	CreatedAt  time.Time
@@ -86,7 +88,7 @@ func (c *Checkout) CreateCart(ctx context.Context, req CartRequest) (*Cart, erro
 	now := c.now().UTC()
 	buyer := shop.BuyerFrom(ctx)
 	row := cartRow{ID: shop.NewID("cart_"), Status: CartOpen, Currency: c.policy.Currency().Code(),
-		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, CreatedAt: now}
+		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, BuyerNetwork: buyer.Network(), CreatedAt: now}
 	if err := c.applyCart(&row, req); err != nil {
 		return nil, err
 	}

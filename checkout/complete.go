@@ -169,6 +169,9 @@ func (c *Checkout) claimForCompletion(ctx context.Context, req CompleteRequest) 
 	// transaction answers errConflict unless it is still the session's:
 	// anything else is answered from the row as it is now.
 	if row := c.known.get(req.SessionID); row != nil && req.Seen == "" && row.Status == Ready && c.now().Before(row.ExpiresAt) {
+		if err := owned(ctx, row); err != nil {
+			return nil, nil, nil, err
+		}
 		st := row.state()
 		if mergeBuyer(&st, req.Buyer) == nil {
 			return c.claimRow(ctx, req, row, st)
@@ -176,6 +179,9 @@ func (c *Checkout) claimForCompletion(ctx context.Context, req CompleteRequest) 
 	}
 	row, err := c.load(ctx, req.SessionID)
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := owned(ctx, row); err != nil {
 		return nil, nil, nil, err
 	}
 	s, err := c.session(ctx, row)

@@ -320,4 +320,3 @@ func TestSweepDeletesEnded(t *testing.T) {
 		}
 	})
 }
-

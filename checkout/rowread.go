@@ -17,7 +17,7 @@ import (
 // for a SELECT.
 var (
 	sessionFields = []string{"id", "status", "version", "currency", "items", "buyer", "address", "option_id", "promo_code",
-		"metadata", "priced", "total", "order_id", "expires_at", "created_at", "updated_at", "buyer_key", "buyer_email", "channel", "buyer_address", "ever_held"}
+		"metadata", "priced", "total", "order_id", "expires_at", "created_at", "updated_at", "buyer_key", "buyer_email", "channel", "buyer_address", "ever_held", "trusted", "buyer_network"}
 	sessionColumns = strings.Join(sessionFields, ", ")
 )
 
@@ -43,7 +43,7 @@ func readRow(db *gorm.DB, id string) (*sessionRow, error) {
 	var r sessionRow
 	var items, buyer, address, metadata, priced string
 	if err := rows.Scan(&r.ID, &r.Status, &r.Version, &r.Currency, &items, &buyer, &address, &r.OptionID, &r.PromoCode,
-		&metadata, &priced, &r.Total, &r.OrderID, &r.ExpiresAt, &r.CreatedAt, &r.UpdatedAt, &r.BuyerKey, &r.BuyerEmail, &r.Channel, &r.BuyerAddress, &r.EverHeld); err != nil {
+		&metadata, &priced, &r.Total, &r.OrderID, &r.ExpiresAt, &r.CreatedAt, &r.UpdatedAt, &r.BuyerKey, &r.BuyerEmail, &r.Channel, &r.BuyerAddress, &r.EverHeld, &r.Trusted, &r.BuyerNetwork); err != nil {
 		return nil, err
 	}
 	for _, c := range []struct {
@@ -66,7 +66,7 @@ func readRow(db *gorm.DB, id string) (*sessionRow, error) {
 func insertRow(tx *gorm.DB, r *sessionRow) error {
 	_, err := database.Insert(tx, "checkout_sessions", sessionFields, []any{r.ID, r.Status, r.Version, r.Currency,
 		jsonColumn(r.Items), jsonColumn(r.Buyer), jsonColumn(r.Address), r.OptionID, r.PromoCode, jsonColumn(r.Metadata),
-		marshal(r.Priced), r.Total, r.OrderID, r.ExpiresAt, r.CreatedAt, r.UpdatedAt, r.BuyerKey, r.BuyerEmail, r.Channel, r.BuyerAddress, r.EverHeld})
+		marshal(r.Priced), r.Total, r.OrderID, r.ExpiresAt, r.CreatedAt, r.UpdatedAt, r.BuyerKey, r.BuyerEmail, r.Channel, r.BuyerAddress, r.EverHeld, r.Trusted, r.BuyerNetwork})
 	if err != nil {
 		return err
 	}

@@ -65,13 +65,16 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 	now := c.now().UTC()
 	buyer := shop.BuyerFrom(ctx)
 	fresh := sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now,
-		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, Channel: string(shop.ChannelFrom(ctx))}
+		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, BuyerNetwork: buyer.Network(), Channel: string(shop.ChannelFrom(ctx))}
 	var row sessionRow
 	// errConflict: a session of the buyer's that gave way changed meanwhile.
 	err = retryConflicts(func() error {
 		return c.transact(ctx, func(tx *gorm.DB) error {
 			row = fresh
 			if err := c.creationCap(ctx, tx, "checkout_sessions", "checkout sessions", buyer, now); err != nil {
+				return err
+			}
+			if row.Trusted, err = c.trusted(ctx, tx, buyer); err != nil {
 				return err
 			}
 			if _, err := c.reprice(ctx, tx, &row, st, now); err != nil {
@@ -128,10 +131,14 @@ func (c *Checkout) Update(ctx context.Context, id string, req Request) (*Session
 
 // Get returns a session.
 //
-// Errors: missing, invalid or not_found $.checkout_session_id.
+// Errors: missing, invalid or not_found $.checkout_session_id (not_found
+// too for a linked buyer's session read by anyone else, see owned).
 func (c *Checkout) Get(ctx context.Context, id string) (*Session, error) {
 	row, err := c.load(ctx, id)
 	if err != nil {
+		return nil, err
+	}
+	if err := owned(ctx, row); err != nil {
 		return nil, err
 	}
 	return c.session(ctx, row)
@@ -180,6 +187,10 @@ func (c *Checkout) change(ctx context.Context, id string, fn func(tx *gorm.DB, r
 			if read, err = c.load(ctx, id); err != nil {
 				return err
 			}
+		}
+		// Its owner never changes: the row as read says whose it is.
+		if err := owned(ctx, read); err != nil {
+			return err
 		}
 		c.faultAt("change")
 		row = new(sessionRow)

@@ -54,7 +54,16 @@ type sessionRow struct {
 	// EverHeld is true once the session held stock (addrlimits.go,
 	// retention.go).
 	BuyerAddress string
+	// BuyerNetwork is the IPv6 /48 of BuyerAddress (shop.NetworkOf), ""
+	// for an IPv4 address or none: the second tier of the per-address
+	// bounds (addrlimits.go). It never changes.
+	BuyerNetwork string
 	EverHeld     bool
+	// Trusted is true when the buyer is a linked account that had a paid
+	// order when the session was created: counted by account alone, not
+	// in its address's aggregate nor the unverified share (addrlimits.go).
+	// It never changes.
+	Trusted bool
 	// Channel is the endpoint the session was created through
 	// (shop.ChannelFrom of Create's ctx); its order keeps it.
 	Channel string

@@ -17,6 +17,11 @@ import (
 // about 24 MB of them (docs/limits.md).
 const DefaultKeysPerHour = 2000
 
+// NetworkMultiple is how many times a budget's keys its network (an IPv6
+// /48, Request.Network) may claim: shop.DefaultNetworkMultiple, which this
+// package, below shop, cannot name.
+const NetworkMultiple = 8
+
 // ErrBudget: the request's budget has claimed its keys for this hour; a
 // replay of a key it holds is still answered.
 var ErrBudget = errors.New("too many new idempotency keys from this caller this hour")
@@ -48,7 +53,15 @@ func (s *Store) charge(tx *gorm.DB, r Request) error {
 	if limit <= 0 {
 		limit = DefaultKeysPerHour
 	}
-	row := budgetRow{Budget: ScopeHash(r.Budget), Hour: database.Now(tx).UTC().Truncate(time.Hour), Used: 1}
+	if err := chargeOne(tx, r.Budget, limit); err != nil || r.Network == "" {
+		return err
+	}
+	return chargeOne(tx, r.Network, limit*NetworkMultiple)
+}
+
+// chargeOne counts a new key against budget, in tx: ErrBudget past limit.
+func chargeOne(tx *gorm.DB, budget string, limit int) error {
+	row := budgetRow{Budget: ScopeHash(budget), Hour: database.Now(tx).UTC().Truncate(time.Hour), Used: 1}
 	err := tx.Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "budget"}, {Name: "hour"}},
 		DoUpdates: clause.Assignments(map[string]any{"used": gorm.Expr("idempotency_budgets.used + 1")}),

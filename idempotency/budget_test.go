@@ -65,3 +65,35 @@ func TestBudget(t *testing.T) {
 		}
 	})
 }
+
+// TestBudgetNetwork: the budgets of the /64s of one IPv6 /48 claim together
+// at most NetworkMultiple times one budget's keys an hour; a /64 of
+// another /48 is not touched.
+func TestBudgetNetwork(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := idempotency.New(db).WithKeysPerHour(1)
+		var runs atomic.Int32
+		do := func(slash64, slash48 string) error {
+			r := idempotency.Request{Scope: "ucp-rest|agent|PUT", Key: slash64, Fingerprint: fp(t, `{"a":1}`),
+				Budget: "address|" + slash64, Network: "network|" + slash48}
+			_, err := s.Do(ctx, r, counted(&runs, `{"id":"cs_1"}`, true, nil))
+			return err
+		}
+		claimed := 0
+		for i := range idempotency.NetworkMultiple + 2 {
+			switch err := do(fmt.Sprintf("2001:db8:1:%x::/64", i), "2001:db8:1::/48"); {
+			case err == nil:
+				claimed++
+			case !errors.Is(err, idempotency.ErrBudget):
+				t.Fatalf("/64 %d: %v", i, err)
+			}
+		}
+		if claimed != idempotency.NetworkMultiple {
+			t.Errorf("the /64s of one /48 claimed %d keys; want %d", claimed, idempotency.NetworkMultiple)
+		}
+		if err := do("2001:db8:2:1::/64", "2001:db8:2::/48"); err != nil {
+			t.Errorf("a /64 of another /48: %v", err)
+		}
+	})
+}

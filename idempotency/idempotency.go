@@ -80,6 +80,10 @@ type Request struct {
 	// vouches for): each budget claims at most DefaultKeysPerHour new
 	// keys an hour (ErrBudget past it). "" claims without a budget.
 	Budget string
+	// Network is the budget's second tier, the IPv6 /48 of its address
+	// (shop.NetworkOf), which claims at most NetworkMultiple times as many
+	// keys an hour; "" for none (an IPv4 address).
+	Network string
 }
 
 // MaxKeyLen bounds a key (the ACP RFC's 255 characters).

@@ -28,7 +28,7 @@ func (u *UCP) once(ctx context.Context, c *call, tool string, args any, fn func(
 	if err != nil {
 		return CheckoutResult{}, "", err
 	}
-	req := idempotency.Request{Scope: "ucp|" + c.agent + "|" + tool, Key: c.meta.IdempotencyKey, Fingerprint: fp, Budget: budget(ctx)}
+	req := idempotency.Request{Scope: "ucp|" + c.agent + "|" + tool, Key: c.meta.IdempotencyKey, Fingerprint: fp, Budget: budget(ctx), Network: network(ctx)}
 	var ran *CheckoutResult
 	var ranText string
 	stored, err := u.idem.Do(ctx, req, func(ctx context.Context) ([]byte, bool, error) {

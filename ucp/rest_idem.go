@@ -52,7 +52,7 @@ func (u *UCP) restOnce(meta Meta, r *http.Request, sum [sha256.Size]byte, reread
 	return func(ctx context.Context) (int, []byte, error) {
 		fp := sha256.Sum256([]byte(r.Method + " " + r.URL.Path + " " + hex.EncodeToString(sum[:])))
 		req := idempotency.Request{Scope: "ucp-rest|" + meta.Agent.Profile + "|" + r.Pattern, Key: meta.IdempotencyKey, Fingerprint: fp[:],
-			Budget: budget(ctx)}
+			Budget: budget(ctx), Network: network(ctx)}
 		var ran []byte
 		var ranStatus int
 		stored, err := u.idem.Do(ctx, req, func(ctx context.Context) ([]byte, bool, error) {
@@ -92,6 +92,15 @@ func (u *UCP) restOnce(meta Meta, r *http.Request, sum [sha256.Size]byte, reread
 func budget(ctx context.Context) string {
 	if a := shop.BuyerFrom(ctx).Address; a != "" {
 		return "address|" + a
+	}
+	return ""
+}
+
+// network is the second tier of budget: the IPv6 /48 of the caller's
+// address, "" for an IPv4 address or none.
+func network(ctx context.Context) string {
+	if n := shop.BuyerFrom(ctx).Network(); n != "" {
+		return "network|" + n
 	}
 	return ""
 }

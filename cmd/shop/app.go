@@ -145,7 +145,8 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 			return a.accountData.DefaultAddress(ctx, id)
 		},
 	})
-	a.accountData = accounts.NewData(a.db, a.orders, accounts.DataOptions{CheckAddress: a.checkout.CheckAddress, Wallet: wallet, Logger: m.Logger})
+	a.accountData = accounts.NewData(a.db, a.orders, accounts.DataOptions{CheckAddress: a.checkout.CheckAddress, Wallet: wallet, Logger: m.Logger,
+		EndSessions: a.checkout.EndAccountSessions})
 	a.acp, err = acp.New(a.checkout, a.idem, acp.Options{Currency: a.policy.Currency().Code(), SigningKeys: cfg.ACPSigningKeys})
 	return err
 }
