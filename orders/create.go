@@ -91,7 +91,7 @@ type orderRow struct {
 	// AccountID is the linked account that placed the order, nil for a guest.
 	AccountID *string
 	// Display is the JSON of the session's contract.Display, "" before it had one.
-	Display string
+	Display   string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
