@@ -214,6 +214,9 @@ func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow,
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := c.saveAddress(ctx, tx, row); err != nil {
+		return nil, nil, err
+	}
 	in.Short = short
 	ord, err := c.orders.Create(ctx, tx, in)
 	if err != nil {
