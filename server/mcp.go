@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -67,8 +68,24 @@ func actorContext(ctx context.Context, req *mcp.CallToolRequest, fallback *shop.
 // the HTTP server put there (none over stdio).
 func buyerContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
 	b := shop.BuyerFrom(ctx)
-	b.Subject = hostSubject(req.Params.GetMeta())
-	return shop.WithBuyer(ctx, b)
+	meta := req.Params.GetMeta()
+	b.Subject = hostSubject(meta)
+	return shop.WithLocale(shop.WithBuyer(ctx, b), hostLocale(meta, req.Extra))
+}
+
+// hostLocale is the buyer's locale as the host says it: ChatGPT's
+// _meta["openai/locale"], else the first language of the request's
+// Accept-Language (shop.WithLocale checks its shape).
+func hostLocale(meta map[string]any, extra *mcp.RequestExtra) string {
+	if s, ok := meta["openai/locale"].(string); ok && s != "" {
+		return s
+	}
+	if extra == nil || extra.Header == nil {
+		return ""
+	}
+	first, _, _ := strings.Cut(extra.Header.Get("Accept-Language"), ",")
+	first, _, _ = strings.Cut(first, ";")
+	return first
 }
 
 // NewMCP returns an MCP server offering the given tools and resources. It is the one place
