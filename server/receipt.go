@@ -112,7 +112,7 @@ type receiptView struct {
 	// Refunded their sum ("" when none).
 	Refunds  []string
 	Refunded string
-	Links                              []linkView
+	Links    []linkView
 	// Tracking is the order's parcels, oldest first.
 	Tracking []contract.Tracking
 	// Paid: the buyer just paid on the shop's payment page, which sent
