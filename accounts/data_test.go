@@ -246,8 +246,8 @@ func TestTrackingOnReceipts(t *testing.T) {
 			t.Fatal(err)
 		}
 		check("get_order", got.Receipt)
-		if !strings.Contains(orders.Summary(got), "UPS, tracking number 1Z999") {
-			t.Errorf("get_order's text lacks the tracking: %s", orders.Summary(got))
+		if !strings.Contains(orders.Summary(got, ""), "UPS, tracking number 1Z999") {
+			t.Errorf("get_order's text lacks the tracking: %s", orders.Summary(got, ""))
 		}
 		_, query, _ := strings.Cut(got.PermalinkURL, "?")
 		token := strings.TrimPrefix(query, "t=")

@@ -1,5 +1,7 @@
 package contract
 
+import "strings"
+
 // TotalTaxIncluded is the row of Display.Rows that says how much tax the
 // figures above it include: information, not a term of the sum.
 const TotalTaxIncluded TotalType = "tax_included"
@@ -55,4 +57,32 @@ func (d Display) Rows(lines []LineItem, totals []Total) []Row {
 	rows := []Row{{TotalItemsBase, items}, {TotalFulfillment, by[TotalTotal] + by[TotalDiscount] - items}}
 	rows = discount(rows)
 	return append(rows, Row{TotalTotal, by[TotalTotal]}, Row{TotalTaxIncluded, by[TotalTax]})
+}
+
+// English is the tax's name in English, for the shop's English texts
+// (emails, tool texts): "VAT", "GST", "consumption tax", "sales tax".
+func (n TaxName) English() string {
+	switch n {
+	case TaxVAT, TaxGST:
+		return strings.ToUpper(string(n))
+	case TaxConsumption:
+		return "consumption tax"
+	}
+	return "sales tax"
+}
+
+// englishLabels are the rows' labels in the shop's English texts.
+var englishLabels = map[TotalType]string{TotalItemsBase: "Items", TotalSubtotal: "Subtotal", TotalFulfillment: "Shipping",
+	TotalDiscount: "Discount", TotalTotal: "Total"}
+
+// EnglishLabel is a row's label in English ("Sales tax", "incl. VAT").
+func (d Display) EnglishLabel(t TotalType) string {
+	switch t {
+	case TotalTax:
+		name := d.TaxName.English()
+		return strings.ToUpper(name[:1]) + name[1:]
+	case TotalTaxIncluded:
+		return "incl. " + d.TaxName.English()
+	}
+	return englishLabels[t]
 }

@@ -147,4 +147,4 @@ func trackingOf(f fulfilmentRow) contract.Tracking {
 // Summary is a one-paragraph account of an order for people and models, as
 // get_order's text: number, date, lines, shipping, total, tracking, payment
 // and the receipt's address.
-func Summary(ord *contract.Order) string { return summary(ord) }
+func Summary(ord *contract.Order, locale string) string { return summary(ord, locale) }
