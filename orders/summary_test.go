@@ -14,8 +14,8 @@ import (
 func TestSummaryForBuyers(t *testing.T) {
 	ord := &contract.Order{ID: "ord_1", PermalinkURL: "https://shop/orders/ord_1", Receipt: contract.Receipt{
 		Number: 1001, Status: "refunded", Currency: "eur", CreatedAt: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
-		LineItems: []contract.LineItem{{Name: "Mug", Item: contract.Item{Quantity: 1}, Subtotal: 1800, Tax: 342, Total: 2142}},
-		Totals:    []contract.Total{{Type: contract.TotalSubtotal, Amount: 1800}, {Type: contract.TotalTax, Amount: 342}, {Type: contract.TotalTotal, Amount: 2142}},
+		LineItems:          []contract.LineItem{{Name: "Mug", Item: contract.Item{Quantity: 1}, Subtotal: 1800, Tax: 342, Total: 2142}},
+		Totals:             []contract.Total{{Type: contract.TotalSubtotal, Amount: 1800}, {Type: contract.TotalTax, Amount: 342}, {Type: contract.TotalTotal, Amount: 2142}},
 		FulfillmentAddress: &contract.Address{Name: "Jo", LineOne: "Invalidenstr. 1", City: "Berlin", Country: "DE", PostalCode: "10115"},
 		FulfillmentOption:  &contract.FulfillmentOption{Title: "Standard"},
 		Payment:            contract.Payment{Provider: "sandbox", Mode: "test", Reference: "pi_sandbox_123", Status: "succeeded"},
