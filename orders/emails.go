@@ -146,16 +146,6 @@ func (o *Orders) view(kind string, r *orderRow, lines []lineRow) (*emailView, er
 	return v, nil
 }
 
-func nonEmpty(ss ...string) []string {
-	var out []string
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // subjects are the emails' subject lines, by kind, formatted with the
 // shop's name, the order number and (refunded) the amount.
 func (v *emailView) subject() string {
