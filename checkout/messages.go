@@ -1,6 +1,7 @@
 package checkout
 
 import (
+	"fmt"
 	"strconv"
 
 	"shop"
@@ -99,3 +100,15 @@ func keyed(m Message, key string, params ...string) Message {
 
 // itoa writes n in decimal, as params carry numbers.
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// outOfStock is the error of a line whose stock does not cover it: none
+// left, or fewer than asked.
+func outOfStock(line int, name string, available int64) Message {
+	param := fmt.Sprintf("$.line_items[%d].item.quantity", line)
+	if available == 0 {
+		return keyed(errorMessage(string(shop.OutOfStock), param, fmt.Sprintf("%s is out of stock; remove it or choose another variant.", name)),
+			KeyStockOut, "name", name)
+	}
+	return keyed(errorMessage(string(shop.OutOfStock), param, fmt.Sprintf("Only %d of %s can be bought now; lower the quantity to %d or less.", available, name, available)),
+		KeyStockShort, "name", name, "available", itoa(available))
+}

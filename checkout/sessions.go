@@ -498,13 +498,3 @@ func keptOption(st *state, chosen string, offered, wasKept bool) string {
 	}
 	return ""
 }
-
-func outOfStock(line int, name string, available int64) Message {
-	param := fmt.Sprintf("$.line_items[%d].item.quantity", line)
-	if available == 0 {
-		return keyed(errorMessage(string(shop.OutOfStock), param, fmt.Sprintf("%s is out of stock; remove it or choose another variant.", name)),
-			KeyStockOut, "name", name)
-	}
-	return keyed(errorMessage(string(shop.OutOfStock), param, fmt.Sprintf("Only %d of %s can be bought now; lower the quantity to %d or less.", available, name, available)),
-		KeyStockShort, "name", name, "available", itoa(available))
-}
