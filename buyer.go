@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"net/netip"
 	"strings"
 )
 
@@ -56,6 +57,26 @@ func (b Buyer) Key() string {
 	return ""
 }
 
+// DefaultNetworkMultiple is how many times a per-address bound an IPv6 /48
+// may reach (NetworkOf): a /64 is one client, but one customer of a
+// hosting provider commonly holds a whole /48, 65,536 /64s.
+const DefaultNetworkMultiple = 8
+
+// NetworkOf is the second tier of a client address key (Buyer.Address): the
+// /48 an IPv6 /64 lies in ("2001:db8:1::/48"), over which every per-address
+// bound also holds at a multiple (DefaultNetworkMultiple); "" for an IPv4
+// address, or none, which are their own network.
+func NetworkOf(address string) string {
+	p, err := netip.ParsePrefix(address)
+	if err != nil || !p.Addr().Is6() || p.Addr().Is4In6() || p.Bits() < 48 {
+		return ""
+	}
+	return netip.PrefixFrom(p.Addr(), 48).Masked().String()
+}
+
+// Network is NetworkOf the buyer's Address.
+func (b Buyer) Network() string { return NetworkOf(b.Address) }
+
 // Linked reports whether the buyer is a linked account: a person the shop
 // verified, not an id the caller chose.
 func (b Buyer) Linked() bool { return b.AccountID != "" }
@@ -97,4 +118,19 @@ func WithBuyer(ctx context.Context, b Buyer) context.Context {
 func BuyerFrom(ctx context.Context) Buyer {
 	b, _ := ctx.Value(buyerKey{}).(Buyer)
 	return b
+}
+
+type operationKey struct{}
+
+// WithOperation returns ctx naming the operation (a tool's name) that a
+// call performs, so that what it costs below (the database's statements and
+// commits) is counted by operation.
+func WithOperation(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, operationKey{}, name)
+}
+
+// OperationFrom returns the operation ctx names, "" when none.
+func OperationFrom(ctx context.Context) string {
+	op, _ := ctx.Value(operationKey{}).(string)
+	return op
 }

@@ -40,6 +40,7 @@ type Data struct {
 	checkAddr func(a contract.Address, param string) (contract.Address, error)
 	wallet    *payments.Wallet
 	logger    *slog.Logger
+	endOpen   func(ctx context.Context, tx *gorm.DB, accountID string) (int64, error)
 }
 
 // DataOptions configure Data.
@@ -56,6 +57,12 @@ type DataOptions struct {
 	// Logger logs what the buyers are not told (a provider's failure);
 	// slog.Default() when nil.
 	Logger *slog.Logger
+	// EndSessions, when set, cancels in tx the account's open checkout
+	// sessions and releases the stock they hold
+	// (checkout.Checkout.EndAccountSessions), answering how many: an
+	// account's deletion runs it in its transaction, so that nothing stays
+	// held in the name of an account that is gone.
+	EndSessions func(ctx context.Context, tx *gorm.DB, accountID string) (int64, error)
 }
 
 // NewData returns the accounts' data kept in db; their orders are ords'.
@@ -64,7 +71,7 @@ func NewData(db *gorm.DB, ords *orders.Orders, opts DataOptions) *Data {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Data{db: db, orders: ords, checkAddr: opts.CheckAddress, wallet: opts.Wallet, logger: logger}
+	return &Data{db: db, orders: ords, checkAddr: opts.CheckAddress, wallet: opts.Wallet, logger: logger, endOpen: opts.EndSessions}
 }
 
 // errGone answers a call for an account deleted while its token lived.
@@ -141,7 +148,9 @@ type Deleted struct {
 
 // Delete deletes the account in one transaction: its row, and by their
 // foreign keys (ON DELETE CASCADE) its saved addresses, its saved cards and
-// its OAuth grants and tokens, so that no token of it works any more.
+// its OAuth grants and tokens, so that no token of it works any more; its
+// open checkout sessions are canceled and their stock released in the same
+// transaction (DataOptions.EndSessions).
 // Before that, with a wallet, the account's customer at the payment
 // provider is deleted with the cards attached to it (payments.Wallet.Forget),
 // so that the merchant can charge none of them; when the provider fails,
@@ -183,6 +192,11 @@ func (d *Data) Delete(ctx context.Context, accountID string, audit func(tx *gorm
 		out.Addresses = res.RowsAffected
 		if out.OrdersKept, err = d.orders.ForgetAccount(ctx, tx, accountID); err != nil {
 			return err
+		}
+		if d.endOpen != nil {
+			if _, err := d.endOpen(ctx, tx, accountID); err != nil {
+				return fmt.Errorf("end the account's checkout sessions: %w", err)
+			}
 		}
 		if err := tx.Delete(&accountRow{}, "id = ?", accountID).Error; err != nil {
 			return fmt.Errorf("delete account: %w", err)

@@ -53,7 +53,8 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 		SaveAddress: func(ctx context.Context, tx *gorm.DB, id string, a checkout.Address) error {
 			return w.data.SaveOrderAddress(ctx, tx, id, a)
 		}})
-	w.data = accounts.NewData(db, w.ords, accounts.DataOptions{CheckAddress: w.co.CheckAddress, Wallet: w.wallet})
+	w.data = accounts.NewData(db, w.ords, accounts.DataOptions{CheckAddress: w.co.CheckAddress, Wallet: w.wallet,
+		EndSessions: w.co.EndAccountSessions})
 	for _, tl := range append(append(w.data.Tools(), w.data.AdminTools()...), w.admin.Tools()...) {
 		w.tools[tl.Name] = tl
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ory/fosite"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"shop"
 	"shop/database"
@@ -27,13 +28,14 @@ import (
 )
 
 // The login: GET /oauth/authorize checks the client's request and starts a
-// login flow (a row of login_flows, named by a cookie, holding a CSRF token
-// every form posts back); the buyer types their email (POST /login/email),
-// receives a six-digit code through the outbox, types it (POST
-// /login/code: five tries, ten minutes), and allows or denies the client
-// (POST /login/consent), which ends the flow with fosite's redirect to the
-// client. Everything secret in a flow (its id, the CSRF token, the code) is
-// stored hashed; nothing of it is logged.
+// login flow, named by a cookie, whose request every form carries sealed
+// and bound to that cookie (login_request.go); the buyer types their email
+// (POST /login/email), which writes the flow's row of login_flows and sends
+// a six-digit code through the outbox, types the code (POST /login/code:
+// five tries, ten minutes), and allows or denies the client (POST
+// /login/consent), which ends the flow with fosite's redirect to the
+// client. Everything secret in a flow (its id, the code) is stored hashed;
+// nothing of it is logged.
 
 //go:embed login.html
 var pageFS embed.FS
@@ -45,10 +47,7 @@ const (
 	maxCodeTries  = 5
 	maxQueryLen   = 8 << 10
 	maxEmailLen   = 254
-	perEmailCodes = 5  // codes sent to one email per rateWindow
-	perAddrCodes  = 20 // codes asked for from one address per rateWindow
-	rateWindow    = time.Hour
-	maxFormBytes  = 8 << 10
+	maxFormBytes  = 32 << 10 // an email or a code, and the sealed request (a query of maxQueryLen is 15 KB sealed)
 )
 
 type pages struct {
@@ -64,10 +63,12 @@ func newPages(s *Server) (*pages, error) {
 	return &pages{s: s, tmpl: t}, nil
 }
 
+// flowRow is a login flow: its row once a code was sent, and what its
+// sealed request says (AuthorizeQuery, kept in the forms, not the row).
 type flowRow struct {
 	IDHash         string `gorm:"primaryKey"`
-	CSRFHash       string `gorm:"column:csrf_hash"`
-	AuthorizeQuery string
+	CSRFHash       string `gorm:"column:csrf_hash"` // of the sealed request
+	AuthorizeQuery string `gorm:"-"`
 	ClientName     string
 	Email          string
 	CodeHash       string
@@ -75,8 +76,11 @@ type flowRow struct {
 	Tries          int
 	AccountID      *string
 	Address        string
-	CreatedAt      time.Time
-	ExpiresAt      time.Time
+	// Network is Address's IPv6 /48 (shop.NetworkOf), "" for IPv4: the
+	// second tier of the codes' limit per address.
+	Network   string
+	CreatedAt time.Time
+	ExpiresAt time.Time
 }
 
 func (flowRow) TableName() string { return "login_flows" }
@@ -86,7 +90,14 @@ func (flowRow) TableName() string { return "login_flows" }
 type page struct {
 	L                                             *i18n.Lang
 	Title, Shop, Client, Host, Email, CSRF, Error string
-	Scopes                                        []string
+	// Self says the client registered itself; Detail is an OAuth error code.
+	Self   bool
+	Detail string
+	// Scopes are the consent's lines; Payments the payments line, with its
+	// box ticked when PaymentsOn.
+	Scopes     []string
+	Payments   string
+	PaymentsOn bool
 }
 
 func (p *pages) render(w http.ResponseWriter, r *http.Request, status int, name string, v page) {
@@ -124,39 +135,30 @@ func secret() string {
 
 // authorize serves GET /oauth/authorize: fosite checks the client, its
 // redirect URI, the response type and scopes; the shop checks PKCE S256
-// and the resource, then shows the email page of a new login flow.
+// and the resource, then shows the email page of a new login flow, whose
+// request the page carries sealed: nothing is stored yet.
 func (p *pages) authorize(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if len(r.URL.RawQuery) > maxQueryLen {
 		p.fail(w, r, http.StatusRequestURITooLong, "login_too_long")
 		return
 	}
-	ar, err := p.s.provider.NewAuthorizeRequest(ctx, r)
+	ar, err := p.s.newAuthorizeRequest(ctx, r)
 	if err == nil {
 		err = p.s.checkAuthorize(ar)
 	}
 	if err != nil {
-		p.s.logRefusal(ctx, "authorization refused", err)
-		p.s.provider.WriteAuthorizeError(ctx, issWriter(w, p.s.issuer), ar, err)
+		p.refuse(w, r, ar, err)
 		return
 	}
 	client, _ := ar.GetClient().(*Client)
-	id, csrf := secret(), secret()
-	now := time.Now().UTC()
-	row := flowRow{
-		IDHash: hash(id), CSRFHash: hash(csrf), AuthorizeQuery: r.URL.RawQuery, ClientName: client.Name,
-		Address: address(r), CreatedAt: now, ExpiresAt: now.Add(flowLifespan),
-	}
-	if err := p.s.db.WithContext(ctx).Create(&row).Error; err != nil {
-		p.s.logger.ErrorContext(ctx, "start login", "err", err)
-		p.fail(w, r, http.StatusServiceUnavailable, "login_start_failed")
-		return
-	}
+	id := secret()
+	csrf := p.s.seal(pending{Flow: hash(id), Query: []byte(r.URL.RawQuery), Client: client.Name, Expires: p.s.now().Add(flowLifespan).Unix()})
 	http.SetCookie(w, &http.Cookie{
 		Name: flowCookie, Value: id, Path: "/login/", HttpOnly: true, MaxAge: int(flowLifespan.Seconds()),
 		Secure: strings.HasPrefix(p.s.issuer, "https://"), SameSite: http.SameSiteLaxMode,
 	})
-	p.render(w, r, http.StatusOK, "email", page{Client: client.Name, Host: client.Host(), CSRF: csrf})
+	p.render(w, r, http.StatusOK, "email", named(page{CSRF: csrf}, ar))
 }
 
 // checkAuthorize refuses what fosite lets through and the shop does not:
@@ -181,8 +183,10 @@ func address(r *http.Request) string {
 	return host
 }
 
-// flow reads the login flow the request's cookie names and checks the CSRF
-// token its form posts back; ok is false when the page was answered.
+// flow opens the login flow the request's cookie names: the request its
+// form carries sealed, refused unless bound to that cookie, and the flow's
+// row once a code was sent (before, a row not stored yet). ok is false when
+// the page was answered.
 func (p *pages) flow(w http.ResponseWriter, r *http.Request) (string, flowRow, bool) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
@@ -190,21 +194,38 @@ func (p *pages) flow(w http.ResponseWriter, r *http.Request) (string, flowRow, b
 		return "", flowRow{}, false
 	}
 	c, err := r.Cookie(flowCookie)
-	var row flowRow
-	if err == nil {
-		err = p.s.db.WithContext(r.Context()).Where("id_hash = ? AND expires_at > ?", hash(c.Value), time.Now().UTC()).Take(&row).Error
-	}
 	if err != nil {
-		if !errors.Is(err, http.ErrNoCookie) && !errors.Is(err, gorm.ErrRecordNotFound) {
-			p.s.logger.ErrorContext(r.Context(), "read login", "err", err)
-		}
 		p.fail(w, r, http.StatusBadRequest, "login_expired")
 		return "", flowRow{}, false
 	}
-	if subtle.ConstantTimeCompare([]byte(hash(r.PostFormValue("csrf"))), []byte(row.CSRFHash)) != 1 {
+	now := p.s.now().UTC()
+	sealed := r.PostFormValue("csrf")
+	req, err := p.s.open(sealed, now)
+	if errors.Is(err, errSealExpired) {
+		p.fail(w, r, http.StatusBadRequest, "login_expired")
+		return "", flowRow{}, false
+	}
+	if err != nil || subtle.ConstantTimeCompare([]byte(req.Flow), []byte(hash(c.Value))) != 1 {
 		p.fail(w, r, http.StatusForbidden, "login_csrf")
 		return "", flowRow{}, false
 	}
+	row := flowRow{IDHash: req.Flow, CSRFHash: hash(sealed), ClientName: req.Client, Address: address(r), Network: shop.NetworkOf(address(r)),
+		CreatedAt: now, ExpiresAt: time.Unix(req.Expires, 0).UTC()}
+	var stored flowRow
+	err = p.s.db.WithContext(r.Context()).Where("id_hash = ?", req.Flow).Take(&stored).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound): // no code asked for yet
+	case err != nil:
+		p.s.logger.ErrorContext(r.Context(), "read login", "err", err)
+		p.fail(w, r, http.StatusServiceUnavailable, "login_check_failed")
+		return "", flowRow{}, false
+	case subtle.ConstantTimeCompare([]byte(stored.CSRFHash), []byte(row.CSRFHash)) != 1:
+		p.fail(w, r, http.StatusForbidden, "login_csrf") // another request than the code was sent for
+		return "", flowRow{}, false
+	default:
+		row = stored
+	}
+	row.AuthorizeQuery = string(req.Query)
 	return c.Value, row, true
 }
 
@@ -224,7 +245,7 @@ func (p *pages) email(w http.ResponseWriter, r *http.Request) {
 		if !p.s.opts.Emails {
 			msg = "login_no_email"
 		}
-		p.render(w, r, http.StatusBadRequest, "email", page{Client: row.ClientName, Email: email, CSRF: csrf, Error: msg})
+		p.render(w, r, http.StatusBadRequest, "email", p.describe(ctx, row, i18n.FromRequest(r), page{Email: email, CSRF: csrf, Error: msg}))
 		return
 	}
 	code, err := randomCode()
@@ -233,14 +254,14 @@ func (p *pages) email(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case errors.Is(err, errTooMany):
-		p.render(w, r, http.StatusTooManyRequests, "email", page{Client: row.ClientName, Email: email, CSRF: csrf,
-			Error: "login_too_many"})
+		p.render(w, r, http.StatusTooManyRequests, "email", p.describe(ctx, row, i18n.FromRequest(r), page{Email: email, CSRF: csrf,
+			Error: "login_too_many"}))
 	case errors.Is(err, errCodeSent):
 		p.render(w, r, http.StatusOK, "code", page{Email: row.Email, CSRF: csrf, Error: "login_code_already"})
 	case err != nil:
 		p.s.logger.ErrorContext(ctx, "send login code", "err", err)
-		p.render(w, r, http.StatusServiceUnavailable, "email", page{Client: row.ClientName, Email: email, CSRF: csrf,
-			Error: "login_send_failed"})
+		p.render(w, r, http.StatusServiceUnavailable, "email", p.describe(ctx, row, i18n.FromRequest(r), page{Email: email, CSRF: csrf,
+			Error: "login_send_failed"}))
 	default:
 		p.render(w, r, http.StatusOK, "code", page{Email: email, CSRF: csrf})
 	}
@@ -260,26 +281,24 @@ func randomCode() (string, error) {
 	return fmt.Sprintf("%06d", n.Int64()), nil
 }
 
-// sendCode stores the code's hash on the flow and writes its email, in the
-// language of the sign-in page, to the outbox, in one transaction, after
-// checking the rate limits.
+// sendCode stores the flow's row with the code's hash and writes its
+// email, in the language of the sign-in page, to the outbox, in one
+// transaction, after checking the rate limits.
 func (p *pages) sendCode(ctx context.Context, id string, row flowRow, email, code string, l *i18n.Lang) error {
 	return database.Transact(ctx, p.s.db, func(tx *gorm.DB) error {
-		now := database.Now(tx).UTC()
-		since := now.Add(loginCodeLife - rateWindow) // codes sent within the window expire after since
-		var perEmail, perAddr int64
-		if err := tx.Model(&flowRow{}).Where("email = ? AND code_expires_at > ?", email, since).Count(&perEmail).Error; err != nil {
-			return fmt.Errorf("count codes: %w", err)
+		// The counts below are taken one transaction at a time per email
+		// and per address (email first, always: no two wait on each other).
+		for _, key := range []string{"login.email:" + email, addressLock("login", row.Address)} {
+			if err := database.LockKey(tx, key); err != nil {
+				return err
+			}
 		}
-		if err := tx.Model(&flowRow{}).Where("address = ? AND code_expires_at > ?", row.Address, since).Count(&perAddr).Error; err != nil {
-			return fmt.Errorf("count codes: %w", err)
+		if err := countCodes(tx, email, row.Address, row.Network); err != nil {
+			return err
 		}
-		if perEmail >= perEmailCodes || perAddr >= perAddrCodes {
-			return errTooMany
-		}
-		expires := now.Add(loginCodeLife)
-		res := tx.Model(&flowRow{}).Where("id_hash = ? AND code_hash = ''", row.IDHash).
-			Updates(map[string]any{"email": email, "code_hash": hash(id + code), "code_expires_at": expires, "tries": 0})
+		expires := database.Now(tx).UTC().Add(loginCodeLife)
+		row.Email, row.CodeHash, row.CodeExpiresAt, row.Tries = email, hash(id+code), &expires, 0
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
 		if res.Error != nil {
 			return fmt.Errorf("store code: %w", res.Error)
 		}
@@ -349,41 +368,8 @@ func (p *pages) code(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, http.StatusServiceUnavailable, "login_signin_failed")
 		return
 	}
-	client, host, scopes := p.describe(ctx, row, i18n.FromRequest(r))
-	p.render(w, r, http.StatusOK, "consent", page{Title: "login_connect_title", Client: client, Host: host, Email: acct.Email, CSRF: csrf, Scopes: scopes})
-}
-
-// scopeWords are the catalogs' keys of what each scope lets the client do,
-// on the consent page.
-var scopeWords = map[string]string{
-	shop.ScopeOrdersRead: "scope_orders_read",
-	shop.ScopeAccount:    "scope_account",
-	shop.ScopePayments:   "scope_payments",
-}
-
-// describe names the flow's client and the scopes it asks for, in words.
-func (p *pages) describe(ctx context.Context, row flowRow, l *i18n.Lang) (name, host string, scopes []string) {
-	name = row.ClientName
-	ar, err := p.rebuild(ctx, row)
-	if err != nil {
-		return name, "", nil
-	}
-	if c, ok := ar.GetClient().(*Client); ok {
-		host = c.Host()
-	}
-	for _, s := range grantedScopes(ar) {
-		scopes = append(scopes, l.T(scopeWords[s]))
-	}
-	return name, host, scopes
-}
-
-// grantedScopes are the scopes a client asked for, all of them when it
-// asked for none.
-func grantedScopes(ar fosite.AuthorizeRequester) []string {
-	if len(ar.GetRequestedScopes()) == 0 {
-		return shop.Scopes
-	}
-	return ar.GetRequestedScopes()
+	p.render(w, r, http.StatusOK, "consent", p.describe(ctx, row, i18n.FromRequest(r),
+		page{Title: "login_connect_title", Email: acct.Email, CSRF: csrf}))
 }
 
 // rebuild is the flow's authorization request as fosite read it at first.
@@ -392,7 +378,7 @@ func (p *pages) rebuild(ctx context.Context, row flowRow) (fosite.AuthorizeReque
 	if err != nil {
 		return nil, fmt.Errorf("rebuild authorization request: %w", err)
 	}
-	return p.s.provider.NewAuthorizeRequest(ctx, req)
+	return p.s.newAuthorizeRequest(ctx, req)
 }
 
 // consent serves POST /login/consent: the flow ends (once: its row is
@@ -415,22 +401,18 @@ func (p *pages) consent(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: flowCookie, Path: "/login/", MaxAge: -1})
 	ar, err := p.rebuild(ctx, row)
 	if err != nil {
-		p.s.logRefusal(ctx, "authorization refused", err)
-		p.s.provider.WriteAuthorizeError(ctx, issWriter(w, p.s.issuer), ar, err)
+		p.refuse(w, r, ar, err)
 		return
 	}
 	if r.PostFormValue("decision") != "allow" {
 		p.s.provider.WriteAuthorizeError(ctx, issWriter(w, p.s.issuer), ar, fosite.ErrAccessDenied.WithHint("The buyer denied the request."))
 		return
 	}
-	for _, s := range grantedScopes(ar) {
-		ar.GrantScope(s)
-	}
+	grant(ar, r)
 	ar.GrantAudience(p.s.resource)
 	resp, err := p.s.provider.NewAuthorizeResponse(ctx, ar, &fosite.DefaultSession{Subject: *row.AccountID})
 	if err != nil {
-		p.s.logRefusal(ctx, "authorization refused", err)
-		p.s.provider.WriteAuthorizeError(ctx, issWriter(w, p.s.issuer), ar, err)
+		p.refuse(w, r, ar, err)
 		return
 	}
 	p.s.provider.WriteAuthorizeResponse(ctx, issWriter(w, p.s.issuer), ar, resp)
@@ -452,11 +434,14 @@ func (w *issResponse) WriteHeader(code int) {
 	if code >= 300 && code < 400 {
 		if u, err := url.Parse(w.Header().Get("Location")); err == nil && u.IsAbs() {
 			q := u.Query()
+			if q.Get("state") == "" {
+				q.Del("state") // fosite's "state=" for a request that sent none
+			}
 			if q.Get("iss") == "" {
 				q.Set("iss", w.issuer)
-				u.RawQuery = q.Encode()
-				w.Header().Set("Location", u.String())
 			}
+			u.RawQuery = q.Encode()
+			w.Header().Set("Location", u.String())
 		}
 	}
 	w.ResponseWriter.WriteHeader(code)

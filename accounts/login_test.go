@@ -20,8 +20,13 @@ import (
 // the status of that answer and its page.
 func (e *env) startFlow(t *testing.T, email string) (int, string) {
 	t.Helper()
+	return e.startFlowIn(t, browser(), email)
+}
+
+// startFlowIn is startFlow in the browser b.
+func (e *env) startFlowIn(t *testing.T, b *http.Client, email string) (int, string) {
+	t.Helper()
 	_, challenge := pkce()
-	b := browser()
 	_, page := read(t)(b.Get(e.authorizeURL(e.clientID, e.redirect, challenge, e.url+"/mcp")))
 	return read(t)(b.PostForm(e.url+"/login/email", url.Values{"csrf": {csrfOf(t, page)}, "email": {email}}))
 }

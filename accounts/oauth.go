@@ -2,6 +2,7 @@ package accounts
 
 import (
 	"context"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/sha256"
 	"errors"
@@ -21,7 +22,7 @@ import (
 
 // The authorization server is github.com/ory/fosite: it speaks the protocol
 // (authorization code with PKCE S256 only, refresh tokens rotated on use
-// with reuse detection, revocation, opaque HMAC tokens), and this package
+// with a short grace and reuse detection, revocation, opaque HMAC tokens), and this package
 // gives it storage in the shop's database (store), the clients (clients),
 // the login and consent pages (login.go) and what fosite has no option for:
 // the resource parameter (RFC 8707), iss in the authorization response
@@ -31,6 +32,10 @@ const (
 	accessLifespan  = time.Hour
 	codeLifespan    = 10 * time.Minute
 	refreshLifespan = 30 * 24 * time.Hour
+	// refreshGrace is how long a refresh token still refreshes after its
+	// first use: long enough for a host's workers refreshing at once,
+	// short enough that a stolen token's reuse soon revokes its family.
+	refreshGrace = 30 * time.Second
 )
 
 // Options configure the authorization server.
@@ -67,6 +72,8 @@ type Server struct {
 	store    *store
 	clients  *clients
 	pages    *pages
+	sealer   cipher.AEAD // seals authorization requests into the sign-in forms
+	now      func() time.Time
 }
 
 // New returns the authorization server of the shop at opts.PublicURL.
@@ -78,11 +85,11 @@ func New(db *gorm.DB, opts Options) (*Server, error) {
 		return nil, errors.New("accounts: no fetcher for client metadata documents")
 	}
 	issuer := strings.TrimRight(opts.PublicURL, "/")
-	s := &Server{db: db, opts: opts, issuer: issuer, resource: issuer + "/mcp", logger: opts.Logger}
+	s := &Server{db: db, opts: opts, issuer: issuer, resource: issuer + "/mcp", logger: opts.Logger, now: time.Now}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	s.clients = &clients{db: db, fetch: opts.Fetch, audience: s.resource, cache: map[string]cachedClient{}}
+	s.clients = &clients{db: db, fetch: opts.Fetch, audience: s.resource, cache: map[string]cachedClient{}, now: time.Now}
 	s.store = &store{db: db, clients: s.clients}
 	mac := hmac.New(sha256.New, opts.Key)
 	mac.Write([]byte("shop oauth tokens"))
@@ -96,8 +103,11 @@ func New(db *gorm.DB, opts Options) (*Server, error) {
 		AudienceMatchingStrategy: fosite.ExactAudienceMatchingStrategy,
 		RefreshTokenScopes:       []string{}, // every grant gets a refresh token, not only "offline" ones
 		TokenURL:                 issuer + "/oauth/token",
-		// fosite asks every authorization request for a state of at least
-		// 8 characters (MinParameterEntropy), as hosts send.
+		// state is the client's, echoed as sent whatever its length: PKCE
+		// S256, which checkAuthorize requires, is what protects the redirect
+		// (OAuth 2.1). 1 is fosite's least minimum (0 means its default, 8);
+		// a request with no state at all is newAuthorizeRequest's.
+		MinParameterEntropy: 1,
 	}
 	s.provider = compose.Compose(cfg, s.store, compose.NewOAuth2HMACStrategy(cfg),
 		compose.OAuth2AuthorizeExplicitFactory,
@@ -107,6 +117,9 @@ func New(db *gorm.DB, opts Options) (*Server, error) {
 		compose.OAuth2TokenIntrospectionFactory,
 	)
 	var err error
+	if s.sealer, err = newSealer(opts.Key); err != nil {
+		return nil, err
+	}
 	if s.pages, err = newPages(s); err != nil {
 		return nil, err
 	}
@@ -175,6 +188,32 @@ func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 		"client_id_metadata_document_supported":          true,
 		"authorization_response_iss_parameter_supported": true,
 	})
+}
+
+// noState stands in for a state a request did not send, as fosite reads
+// it: fosite v0.49 requires one, OAuth 2.1 with PKCE does not.
+const noState = "shop-no-state"
+
+// newAuthorizeRequest is fosite's reading of the authorization request r,
+// which may send no state: fosite reads it with noState in its place,
+// then the request is given back its own (none), so that nothing is
+// echoed.
+func (s *Server) newAuthorizeRequest(ctx context.Context, r *http.Request) (fosite.AuthorizeRequester, error) {
+	q := r.URL.Query()
+	if q.Get("state") != "" {
+		return s.provider.NewAuthorizeRequest(ctx, r)
+	}
+	q.Set("state", noState)
+	stand := r.Clone(ctx)
+	stand.URL.RawQuery = q.Encode()
+	ar, err := s.provider.NewAuthorizeRequest(ctx, stand)
+	req, ok := ar.(*fosite.AuthorizeRequest)
+	if !ok {
+		return ar, errors.Join(err, errors.New("accounts: fosite's authorization request is not a *fosite.AuthorizeRequest"))
+	}
+	req.State = ""
+	req.Form.Del("state")
+	return req, err
 }
 
 // checkResource refuses a resource parameter (RFC 8707) that names anything
@@ -251,7 +290,12 @@ var ErrInvalidToken = errors.New("accounts: invalid access token")
 // names: the account, its email and the granted scopes.
 func (s *Server) Verify(ctx context.Context, token string) (shop.Buyer, error) {
 	sess := &fosite.DefaultSession{}
-	_, ar, err := s.provider.IntrospectToken(ctx, token, fosite.AccessToken, sess)
+	use, ar, err := s.provider.IntrospectToken(ctx, token, fosite.AccessToken, sess)
+	if err == nil && use != fosite.AccessToken {
+		// fosite's introspection answers refresh tokens too (the type is a
+		// hint): a 30-day refresh token is no bearer token.
+		return shop.Buyer{}, ErrInvalidToken
+	}
 	if err != nil {
 		var rfc *fosite.RFC6749Error
 		if errors.As(err, &rfc) && rfc.CodeField >= 500 {

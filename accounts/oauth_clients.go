@@ -2,8 +2,6 @@ package accounts
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,8 +11,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ory/fosite"
+	"golang.org/x/net/publicsuffix"
+	"golang.org/x/sync/singleflight"
 	"gorm.io/gorm"
 
 	"shop"
@@ -30,35 +32,47 @@ type clients struct {
 	fetch    *webfetch.Fetcher
 	audience string
 
-	mu    sync.Mutex
-	cache map[string]cachedClient
+	now    func() time.Time
+	mu     sync.Mutex
+	cache  map[string]cachedClient // by URL, and by "host " and a host name for a host's failure
+	flight singleflight.Group      // the fetches under way, by URL
 }
 
 type cachedClient struct {
 	client  *Client
+	err     error
 	expires time.Time
 }
 
 // Client is an OAuth client of the shop as the consent page names it.
 type Client struct {
 	fosite.DefaultClient
-	// Name is its client_name ("ChatGPT"), or its host when it has none.
+	// Name is its client_name ("ChatGPT") without control or bidirectional
+	// characters; empty when it has none.
 	Name string
+	// SelfRegistered is true for a client that registered itself (RFC
+	// 7591): nobody vouches for its name, not even a host serving it.
+	SelfRegistered bool
 }
 
-// Host is the host of the client's id (a metadata document's URL) or of
-// its first redirect URI, shown on the consent page beside its name.
-func (c *Client) Host() string {
-	for _, raw := range append([]string{c.ID}, c.RedirectURIs...) {
-		if u, err := url.Parse(raw); err == nil && u.Host != "" {
+// Host is the host the pages show beside the client's name for a request
+// that redirects to redirect: the host of its metadata document (whose
+// owner chose its redirect URIs), or else the host the code goes to.
+func (c *Client) Host(redirect *url.URL) string {
+	if !c.SelfRegistered {
+		if u, err := url.Parse(c.ID); err == nil {
 			return u.Hostname()
 		}
 	}
-	return ""
+	if redirect == nil {
+		return ""
+	}
+	return redirect.Hostname()
 }
 
 const (
 	maxClientCache   = 1000
+	failedClientTTL  = 30 * time.Second
 	minClientTTL     = time.Minute
 	maxClientTTL     = 24 * time.Hour
 	maxRedirectURIs  = 10
@@ -102,19 +116,36 @@ func (c *clients) get(ctx context.Context, id string) (*Client, error) {
 	if err := json.Unmarshal([]byte(row.RedirectURIs), &uris); err != nil {
 		return nil, fmt.Errorf("decode client: %w", err)
 	}
-	return c.client(row.ID, row.Name, uris), nil
+	cl := c.client(row.ID, row.Name, uris)
+	cl.SelfRegistered = true
+	return cl, nil
 }
 
 func (c *clients) client(id, name string, redirects []string) *Client {
-	cl := &Client{Name: name, DefaultClient: fosite.DefaultClient{
+	return &Client{Name: cleanName(name), DefaultClient: fosite.DefaultClient{
 		ID: id, RedirectURIs: redirects, Public: true,
 		GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
 		Scopes: shop.Scopes, Audience: []string{c.audience},
 	}}
-	if cl.Name == "" {
-		cl.Name = cl.Host()
+}
+
+// cleanName is a client's name as the pages may show it: valid UTF-8
+// without control characters (line breaks among them) or bidirectional
+// ones (which could make "moc.tpgtahc" read as "chatgpt.com"), at most
+// maxClientNameLen bytes of whole characters.
+func cleanName(name string) string {
+	name = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(name, ""))
+	name = strings.TrimSpace(name)
+	for len(name) > maxClientNameLen {
+		_, size := utf8.DecodeLastRuneInString(name)
+		name = name[:len(name)-size]
 	}
-	return cl
+	return name
 }
 
 // clientDocument is what the shop reads of a client's metadata document.
@@ -125,41 +156,101 @@ type clientDocument struct {
 	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
 }
 
-// document answers the client described at rawURL, from the cache while
-// its headers allow.
+// document answers the client described at rawURL, fetched or from the
+// cache: a document for as long as its headers allow, a failure for
+// failedClientTTL, for the URL and, when the host itself failed
+// (unreachable, slow, not public), for every URL of the host. Concurrent
+// calls for one URL share one fetch. So naming failing documents cannot
+// make the shop fetch them again and again (docs/limits.md).
 func (c *clients) document(ctx context.Context, rawURL string) (*Client, error) {
-	c.mu.Lock()
-	cached, ok := c.cache[rawURL]
-	c.mu.Unlock()
-	if ok && time.Now().Before(cached.expires) {
-		return cached.client, nil
+	host := "host " + hostname(rawURL)
+	if e, ok := c.cached(host); ok {
+		return e.answer()
 	}
+	if e, ok := c.cached(rawURL); ok {
+		return e.answer()
+	}
+	v, _, _ := c.flight.Do(rawURL, func() (any, error) {
+		if e, ok := c.cached(rawURL); ok {
+			return e, nil // fetched while this call waited
+		}
+		return c.load(ctx, rawURL, host), nil
+	})
+	return v.(cachedClient).answer()
+}
+
+// cached is the cache's entry for key while it lasts.
+func (c *clients) cached(key string) (cachedClient, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.cache[key]
+	return e, ok && c.now().Before(e.expires)
+}
+
+func (e cachedClient) answer() (*Client, error) {
+	if e.err != nil {
+		return nil, e.err
+	}
+	return e.client, nil
+}
+
+// load fetches and reads the document at rawURL and caches the outcome,
+// unless the shop was too busy to ask or the caller gave up.
+func (c *clients) load(ctx context.Context, rawURL, host string) cachedClient {
+	cl, ttl, hostDown, err := c.fetchDocument(ctx, rawURL)
+	now := c.now()
+	e := cachedClient{client: cl, err: err, expires: now.Add(ttl)}
+	if err != nil {
+		e.expires = now.Add(failedClientTTL)
+		if errors.Is(err, webfetch.ErrBusy) || ctx.Err() != nil {
+			return e // nothing was learned of the document
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.cache) >= maxClientCache-1 {
+		clear(c.cache) // a cache, not a record: refetching is always right
+	}
+	c.cache[rawURL] = e
+	if hostDown {
+		c.cache[host] = e
+	}
+	return e
+}
+
+// fetchDocument fetches and reads the client metadata document at rawURL,
+// answering the client and how long it may be kept, or why not and whether
+// the host itself failed.
+func (c *clients) fetchDocument(ctx context.Context, rawURL string) (*Client, time.Duration, bool, error) {
 	resp, err := c.fetch.Get(ctx, rawURL, "application/json")
 	if err != nil {
-		return nil, errUnknownClient.WithWrap(err).WithDebug(err.Error())
+		hostDown := !errors.Is(err, webfetch.ErrBadURL) && !errors.Is(err, webfetch.ErrStatus) && !errors.Is(err, webfetch.ErrTooLarge)
+		return nil, 0, hostDown, errUnknownClient.WithWrap(err).WithDebug(err.Error())
 	}
 	var doc clientDocument
 	if err := json.Unmarshal(resp.Body, &doc); err != nil {
-		return nil, errUnknownClient.WithHint("The client's metadata document is not a JSON object.")
+		return nil, 0, false, errUnknownClient.WithHint("The client's metadata document is not a JSON object.")
 	}
 	if doc.ClientID != rawURL {
-		return nil, errUnknownClient.WithHint("The client's metadata document names another client_id than its URL.")
+		return nil, 0, false, errUnknownClient.WithHint("The client's metadata document names another client_id than its URL.")
 	}
 	if m := doc.TokenEndpointAuthMethod; m != "" && m != "none" {
-		return nil, errUnknownClient.WithHint("The shop's clients are public: token_endpoint_auth_method must be none.")
+		return nil, 0, false, errUnknownClient.WithHint("The shop's clients are public: token_endpoint_auth_method must be none.")
 	}
 	if err := checkRedirects(doc.RedirectURIs); err != nil {
-		return nil, errUnknownClient.WithHint(err.Error())
+		return nil, 0, false, errUnknownClient.WithHint(err.Error())
 	}
-	cl := c.client(rawURL, clip(doc.ClientName, maxClientNameLen), doc.RedirectURIs)
-	ttl := min(max(resp.TTL, minClientTTL), maxClientTTL)
-	c.mu.Lock()
-	if len(c.cache) >= maxClientCache {
-		clear(c.cache) // a cache, not a record: refetching is always right
+	cl := c.client(rawURL, doc.ClientName, doc.RedirectURIs)
+	return cl, min(max(resp.TTL, minClientTTL), maxClientTTL), false, nil
+}
+
+// hostname is the host of rawURL, "" when it has none.
+func hostname(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
 	}
-	c.cache[rawURL] = cachedClient{client: cl, expires: time.Now().Add(ttl)}
-	c.mu.Unlock()
-	return cl, nil
+	return u.Hostname()
 }
 
 // checkRedirects refuses redirect URIs the shop would not send a code to:
@@ -177,6 +268,32 @@ func checkRedirects(uris []string) error {
 		if u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname())) {
 			return fmt.Errorf("redirect_uris: %q must be https (or http on localhost)", clip(raw, 100))
 		}
+	}
+	return nil
+}
+
+// checkOneSite refuses a registration whose redirect URIs lead to more than
+// one site (registrable domain, such as example.com for app.example.com),
+// loopback addresses aside (a code sent there stays on the buyer's
+// machine): the pages name the host of the one URI a request uses, and a
+// client named "ChatGPT" with chatgpt.com's URI beside its own host would
+// borrow chatgpt.com's name for links to the other.
+func checkOneSite(uris []string) error {
+	site := ""
+	for _, raw := range uris {
+		u, _ := url.Parse(raw) // checkRedirects parsed them all
+		host := strings.ToLower(u.Hostname())
+		if loopback(host) {
+			continue
+		}
+		s, err := publicsuffix.EffectiveTLDPlusOne(host)
+		if err != nil {
+			s = host // an IP address, or a public suffix itself
+		}
+		if site != "" && s != site {
+			return fmt.Errorf("redirect_uris lead to several sites (%s and %s): register one client per site", clip(site, 100), clip(s, 100))
+		}
+		site = s
 	}
 	return nil
 }
@@ -200,6 +317,12 @@ type clientRow struct {
 	ID           string `gorm:"primaryKey"`
 	Name         string
 	RedirectURIs string
+	MetadataHash *string
+	Address      string
+	// Network is Address's IPv6 /48 (shop.NetworkOf), "" for IPv4: the
+	// second tier of the registrations' budget.
+	Network      string
+	AuthorizedAt *time.Time
 	CreatedAt    time.Time
 }
 
@@ -224,7 +347,15 @@ func (c *clients) register(w http.ResponseWriter, r *http.Request) {
 		registrationError(w, "invalid_client_metadata", "the body must be a JSON object of client metadata")
 		return
 	}
+	if code, desc := reg.checkSize(); code != "" {
+		registrationError(w, code, desc)
+		return
+	}
 	if err := checkRedirects(reg.RedirectURIs); err != nil {
+		registrationError(w, "invalid_redirect_uri", err.Error())
+		return
+	}
+	if err := checkOneSite(reg.RedirectURIs); err != nil {
 		registrationError(w, "invalid_redirect_uri", err.Error())
 		return
 	}
@@ -238,11 +369,16 @@ func (c *clients) register(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	uris, _ := json.Marshal(reg.RedirectURIs)
-	row := clientRow{ID: "client_" + hex.EncodeToString(b), Name: clip(reg.ClientName, maxClientNameLen), RedirectURIs: string(uris), CreatedAt: time.Now().UTC()}
-	if err := c.db.WithContext(r.Context()).Create(&row).Error; err != nil {
+	reg.ClientName = cleanName(reg.ClientName) // as the pages show it, and as registrations are compared
+	row, err := c.save(r.Context(), reg, address(r))
+	var budget *budgetError
+	if errors.As(err, &budget) {
+		w.Header().Set("Retry-After", budget.retryAfter())
+		writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "temporarily_unavailable",
+			"error_description": fmt.Sprintf("at most %d clients are registered from one address an hour; register again later, or use a client metadata document", registrationsPerHour)})
+		return
+	}
+	if err != nil {
 		http.Error(w, "the registration could not be stored; try again", http.StatusServiceUnavailable)
 		return
 	}

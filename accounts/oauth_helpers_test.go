@@ -19,6 +19,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"shop"
 	"shop/accounts"
 	"shop/webfetch"
 )
@@ -68,8 +69,33 @@ func newEnvWith(t *testing.T, db *gorm.DB, loopback bool) *env {
 		t.Fatal(err)
 	}
 	e.as = as
-	ts.Config.Handler = as.Handler()
+	h := as.Handler()
+	ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a := r.Header.Get(testAddress); a != "" { // as server's rate limiter names the client
+			r = r.WithContext(shop.WithBuyer(r.Context(), shop.Buyer{Address: a}))
+		}
+		h.ServeHTTP(w, r)
+	})
 	return e
+}
+
+// testAddress is the header that names a test request's client address.
+const testAddress = "X-Test-Address"
+
+// from is a browser whose requests come from the client address addr.
+func from(addr string) *http.Client {
+	b := browser()
+	b.Transport = addressed(addr)
+	return b
+}
+
+// addressed sends requests from the client address it names.
+type addressed string
+
+func (a addressed) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(testAddress, string(a))
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // browser is a buyer's browser: cookies kept, redirects not followed.
@@ -136,6 +162,14 @@ func (e *env) lastCode(t *testing.T, email string) string {
 // CSRF token and the browser.
 func (e *env) login(t *testing.T, authorizeURL, email string) (*http.Client, string) {
 	t.Helper()
+	b, csrf, _ := e.consentPage(t, authorizeURL, email)
+	return b, csrf
+}
+
+// consentPage drives the pages as a buyer up to the consent page and
+// answers the browser, the CSRF token and the page.
+func (e *env) consentPage(t *testing.T, authorizeURL, email string) (*http.Client, string, string) {
+	t.Helper()
 	b := browser()
 	status, page := read(t)(b.Get(authorizeURL))
 	if status != http.StatusOK {
@@ -150,7 +184,54 @@ func (e *env) login(t *testing.T, authorizeURL, email string) (*http.Client, str
 	if status != http.StatusOK || !strings.Contains(page, `value="allow"`) {
 		t.Fatalf("code: %d\n%s", status, page)
 	}
-	return b, csrf
+	return b, csrf, page
+}
+
+// allow answers the consent page of b's flow with form (decision allow
+// added) and answers where the shop redirected.
+func (e *env) allow(t *testing.T, b *http.Client, csrf string, form url.Values) *url.URL {
+	t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	form.Set("csrf", csrf)
+	form.Set("decision", "allow")
+	resp, err := b.PostForm(e.url+"/login/consent", form)
+	status, page := read(t)(resp, err)
+	if status != http.StatusSeeOther {
+		t.Fatalf("consent: %d\n%s", status, page)
+	}
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
+
+// register registers a client dynamically and answers the status and its
+// id (or error).
+func (e *env) register(t *testing.T, name string, redirects ...string) (int, string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"client_name": name, "redirect_uris": redirects, "token_endpoint_auth_method": "none"})
+	status, answer := read(t)(http.Post(e.url+"/oauth/register", "application/json", strings.NewReader(string(body))))
+	var reg struct {
+		ClientID string `json:"client_id"`
+		Error    string `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(answer), &reg); err != nil {
+		t.Fatalf("register: %d %s", status, answer)
+	}
+	if status != http.StatusCreated {
+		return status, reg.Error
+	}
+	return status, reg.ClientID
+}
+
+// authorizeQuery is an authorization request's query, PKCE S256 with
+// challenge, for the shop's /mcp, with no scope and no state.
+func (e *env) authorizeQuery(clientID, redirect, challenge string) url.Values {
+	return url.Values{"response_type": {"code"}, "client_id": {clientID}, "redirect_uri": {redirect},
+		"code_challenge": {challenge}, "code_challenge_method": {"S256"}, "resource": {e.url + "/mcp"}}
 }
 
 // authorize links email's account for the client and answers the
@@ -201,4 +282,16 @@ func (e *env) exchange(t *testing.T, clientID, redirect, code, verifier string) 
 func (e *env) refresh(t *testing.T, clientID, refreshToken string) (int, tokens) {
 	return e.token(t, url.Values{"grant_type": {"refresh_token"}, "client_id": {clientID}, "refresh_token": {refreshToken},
 		"resource": {e.url + "/mcp"}})
+}
+
+// link links email's account for the metadata document's client and
+// answers the first tokens.
+func (e *env) link(t *testing.T, email string) tokens {
+	t.Helper()
+	verifier, challenge := pkce()
+	status, tk := e.exchange(t, e.clientID, e.redirect, e.authorize(t, e.clientID, e.redirect, challenge, email), verifier)
+	if status != http.StatusOK {
+		t.Fatalf("exchange: %d %+v", status, tk)
+	}
+	return tk
 }

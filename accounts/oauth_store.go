@@ -19,9 +19,10 @@ import (
 
 // store keeps fosite's grants (codes, tokens, PKCE challenges) in the
 // oauth_grants table, one row each, keyed by the SHA-256 of the token's
-// signature, so that the database never holds a usable token. A grant is
-// single use where fosite asks it to be (a code, a refresh token) through
-// a conditional UPDATE, so replicas agree on who used it first.
+// signature, so that the database never holds a usable token. A code is
+// single use through a conditional UPDATE, so replicas agree on who used it
+// first; a refresh token is usable for refreshGrace from its first use
+// (RotateRefreshToken), then it is a reuse.
 type store struct {
 	db      *gorm.DB
 	clients *clients
@@ -53,6 +54,7 @@ type grantRow struct {
 	RequestedAt   time.Time
 	ExpiresAt     time.Time
 	Active        bool
+	RotatedAt     *time.Time
 	CreatedAt     time.Time
 }
 
@@ -92,6 +94,9 @@ func (s *store) create(ctx context.Context, kind, signature string, req fosite.R
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return fmt.Errorf("store %s grant: %w", kind, err)
 	}
+	if kind == kindCode {
+		return s.clients.authorized(ctx, row.ClientID, row.CreatedAt)
+	}
 	return nil
 }
 
@@ -128,7 +133,7 @@ func (s *store) get(ctx context.Context, kind, signature string, sess fosite.Ses
 		RequestedScope: fields(row.Scopes), GrantedScope: fields(row.Scopes),
 		RequestedAudience: fields(row.Audience), GrantedAudience: fields(row.Audience),
 	}
-	if !row.Active {
+	if !row.Active || (row.RotatedAt != nil && !time.Now().Before(row.RotatedAt.Add(refreshGrace))) {
 		return req, inactive
 	}
 	return req, nil
@@ -222,18 +227,27 @@ func (s *store) DeleteRefreshTokenSession(ctx context.Context, sig string) error
 	return s.delete(ctx, kindRefresh, sig)
 }
 
-// RotateRefreshToken marks the refresh token used as it is exchanged for a
-// new one: a second exchange of it finds it inactive, and fosite revokes
-// its family.
+// RotateRefreshToken is fosite's hook for rotating a refresh token as it
+// is exchanged for a new one (fosite v0.49 leaves any grace to the
+// storage): the first exchange starts the token's grace, and exchanges
+// within it succeed too, so that two workers of one host refreshing at
+// once both get tokens. After the grace, get finds the token inactive and
+// fosite revokes its family as a reuse.
 func (s *store) RotateRefreshToken(ctx context.Context, _ string, sig string) error {
-	return s.deactivate(ctx, kindRefresh, sig, fosite.ErrInactiveToken)
+	now := time.Now().UTC()
+	res := s.db.WithContext(ctx).Model(&grantRow{}).
+		Where("signature_hash = ? AND kind = ? AND active AND (rotated_at IS NULL OR rotated_at > ?)", grantKey(kindRefresh, sig), kindRefresh, now.Add(-refreshGrace)).
+		Update("rotated_at", gorm.Expr("COALESCE(rotated_at, ?)", now))
+	if res.Error != nil {
+		return fmt.Errorf("rotate refresh grant: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fosite.ErrInactiveToken
+	}
+	return nil
 }
 
 func (s *store) RevokeRefreshToken(ctx context.Context, requestID string) error {
-	return s.revokeFamily(ctx, kindRefresh, requestID)
-}
-
-func (s *store) RevokeRefreshTokenMaybeGracePeriod(ctx context.Context, requestID, _ string) error {
 	return s.revokeFamily(ctx, kindRefresh, requestID)
 }
 
@@ -255,7 +269,8 @@ func (s *store) DeletePKCERequestSession(ctx context.Context, sig string) error 
 
 // Sweep deletes what can no longer be used: login flows past their expiry,
 // grants past theirs (a used refresh token stays until then, so that its
-// reuse is still caught) and the emails of expired sign-in codes. It
+// reuse is still caught), the emails of expired sign-in codes and the
+// registered clients that never got an authorization within a day. It
 // answers how many rows went.
 func Sweep(ctx context.Context, db *gorm.DB, now time.Time) (int64, error) {
 	flows := db.WithContext(ctx).Where("expires_at < ?", now.UTC()).Delete(&flowRow{})
@@ -268,9 +283,11 @@ func Sweep(ctx context.Context, db *gorm.DB, now time.Time) (int64, error) {
 	}
 	// A sign-in code's email holds the code itself: it goes when the code
 	// expires, as the flow's hash of it does.
+	swept := flows.RowsAffected + grants.RowsAffected
 	codes, err := notify.Forget(ctx, db, codeEmailKind, now.Add(-loginCodeLife))
 	if err != nil {
-		return flows.RowsAffected + grants.RowsAffected, err
+		return swept, err
 	}
-	return flows.RowsAffected + grants.RowsAffected + codes, nil
+	clients, err := sweepUnusedClients(ctx, db, now)
+	return swept + codes + clients, err
 }

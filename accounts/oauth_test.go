@@ -160,8 +160,8 @@ func TestRefusals(t *testing.T) {
 			_, challenge := pkce()
 			resp, err := browser().Get(e.authorizeURL(e.clientID, e.redirect, challenge, "https://other.example/mcp"))
 			status, page := read(t)(resp, err)
-			if status == http.StatusOK || strings.Contains(page, `name="csrf"`) || !strings.Contains(resp.Header.Get("Location"), "error=") {
-				t.Fatalf("authorize for another resource: %d %s", status, resp.Header.Get("Location"))
+			if status != http.StatusBadRequest || strings.Contains(page, `name="csrf"`) || resp.Header.Get("Location") != "" || !strings.Contains(page, "invalid_request") {
+				t.Fatalf("authorize for another resource: %d %s\n%s", status, resp.Header.Get("Location"), page)
 			}
 			verifier, code := linked(t, "a@example.com")
 			status, tk := e.token(t, url.Values{"grant_type": {"authorization_code"}, "client_id": {e.clientID}, "code": {code},
@@ -200,6 +200,7 @@ func TestRefusals(t *testing.T) {
 			if status != http.StatusOK {
 				t.Fatalf("refresh: %d %+v", status, next)
 			}
+			pastGrace(t, db)
 			if status, again := e.refresh(t, e.clientID, tk.RefreshToken); status != http.StatusBadRequest || again.AccessToken != "" {
 				t.Fatalf("refresh token used twice: %d %+v", status, again)
 			}

@@ -20,7 +20,8 @@
 //   - invalid_request: missing_api_version, unsupported_api_version,
 //     missing_required_field and invalid (param the field; an id longer than
 //     MaxIDLen too), signature_required and invalid_signature (an agent with
-//     a signing key, see Signature), session_not_found,
+//     a signing key, see Signature), idempotency_key_required (a signed
+//     call that changes state without meta.idempotency_key), session_not_found,
 //     unsupported_currency, idempotency_conflict, idempotency_in_flight, and
 //     out_of_stock, price_changed and the like when a session cannot be paid;
 //   - processing_error: payment_declined, requires_3ds, internal_error;

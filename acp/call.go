@@ -142,6 +142,12 @@ func (a *ACP) call(ctx context.Context, sp *spec, raw json.RawMessage) (*shop.Re
 	if err != nil {
 		return nil, err
 	}
+	if sp.keyed && e.Meta.IdempotencyKey == "" && a.keys[shop.AgentFrom(ctx)] != nil {
+		// A signed call is good for MaxSkew: without a key, whoever holds
+		// it could replay it that long, each time anew.
+		return nil, invalid("idempotency_key_required", "$.meta.idempotency_key",
+			"this agent signs its calls: a signed call that changes state needs meta.idempotency_key (a fresh UUID, the same on every retry), so that a replay of it is answered, not run again").rpc(nil)
+	}
 	if e.Payload != nil {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(e.Payload))
 		if err != nil {
@@ -177,7 +183,9 @@ func attempt(ctx context.Context, sp *spec, e *envelope) (ans answerJSON, keep b
 }
 
 // once runs the call at most once per idempotency key (package
-// idempotency): a replay answers what the first call answered.
+// idempotency): a replay answers the session the first call made or
+// changed as it stands now, or the first call's error again. The key keeps
+// the session's id, not the session (docs/limits.md).
 func (a *ACP) once(ctx context.Context, sp *spec, e *envelope, key string) (*shop.Result, error) {
 	if len(key) > idempotency.MaxKeyLen {
 		return nil, invalid("invalid", "$.meta.idempotency_key", "at most %d characters", idempotency.MaxKeyLen).rpc(nil)
@@ -187,11 +195,18 @@ func (a *ACP) once(ctx context.Context, sp *spec, e *envelope, key string) (*sho
 		return nil, malformed("payload is not valid JSON")
 	}
 	var cause error
+	var ran *answerJSON
 	req := idempotency.Request{Scope: scope(ctx, sp.name, e.ID), Key: key, Fingerprint: fp}
+	if shop.AgentFrom(ctx) == anonymous { // an agent with a token is vouched for by the merchant
+		req.Budget = "address|" + shop.BuyerFrom(ctx).Address
+		if n := shop.BuyerFrom(ctx).Network(); n != "" {
+			req.Network = "network|" + n // the /48's second tier
+		}
+	}
 	stored, err := a.store.Do(ctx, req, func(ctx context.Context) ([]byte, bool, error) {
 		ans, keep, why := attempt(ctx, sp, e)
-		cause = why
-		b, err := json.Marshal(ans)
+		cause, ran = why, &ans
+		b, err := json.Marshal(kept(ans))
 		return b, keep, err
 	})
 	switch {
@@ -201,15 +216,64 @@ func (a *ACP) once(ctx context.Context, sp *spec, e *envelope, key string) (*sho
 	case errors.Is(err, idempotency.ErrInFlight):
 		return nil, invalid("idempotency_in_flight", "$.meta.idempotency_key",
 			"A request with this Idempotency-Key is currently being processed; retry in a second").rpc(nil)
+	case errors.Is(err, idempotency.ErrBudget):
+		return nil, (&Error{Type: ServiceUnavailable, Code: "rate_limited",
+			Message: fmt.Sprintf("this address has made %d state changes this hour, the most the shop keeps idempotency keys for; retry after the hour turns", idempotency.DefaultKeysPerHour)}).rpc(nil)
 	case err != nil:
 		e, cause := fromShop(err)
 		return nil, e.rpc(cause)
+	case ran != nil:
+		return ran.result(cause)
 	}
-	var ans answerJSON
-	if err := json.Unmarshal(stored, &ans); err != nil {
+	var k keptJSON
+	if err := json.Unmarshal(stored, &k); err != nil {
 		return nil, (&Error{Type: ProcessingError, Code: "internal_error", Message: internalMessage}).rpc(fmt.Errorf("stored answer: %w", err))
 	}
-	return ans.result(cause)
+	if k.Error != nil {
+		return nil, k.Error.rpc(nil)
+	}
+	if k.Ref == "" { // kept whole, before keys kept ids
+		var ans answerJSON
+		if err := json.Unmarshal(stored, &ans); err != nil {
+			return nil, (&Error{Type: ProcessingError, Code: "internal_error", Message: internalMessage}).rpc(fmt.Errorf("stored answer: %w", err))
+		}
+		return ans.result(nil)
+	}
+	cs, err := a.checkout.Get(ctx, k.Ref)
+	if err != nil {
+		_, bad, cause := a.answer(nil, err)
+		return nil, bad.rpc(cause)
+	}
+	var offered *Interventions
+	if k.Offered {
+		offered = noInterventions()
+	}
+	s := a.session(cs, offered)
+	return &shop.Result{Structured: s, Text: summary(s)}, nil
+}
+
+// keptJSON is what an idempotency key keeps of an answer: the id of the
+// session it made or changed (and whether it answered interventions), or
+// its ACP error.
+type keptJSON struct {
+	Ref     string `json:"ref,omitempty"`
+	Offered bool   `json:"offered,omitempty"`
+	Error   *Error `json:"error,omitempty"`
+}
+
+// kept is what a key keeps of ans.
+func kept(ans answerJSON) keptJSON {
+	if ans.Error != nil {
+		return keptJSON{Error: ans.Error}
+	}
+	var probe struct {
+		ID           string `json:"id"`
+		Capabilities struct {
+			Interventions json.RawMessage `json:"interventions"`
+		} `json:"capabilities"`
+	}
+	_ = json.Unmarshal(ans.Session, &probe)
+	return keptJSON{Ref: probe.ID, Offered: len(probe.Capabilities.Interventions) > 0}
 }
 
 // result is ans as the tool's result or error.

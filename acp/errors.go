@@ -81,7 +81,7 @@ func fromShop(err error) (*Error, error) {
 	var e *shop.Error
 	switch {
 	case errors.As(err, &e):
-		out := &Error{Type: InvalidRequest, Code: string(e.Code), Message: e.Message, Param: requestParam(e.Param)}
+		out := &Error{Type: InvalidRequest, Code: string(e.Code), Message: say(e.Message), Param: requestParam(e.Param)}
 		switch e.Code {
 		case shop.NotFound:
 			out.Code = "session_not_found"
@@ -105,6 +105,7 @@ func requestParam(p string) string {
 		{"$.items", "$.payload.line_items"},
 		{"$.fulfillment_address", "$.payload.fulfillment_details.address"},
 		{"$.fulfillment_option_id", "$.payload.selected_fulfillment_options[0].option_id"},
+		{"$.promo_codes", "$.payload.discounts.codes"},
 		{"$.promo_code", "$.payload.discounts.codes[0]"},
 		{"$.payment_data.token", "$.payload.payment_data.instrument.credential.token"},
 		{"$.payment_data.provider", "$.payload.payment_data.handler_id"},

@@ -120,11 +120,7 @@ func (c *cartIn) request() (checkout.Request, *Error) {
 		}
 		req.OptionID = &c.Selected[0].OptionID
 	}
-	promo, err := c.promo()
-	if err != nil {
-		return req, err
-	}
-	req.PromoCode = promo
+	req.PromoCodes = c.codes()
 	meta, err := metadata(c.Metadata)
 	if err != nil {
 		return req, err
@@ -146,27 +142,17 @@ func quantity(n json.Number, line int) (int64, *Error) {
 	return int64(f), nil
 }
 
-// promo reads the one promotion code the shop applies: discounts.codes,
-// or the deprecated coupons; nil when neither is sent, "" to remove it.
-func (c *cartIn) promo() (*string, *Error) {
-	codes, param := []string(nil), ""
+// codes reads the discount codes: discounts.codes, or the deprecated
+// coupons; nil when neither is sent (they stay), [] to remove them. They
+// replace the codes sent before; checkout says which apply.
+func (c *cartIn) codes() *[]string {
 	switch {
 	case c.Discounts != nil && c.Discounts.Codes != nil:
-		codes, param = c.Discounts.Codes, "$.payload.discounts.codes"
+		return &c.Discounts.Codes
 	case c.Coupons != nil:
-		codes, param = *c.Coupons, "$.payload.coupons"
-	default:
-		return nil, nil
+		return c.Coupons
 	}
-	switch len(codes) {
-	case 0:
-		empty := ""
-		return &empty, nil
-	case 1:
-		code := strings.ToUpper(strings.TrimSpace(codes[0]))
-		return &code, nil
-	}
-	return nil, invalid("invalid", param+"[1]", "this shop applies one promotion code to a session; send one")
+	return nil
 }
 
 func metadata(m map[string]any) (map[string]string, *Error) {

@@ -46,6 +46,30 @@ func (a *ACP) session(s *checkout.Session, offered *Interventions) *Session {
 	if s.Order != nil {
 		out.Order = order(s.Order)
 	}
+	out.Discounts = discounts(s.Discounts)
+	return out
+}
+
+// discounts are the discount extension's answer of a session with codes.
+func discounts(d *checkout.Discounts) *Discounts {
+	if d == nil || len(d.Codes) == 0 {
+		return nil
+	}
+	out := &Discounts{Codes: d.Codes, Applied: []AppliedDiscount{}, Rejected: []RejectedDiscount{}}
+	for _, a := range d.Applied {
+		ad := AppliedDiscount{ID: "disc_" + strings.ToLower(a.Code), Code: a.Code, Coupon: Coupon{ID: a.Code, Name: a.Title},
+			Amount: a.Amount, Method: "across"}
+		if a.Kind == string(checkout.PercentOff) {
+			ad.Method = "each"
+		}
+		for _, al := range a.Allocations {
+			ad.Allocations = append(ad.Allocations, DiscountAllocation{Path: al.Path, Amount: al.Amount})
+		}
+		out.Applied = append(out.Applied, ad)
+	}
+	for _, r := range d.Rejected {
+		out.Rejected = append(out.Rejected, RejectedDiscount{Code: r.Code, Reason: string(r.Reason), Message: r.Content})
+	}
 	return out
 }
 
@@ -133,7 +157,7 @@ var errorCodes = map[string]bool{
 }
 
 func sessionMessage(m checkout.Message) Message {
-	out := Message{Type: "info", Param: sessionParam(m.Param), ContentType: "plain", Content: m.Content}
+	out := Message{Type: "info", Param: sessionParam(m.Param), ContentType: "plain", Content: say(m.Content)}
 	if m.Type != checkout.MessageError {
 		return out
 	}

@@ -48,7 +48,7 @@ func (a *ACP) specs() []*spec {
 			}},
 		{name: "update_checkout_session", title: "Update a checkout session", needsID: true, payload: "CheckoutSessionUpdateRequest", payloadRequired: true, keyed: true,
 			description: "Update a checkout session (POST /checkout_sessions/{id}): line_items (replaces the cart), buyer, fulfillment_details, " +
-				"selected_fulfillment_options (one shipping option for all items), discounts.codes (one code; [] removes it). Fields not sent stay." + errorsNote,
+				"selected_fulfillment_options (one shipping option for all items), discounts.codes (they replace the codes sent before; [] removes them; refused codes are listed in discounts.rejected). Fields not sent stay." + errorsNote,
 			run: a.update},
 		{name: "complete_checkout_session", title: "Complete a checkout session", needsID: true, payload: "CheckoutSessionCompleteRequest", payloadRequired: true, keyed: true,
 			idempotent: true,
@@ -127,11 +127,16 @@ func (a *ACP) create(ctx context.Context, e *envelope) (*Session, *Error, error)
 	}
 	var offered *Interventions
 	if in.Capabilities.Interventions != nil {
-		// The shop supports none of them over ACP (no 3D Secure, no
-		// address verification): the intersection is empty.
-		offered = &Interventions{Supported: []string{}, Required: []string{}, Enforcement: "optional"}
+		offered = noInterventions()
 	}
 	return a.session(s, offered), nil, nil
+}
+
+// noInterventions is the answer to an agent's interventions: the shop
+// supports none of them over ACP (no 3D Secure, no address verification),
+// so the intersection is empty.
+func noInterventions() *Interventions {
+	return &Interventions{Supported: []string{}, Required: []string{}, Enforcement: "optional"}
 }
 
 func (a *ACP) update(ctx context.Context, e *envelope) (*Session, *Error, error) {

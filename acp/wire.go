@@ -24,7 +24,45 @@ type Session struct {
 	Links                      []Link              `json:"links"`
 	ExpiresAt                  *time.Time          `json:"expires_at,omitempty"`
 	Metadata                   map[string]string   `json:"metadata,omitempty"`
+	Discounts                  *Discounts          `json:"discounts,omitempty"`
 	Order                      *Order              `json:"order,omitempty"`
+}
+
+// Discounts are the discount extension's answer: the codes as sent, those
+// that apply and those that do not, with why.
+type Discounts struct {
+	Codes    []string           `json:"codes"`
+	Applied  []AppliedDiscount  `json:"applied"`
+	Rejected []RejectedDiscount `json:"rejected"`
+}
+
+// AppliedDiscount is a code that applies, with its promotion as a coupon.
+type AppliedDiscount struct {
+	ID          string               `json:"id"`
+	Code        string               `json:"code,omitempty"`
+	Coupon      Coupon               `json:"coupon"`
+	Amount      int64                `json:"amount"`
+	Method      string               `json:"method,omitempty"`
+	Allocations []DiscountAllocation `json:"allocations,omitempty"`
+}
+
+// Coupon is the promotion behind an applied code.
+type Coupon struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// DiscountAllocation is the part of a discount that went to one target.
+type DiscountAllocation struct {
+	Path   string `json:"path"`
+	Amount int64  `json:"amount"`
+}
+
+// RejectedDiscount is a code that does not apply.
+type RejectedDiscount struct {
+	Code    string `json:"code"`
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
 }
 
 // Protocol names the version a session is answered in.

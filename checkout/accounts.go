@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/database"
 )
 
 // A linked buyer's sessions (CONTRACT.md §10). Checkout does not import
@@ -84,12 +86,39 @@ func (c *Checkout) saveAddress(ctx context.Context, tx *gorm.DB, row *sessionRow
 	return nil
 }
 
+// owned checks that the caller of ctx may act on the session of row
+// (CONTRACT.md §11): a linked buyer's session belongs to that account, so
+// only a call with that account's token (any scope) or the session's signed
+// payment page (OnPaymentPage) may read, change, pay or cancel it; anyone
+// else, a guest holding its id or another account, is told there is no
+// such session, exactly as for an unknown id. A guest's session is its id's
+// holder's, as ever (the widget and the agents need no more).
+func owned(ctx context.Context, row *sessionRow) error {
+	account := accountOf(row.BuyerKey)
+	if account == "" || onPaymentPage(ctx) || shop.BuyerFrom(ctx).AccountID == account {
+		return nil
+	}
+	return notFound(row.ID)
+}
+
+// trusted reports, in the transaction creating a session of b, whether
+// its holds are counted by account alone (sessionRow.Trusted): b is a
+// linked account that has a paid order. A fresh account costs one email
+// the caller can read, so until it pays it holds what a guest holds
+// (addrlimits.go). Guests cost no query.
+func (c *Checkout) trusted(ctx context.Context, tx *gorm.DB, b shop.Buyer) (bool, error) {
+	if !b.Linked() || c.orders == nil {
+		return false, nil
+	}
+	return c.orders.AccountPaid(ctx, tx, b.AccountID)
+}
+
 // accountOf is the account id of a session's buyer key, "" for a guest's.
 func accountOf(buyerKey string) string {
 	if !shop.IsAccount(buyerKey) {
 		return ""
 	}
-	return strings.TrimPrefix(buyerKey, "account:")
+	return strings.TrimPrefix(buyerKey, accountPrefix)
 }
 
 // CheckAddress checks and normalizes an address as a session does, for the
@@ -119,3 +148,66 @@ func (c *Checkout) CheckAddress(a Address, prefix string) (Address, error) {
 	}
 	return a, nil
 }
+
+// EndAccountSessions cancels, in tx, the open sessions (not ready or ready
+// for payment) of the account accountID and releases the stock they hold,
+// for the account's deletion (accounts.DataOptions.EndSessions, wired by
+// cmd/shop), so that nothing stays held in its name; their buyer and
+// address are cleared with them. A session being paid is left to its
+// payment, whose order names no account once the account is gone. It
+// answers how many sessions it canceled.
+//
+// The buyer's lock comes first, as in every change of the buyer's holds
+// (holdlimits.go), then the sessions' rows (a concurrent change of one
+// then loses its race on the version and finds it canceled), then their
+// holds.
+func (c *Checkout) EndAccountSessions(ctx context.Context, tx *gorm.DB, accountID string) (int64, error) {
+	tx = tx.WithContext(ctx)
+	key := accountPrefix + accountID
+	if err := database.LockKey(tx, "shop.buyer:"+key); err != nil {
+		return 0, fmt.Errorf("lock buyer: %w", err)
+	}
+	now := c.now().UTC()
+	// An open session is within its lifetime: a day's margin bounds the
+	// sessions read (checkout_sessions_buyer_created).
+	since := now.Add(-c.policy.SessionLifetime() - 24*time.Hour)
+	open := statusIn(NotReady, Ready)
+	var found []struct {
+		ID     string
+		Status Status
+	}
+	err := tx.Raw("SELECT id, status FROM checkout_sessions WHERE buyer_key = ? AND created_at > ? AND "+open+database.ForUpdate(tx), key, since).Scan(&found).Error
+	if err != nil {
+		return 0, fmt.Errorf("open sessions of account %s: %w", accountID, err)
+	}
+	if len(found) == 0 {
+		return 0, nil
+	}
+	ids, was := make([]string, len(found)), map[Status]int64{}
+	for i, f := range found {
+		ids[i] = f.ID
+		was[f.Status]++
+	}
+	args := database.Strings([]any{Canceled, now}, ids)
+	n, err := database.Exec(tx, "UPDATE checkout_sessions SET status = ?, version = version + 1, updated_at = ?, buyer = '', address = '', buyer_email = ''"+
+		" WHERE id IN ("+database.In(len(ids))+") AND "+open, args...)
+	if err != nil {
+		return 0, fmt.Errorf("cancel sessions of account %s: %w", accountID, err)
+	}
+	for _, id := range ids {
+		if err := c.catalog.Release(ctx, tx, id); err != nil {
+			return 0, err
+		}
+	}
+	if n != int64(len(ids)) {
+		return 0, fmt.Errorf("cancel sessions of account %s: %d of %d changed under the lock", accountID, n, len(ids))
+	}
+	for from, k := range was {
+		c.noteMove(tx, from, Canceled, k)
+	}
+	return n, nil
+}
+
+// accountPrefix begins the buyer key of a linked account's session
+// (shop.Buyer.Key).
+const accountPrefix = "account:"

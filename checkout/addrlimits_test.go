@@ -13,6 +13,7 @@ import (
 	"shop"
 	"shop/checkout"
 	"shop/database/dbtest"
+	"shop/payments"
 )
 
 // buyerAt is a call of a host's user (subject) from a client address.
@@ -77,13 +78,16 @@ func TestRotatingSubjectsHoldAtMostAddressCap(t *testing.T) {
 	})
 }
 
-// TestUnverifiedShare: buyers who are not linked accounts, each at their own
-// address, hold at most half of a variant's stock between them; the next
-// one is ready but not reserved, and a linked account still holds the rest.
+// TestUnverifiedShare: buyers who are not trusted accounts, each at their
+// own address, hold at most half of a variant's stock between them; the
+// next one, and a fresh linked account, are ready but not reserved, and an
+// account that has paid for an order still holds the rest.
 func TestUnverifiedShare(t *testing.T) {
 	const variant = "cast-iron-skillet-12-in"
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
-		co, _ := demoShop(t, db)
+		w := walletShop(t, db, payments.NewSandbox(db, nil))
+		w.paidOnce(t, "ada")
+		co := w.co
 		if err := db.Exec("UPDATE variants SET stock = 10 WHERE id = ?", variant).Error; err != nil {
 			t.Fatal(err)
 		}
@@ -97,10 +101,13 @@ func TestUnverifiedShare(t *testing.T) {
 				t.Errorf("buyer %d: not reserved %v, want %v (held %d)", i, unreservedSaid(s), want, sessionHolds(t, db, s.ID))
 			}
 		}
-		linked := shop.WithBuyer(context.Background(), shop.Buyer{AccountID: "acct_1", Address: "192.0.2.1"})
-		s, err := co.Create(linked, checkout.Request{Items: items(variant, 5), Address: californian})
+		fresh, err := co.Create(accountAt("bob", "192.0.2.1"), checkout.Request{Items: items(variant, 5), Address: californian})
+		if err != nil || fresh.Status != checkout.Ready || !unreservedSaid(fresh) || sessionHolds(t, db, fresh.ID) != 0 {
+			t.Fatalf("a fresh account: %v %+v; want ready, not reserved", err, fresh)
+		}
+		s, err := co.Create(accountAt("ada", "192.0.2.1"), checkout.Request{Items: items(variant, 5), Address: californian})
 		if err != nil || s.Status != checkout.Ready || unreservedSaid(s) || sessionHolds(t, db, s.ID) != 5 {
-			t.Fatalf("a linked account: %v %+v", err, s)
+			t.Fatalf("an account that paid: %v %+v", err, s)
 		}
 		if held := heldUnits(t, db, ""); held != 10 {
 			t.Errorf("%d units held, want all 10", held)

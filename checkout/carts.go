@@ -22,7 +22,7 @@ const (
 )
 
 // Cart is a buyer's basket: priced from the catalog and the policy whenever
-// it is read, holding no stock. A checkout session made from it (CartItems,
+// it is read, holding no stock. A checkout session made from it (CreateFromCart,
 // then Create) takes the holds.
 type Cart struct {
 	ID        string
@@ -38,6 +38,8 @@ type Cart struct {
 	// a promotion does not apply.
 	Messages  []Message
 	PromoCode string
+	// Discounts are its codes and what became of each.
+	Discounts *Discounts
 	ExpiresAt time.Time
 }
 
@@ -47,6 +49,8 @@ type CartRequest struct {
 	Items     *[]Item
 	Buyer     *Buyer
 	PromoCode *string
+	// PromoCodes replace the codes, as Request's do.
+	PromoCodes *[]string
 }
 
 // cartRow is a row of carts.
@@ -58,12 +62,16 @@ type cartRow struct {
 	Buyer     *Buyer `gorm:"serializer:json;not null"`
 	PromoCode string
 	BuyerKey  string
-	// BuyerAddress is the client address that created the cart, for the
-	// hourly cap per address (addrlimits.go).
+	// BuyerAddress is the client address that created the cart, and
+	// BuyerNetwork its IPv6 /48 (shop.NetworkOf), for the hourly caps per
+	// address and per network (addrlimits.go).
 	BuyerAddress string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time `gorm:"autoUpdateTime:false"`
-	ExpiresAt    time.Time
+	BuyerNetwork string
+	// CheckoutID is the session last made from the cart (CreateFromCart).
+	CheckoutID string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time `gorm:"autoUpdateTime:false"`
+	ExpiresAt  time.Time
 }
 
 func (cartRow) TableName() string { return "carts" }
@@ -80,7 +88,7 @@ func (c *Checkout) CreateCart(ctx context.Context, req CartRequest) (*Cart, erro
 	now := c.now().UTC()
 	buyer := shop.BuyerFrom(ctx)
 	row := cartRow{ID: shop.NewID("cart_"), Status: CartOpen, Currency: c.policy.Currency().Code(),
-		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, CreatedAt: now}
+		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, BuyerNetwork: buyer.Network(), CreatedAt: now}
 	if err := c.applyCart(&row, req); err != nil {
 		return nil, err
 	}
@@ -167,21 +175,80 @@ func (c *Checkout) CancelCart(ctx context.Context, id string) (*Cart, error) {
 	return c.priceCart(ctx, &row)
 }
 
-// CartItems returns what an open cart holds, for a checkout session made
-// from it: its items, buyer and promotion code.
+// CreateFromCart makes a checkout session of an open cart: its items, its
+// buyer (when it has one) and its codes win over req's, whose other fields
+// (the address, the option) apply. While the session last made from the
+// cart is neither completed nor ended, it is answered instead of a new one,
+// as UCP's cart capability requires; agents converting the same cart at
+// once get one session: each claims the cart by a conditional UPDATE on the
+// checkout_id it read, and one that loses cancels the session it made and
+// answers the winner's.
 //
-// Errors: not_found $.id.
-func (c *Checkout) CartItems(ctx context.Context, id string) (Request, error) {
-	row, err := c.loadCart(ctx, c.db, id)
+// Errors: not_found $.cart_id; those of Create.
+func (c *Checkout) CreateFromCart(ctx context.Context, cartID string, req Request) (*Session, error) {
+	row, err := c.loadCart(ctx, c.db, cartID)
 	if err != nil {
-		return Request{}, err
+		return nil, cartNotFound(err)
 	}
-	items := row.Items
-	req := Request{Items: &items, Buyer: row.Buyer}
-	if row.PromoCode != "" {
-		req.PromoCode = &row.PromoCode
+	if s, ok := c.cartCheckout(ctx, row.CheckoutID); ok {
+		return s, nil
 	}
-	return req, nil
+	items, codes := row.Items, splitCodes(row.PromoCode)
+	req.Items, req.PromoCodes, req.PromoCode = &items, &codes, nil
+	if row.Buyer != nil {
+		req.Buyer = row.Buyer
+	}
+	s, err := c.Create(ctx, req)
+	if err != nil {
+		// A conversion at the same time may have won (and taken the room a
+		// buyer's limits leave): its session is the answer then.
+		if again, lerr := c.loadCart(ctx, c.db, cartID); lerr == nil && again.CheckoutID != row.CheckoutID {
+			if won, ok := c.cartCheckout(ctx, again.CheckoutID); ok {
+				return won, nil
+			}
+		}
+		return nil, err
+	}
+	res := c.db.WithContext(ctx).Model(&cartRow{}).Where("id = ? AND checkout_id = ?", row.ID, row.CheckoutID).
+		Update("checkout_id", s.ID)
+	if res.Error != nil {
+		return nil, fmt.Errorf("claim cart %s: %w", row.ID, res.Error)
+	}
+	if res.RowsAffected == 1 {
+		return s, nil
+	}
+	// Another conversion claimed the cart first: its session is the cart's.
+	if _, err := c.Cancel(ctx, s.ID); err != nil {
+		c.logger.WarnContext(ctx, "cancel the checkout of a cart converted twice", "session", s.ID, "err", err)
+	}
+	if row, err = c.loadCart(ctx, c.db, cartID); err != nil {
+		return nil, cartNotFound(err)
+	}
+	if won, ok := c.cartCheckout(ctx, row.CheckoutID); ok {
+		return won, nil
+	}
+	return nil, shop.Errorf(shop.Conflict, "$.cart_id", "the cart is being converted by another request right now; retry")
+}
+
+// cartCheckout is the session id names when it is neither completed nor
+// ended.
+func (c *Checkout) cartCheckout(ctx context.Context, id string) (*Session, bool) {
+	if id == "" {
+		return nil, false
+	}
+	s, err := c.Get(ctx, id)
+	if err != nil || s.Status.Final() {
+		return nil, false
+	}
+	return s, true
+}
+
+// cartNotFound names cart_id as the field at fault of a cart not found.
+func cartNotFound(err error) error {
+	if shop.ErrorCode(err) == shop.NotFound {
+		return shop.Errorf(shop.NotFound, "$.cart_id", "no open cart has this id; create one with create_cart or send line_items")
+	}
+	return err
 }
 
 func (c *Checkout) loadCart(ctx context.Context, db *gorm.DB, id string) (*cartRow, error) {
@@ -203,7 +270,7 @@ func (c *Checkout) loadCart(ctx context.Context, db *gorm.DB, id string) (*cartR
 // applyCart validates req as apply does a session's and merges it into row.
 func (c *Checkout) applyCart(row *cartRow, req CartRequest) error {
 	var st state
-	if err := c.apply(&st, Request{Items: req.Items, Buyer: req.Buyer, PromoCode: req.PromoCode}); err != nil {
+	if err := c.apply(&st, Request{Items: req.Items, Buyer: req.Buyer, PromoCode: req.PromoCode, PromoCodes: req.PromoCodes}); err != nil {
 		return err
 	}
 	if req.Items != nil {
@@ -212,7 +279,7 @@ func (c *Checkout) applyCart(row *cartRow, req CartRequest) error {
 	if req.Buyer != nil {
 		row.Buyer = st.Buyer
 	}
-	if req.PromoCode != nil {
+	if req.PromoCode != nil || req.PromoCodes != nil {
 		row.PromoCode = st.PromoCode
 	}
 	return nil
@@ -243,15 +310,13 @@ func (c *Checkout) priceCart(ctx context.Context, row *cartRow) (*Cart, error) {
 		}
 	}
 	in := pricingInput{Policy: c.policy, Lines: lines, Now: c.now()}
-	if promo, ok := c.policy.Promotion(row.PromoCode); ok && row.PromoCode != "" {
-		in.Promo = promo
-		if in.PromoUses, err = c.promoUses(ctx, c.db, promo.Code); err != nil {
-			return nil, err
-		}
+	if in.Promos, err = c.promoInputs(ctx, c.db, row.PromoCode); err != nil {
+		return nil, err
 	}
 	pr := price(in)
 	return &Cart{ID: row.ID, Status: row.Status, Currency: row.Currency, Buyer: row.Buyer, LineItems: pr.LineItems,
-		Totals: pr.Totals, Messages: append(problems, pr.Messages...), PromoCode: pr.Promo, ExpiresAt: row.ExpiresAt}, nil
+		Totals: pr.Totals, Messages: append(problems, pr.Messages...), PromoCode: pr.Promo,
+		Discounts: discountsOf(row.PromoCode, pr.Applied, pr.Rejected), ExpiresAt: row.ExpiresAt}, nil
 }
 
 // deleteOldCarts deletes the carts past their expiry, and those canceled

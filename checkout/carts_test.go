@@ -53,12 +53,8 @@ func TestCarts(t *testing.T) {
 		}
 
 		// A checkout made from the cart takes the holds.
-		req, err := c.CartItems(ctx, cart.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Address, req.Buyer = californian, &checkout.Buyer{Email: "ada@example.com", Name: "Ada Lovelace"}
-		s, err := c.Create(ctx, req)
+		req := checkout.Request{Address: californian, Buyer: &checkout.Buyer{Email: "ada@example.com", Name: "Ada Lovelace"}}
+		s, err := c.CreateFromCart(ctx, cart.ID, req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,8 +5,9 @@
 // Every write to a session is a conditional update on its version, inside one
 // transaction (database.Transact) with the stock holds it takes or releases;
 // a writer that loses a race retries on the fresh state (retryConflicts).
-// Nothing is kept in memory, so any number of replicas may serve the same
-// sessions.
+// The database is the one truth, so any number of replicas may serve the
+// same sessions: what a process keeps in memory (known.go: the sessions it
+// wrote last) is used only while the row's version says it is still current.
 //
 // # Life cycles
 //
@@ -132,8 +133,6 @@ type Checkout struct {
 	fault   func(point string)
 	linker  Linker
 	linkKey []byte
-	refunds func(context.Context) (int, error)
-	swept   func(context.Context) (int64, error)
 	charged func(payments.Request, *payments.Result, error)
 	moved   func(from, to string, n int64)
 	// account is Options.AccountAddress (accounts.go).
@@ -171,13 +170,6 @@ type Options struct {
 	// LinkKey signs the addresses of the sandbox payment page (the
 	// receipt key serves); random when unset.
 	LinkKey []byte
-	// OrderRefunds, when set, settles the staff's refunds left pending (an
-	// answer lost); the reconciler runs it with its own work.
-	OrderRefunds func(context.Context) (int, error)
-	// AlsoSweep, when set, runs with the sweep of ended sessions (Sweep):
-	// the retention of what other parts keep (the agents' idempotency
-	// keys). It answers how many rows it deleted.
-	AlsoSweep func(context.Context) (int64, error)
 	// Fault, for tests only, is called at named points of completion
 	// ("before_charge", "after_charge", "after_order"), where a test makes
 	// it end the process, and where a change or a completion has the
@@ -226,8 +218,8 @@ func New(db *gorm.DB, policy *Policy, cat *catalog.Catalog, opts *Options) *Chec
 			c.logger = opts.Logger
 		}
 		c.orders, c.charger, c.fault = opts.Orders, opts.Charger, opts.Fault
-		c.linker, c.linkKey, c.refunds, c.moved = opts.Linker, opts.LinkKey, opts.OrderRefunds, opts.SessionMoved
-		c.swept, c.charged, c.account = opts.AlsoSweep, opts.Charged, opts.AccountAddress
+		c.linker, c.linkKey, c.moved = opts.Linker, opts.LinkKey, opts.SessionMoved
+		c.charged, c.account = opts.Charged, opts.AccountAddress
 		c.wallet, c.keepAddress = opts.Wallet, opts.SaveAddress
 		if opts.ReconcileGrace > 0 {
 			c.grace = opts.ReconcileGrace

@@ -73,7 +73,7 @@ type attemptRow struct {
 	// CustomerID is the provider's customer whose saved card Token is,
 	// charged off-session; "" for any other token.
 	CustomerID string
-	// PromoCode is the promotion whose use this attempt took in its claim,
+	// PromoCode is the codes (joined by commas) whose uses this attempt took in its claim,
 	// kept by its order or given back when it ends without one.
 	PromoCode string
 	CreatedAt time.Time
@@ -169,6 +169,9 @@ func (c *Checkout) claimForCompletion(ctx context.Context, req CompleteRequest) 
 	// transaction answers errConflict unless it is still the session's:
 	// anything else is answered from the row as it is now.
 	if row := c.known.get(req.SessionID); row != nil && req.Seen == "" && row.Status == Ready && c.now().Before(row.ExpiresAt) {
+		if err := owned(ctx, row); err != nil {
+			return nil, nil, nil, err
+		}
 		st := row.state()
 		if mergeBuyer(&st, req.Buyer) == nil {
 			return c.claimRow(ctx, req, row, st)
@@ -176,6 +179,9 @@ func (c *Checkout) claimForCompletion(ctx context.Context, req CompleteRequest) 
 	}
 	row, err := c.load(ctx, req.SessionID)
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := owned(ctx, row); err != nil {
 		return nil, nil, nil, err
 	}
 	s, err := c.session(ctx, row)
@@ -292,10 +298,7 @@ func mergeBuyer(st *state, b *Buyer) error {
 // (card) must be within the caps of paycaps.go.
 func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, card bool, attempt func(tx *gorm.DB) (*attemptRow, error)) (*attemptRow, error) {
 	before := row.Priced
-	promo, _ := c.policy.Promotion(st.PromoCode)
-	if st.PromoCode == "" {
-		promo = nil
-	}
+	promos := c.knownPromos(st.PromoCode)
 	var att *attemptRow
 	read := *row
 	err := c.transact(ctx, func(tx *gorm.DB) error {
@@ -310,8 +313,8 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, card bo
 			return err
 		}
 		now := database.Now(tx)
-		if promo != nil {
-			if err := c.lockPromo(ctx, tx, promo.Code); err != nil {
+		for _, p := range promos { // in the order of their codes, so that no two claims wait on each other
+			if err := c.lockPromo(ctx, tx, p.Code); err != nil {
 				return err
 			}
 		}
@@ -328,7 +331,8 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, card bo
 		after := row.Priced
 		if row.Status == Ready {
 			moved := priceChanges(before, row)
-			if before.Promo != "" && after.Promo == "" {
+			for _, code := range lostCodes(before.Promo, after.Promo) {
+				promo, _ := c.policy.Promotion(code)
 				usedUp, err := c.promoUsedUp(ctx, tx, promo)
 				if err != nil {
 					return err
@@ -337,7 +341,7 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, card bo
 					// The promotion ran out since the buyer saw the
 					// figures: that is what moved the total.
 					moved = slices.DeleteFunc(moved, func(m Message) bool { return m.Param == "$.totals" })
-					moved = append([]Message{usedUpMessage(before.Promo)}, moved...)
+					moved = append([]Message{usedUpMessage(code)}, moved...)
 				}
 			}
 			if len(moved) > 0 {
@@ -350,16 +354,8 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, card bo
 		}
 		claimed := row.Status == Ready
 		if claimed {
-			if after.Promo != "" && promo != nil {
-				ok, err := c.takePromo(ctx, tx, promo)
-				if err != nil {
-					return err
-				}
-				if !ok {
-					// Not expected under the lock; start again on fresh
-					// figures, which leave the promotion out.
-					return errConflict
-				}
+			if err := c.takePromos(ctx, tx, after.Promo); err != nil {
+				return err
 			}
 			if row.OrderID == "" {
 				row.OrderID = orders.NewID() // a session made before order ids were chosen with it

@@ -98,8 +98,8 @@ type otherSession struct {
 // the state being priced.
 func (c *Checkout) buyerSessions(ctx context.Context, tx *gorm.DB, row *sessionRow, email string, now time.Time) (*buyerSessions, error) {
 	b := &buyerSessions{key: row.BuyerKey, limits: c.policy.BuyerLimits()}
-	if shop.IsAccount(b.key) {
-		b.limits.UnitsPerBuyer = b.limits.UnitsPerAccount // verified: may hold more
+	if row.Trusted {
+		b.limits.UnitsPerBuyer = b.limits.UnitsPerAccount // an account that paid: may hold more
 	}
 	tx = tx.WithContext(ctx)
 	// The buyer's own sessions and their email's, in one statement (the

@@ -13,9 +13,10 @@ import (
 
 // TestQueriesUseTheirIndexes checks that the queries of sessions read the
 // indexes made for them, the partial ones included (migration 00021): a
-// partial index serves a query only when the query names its statuses as
-// the index does, and a query that misses it reads the sessions of every
-// buyer, or every open session, instead, with the same answers.
+// partial index serves a query only when the query names its statuses (or,
+// for the /48 tier's, a non-empty buyer_network) as the index does, and a
+// query that misses it reads the sessions of every buyer, or every open
+// session, instead, with the same answers.
 func TestQueriesUseTheirIndexes(t *testing.T) {
 	now := time.Now().UTC()
 	cases := []struct {
@@ -34,6 +35,10 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 			"checkout_sessions_ended", []any{now}, false},
 		{"EndedExpired", "SELECT id FROM checkout_sessions WHERE " + endedBefore(Expired),
 			"checkout_sessions_ended", []any{now}, false},
+		{"NetworkSessions", "SELECT id FROM checkout_sessions WHERE " + byNetwork + " AND created_at > ?",
+			"checkout_sessions_network", []any{"2001:db8:1::/48", now}, false},
+		{"NetworkCarts", "SELECT id FROM carts WHERE " + byNetwork + " AND created_at > ?",
+			"carts_network", []any{"2001:db8:1::/48", now}, false},
 		{"Expiry", "SELECT id FROM checkout_sessions WHERE status = ? AND expires_at <= ?",
 			"checkout_sessions_expiry", []any{Ready, now}, true},
 	}

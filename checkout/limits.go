@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"shop"
 )
 
 // Limits bound what one buyer may hold at once, so that nobody can hold the
@@ -25,22 +27,30 @@ type Limits struct {
 	// once (default 5).
 	OpenSessions int64 `yaml:"open_sessions"`
 
-	// UnitsPerAccount replaces UnitsPerBuyer for a linked account, a buyer
-	// the shop verified, who is counted by account alone (default 200).
+	// UnitsPerAccount replaces UnitsPerBuyer for a linked account that has
+	// paid for an order, who is counted by account alone (default 200). An
+	// account with no paid order holds what a guest holds.
 	UnitsPerAccount int64 `yaml:"units_per_account"`
-	// UnitsPerAddress bounds the units held at once by all the buyers who
-	// are not linked accounts calling from one client address, whatever
-	// ids they send (default 100: a household). HostAddresses raise it for
-	// a host's egress addresses.
+	// UnitsPerAddress bounds the units held at once by all the buyers
+	// calling from one client address but the accounts that have paid for
+	// an order, whatever ids they send (default 100: a household).
+	// HostAddresses raise it for a host's egress addresses.
 	UnitsPerAddress int64 `yaml:"units_per_address"`
 	// UnverifiedShare bounds the percentage of each variant's stock on hand
-	// that buyers who are not linked accounts hold at once (default 50;
-	// 100: no bound). At least one unit may always be held.
+	// that buyers other than the accounts that have paid for an order hold
+	// at once (default 50; 100: no bound). At least one unit may always be
+	// held.
 	UnverifiedShare int64 `yaml:"unverified_share_percent"`
 	// HostAddresses are the egress addresses of hosts whose many users
 	// share them: each raises UnitsPerAddress to its Units for its
 	// addresses, and the per-address hourly caps below in proportion.
 	HostAddresses []HostAddress `yaml:"host_addresses"`
+	// NetworkMultiple is the second tier of every bound per client address
+	// (UnitsPerAddress, SessionsPerAddressHour, PaymentsPerAddressHour):
+	// each also holds, this many times larger, over the IPv6 /48 the
+	// address's /64 lies in, since one customer of a hosting provider may
+	// hold a whole /48 (default 8).
+	NetworkMultiple int64 `yaml:"network_multiple"`
 
 	// SessionsPerHour bounds the checkout sessions one buyer (a host's user
 	// or a linked account) creates in an hour, and apart from them their
@@ -149,6 +159,7 @@ const (
 	maxUnitsPerAddress = 10_000_000
 	maxPerHour         = 1_000_000
 	maxHostAddresses   = 100
+	maxNetworkMultiple = 65536 // a /48's /64s: no second tier
 	maxRetentionDays   = 10 * 366
 )
 
@@ -167,6 +178,7 @@ func (p *Policy) BuyerLimits() Limits {
 	or(&l.UnitsPerAccount, DefaultUnitsPerAccount)
 	or(&l.UnitsPerAddress, DefaultUnitsPerAddress)
 	or(&l.UnverifiedShare, DefaultUnverifiedShare)
+	or(&l.NetworkMultiple, shop.DefaultNetworkMultiple)
 	or(&l.SessionsPerHour, DefaultSessionsPerHour)
 	or(&l.SessionsPerAddressHour, DefaultSessionsPerAddressHour)
 	or(&l.PaymentsPerHour, DefaultPaymentsPerHour)
@@ -209,6 +221,7 @@ func (v *validator) limits(l Limits, s Sessions) {
 	within("limits.units_per_account", l.UnitsPerAccount, maxUnitsPerBuyer)
 	within("limits.units_per_address", l.UnitsPerAddress, maxUnitsPerAddress)
 	within("limits.unverified_share_percent", l.UnverifiedShare, 100)
+	within("limits.network_multiple", l.NetworkMultiple, maxNetworkMultiple)
 	within("limits.sessions_per_hour", l.SessionsPerHour, maxPerHour)
 	within("limits.sessions_per_address_hour", l.SessionsPerAddressHour, maxPerHour)
 	within("limits.payments_per_hour", l.PaymentsPerHour, maxPerHour)

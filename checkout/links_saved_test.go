@@ -130,7 +130,7 @@ func TestPaymentLinkSavesCard(t *testing.T) {
 		if err := h.co.SettleHosted(ctx, page); err != nil { // the success page, or the reconciler
 			t.Fatal(err)
 		}
-		if got, _ := h.co.Get(ctx, first.ID); got.Status != checkout.Completed {
+		if got, _ := h.co.Get(asOwner(t, db, first.ID), first.ID); got.Status != checkout.Completed {
 			t.Fatalf("paid page: session %s", got.Status)
 		}
 		if n := h.count(t, "SELECT COUNT(*) FROM saved_cards WHERE account_id = 'ada'"); n != 1 {
@@ -183,14 +183,13 @@ func TestPaymentLinkSavesCard(t *testing.T) {
 // customer Stripe cannot create now leaves a page that takes payment
 // without saving.
 func TestPaymentLinkSavesNothing(t *testing.T) {
-	ctx := context.Background()
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		h := newSavingShop(t, db)
 		unticked := readyFor(t, h.co, "ada")
 		_, page := h.page(t, unticked)
 		h.stripe.Pay(page)
 		h.completed(t, page)
-		if got, _ := h.co.Get(ctx, unticked.ID); got.Status != checkout.Completed {
+		if got, _ := h.co.Get(asOwner(t, db, unticked.ID), unticked.ID); got.Status != checkout.Completed {
 			t.Fatalf("paid page: session %s", got.Status)
 		}
 		if n := h.count(t, "SELECT COUNT(*) FROM saved_cards"); n != 0 || len(h.stripe.SavedMethods()) != 0 {
@@ -217,7 +216,7 @@ func TestPaymentLinkSavesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.completed(t, page)
-		if got, _ := h.co.Get(ctx, elsewhere.ID); got.Status != checkout.Completed {
+		if got, _ := h.co.Get(asOwner(t, db, elsewhere.ID), elsewhere.ID); got.Status != checkout.Completed {
 			t.Fatalf("paid page: session %s", got.Status)
 		}
 		if n := h.count(t, "SELECT COUNT(*) FROM saved_cards"); n != 0 {

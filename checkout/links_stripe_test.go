@@ -52,7 +52,7 @@ func (h *hostedShop) ready(t *testing.T) *checkout.Session {
 // page makes a payment link and returns the emulator's page id.
 func (h *hostedShop) page(t *testing.T, s *checkout.Session) (*checkout.PaymentLink, string) {
 	t.Helper()
-	link, err := h.co.CreateLink(context.Background(), s.ID)
+	link, err := h.co.CreateLink(asOwner(t, h.db, s.ID), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,8 @@ const (
 	KeyPromoUsedUpPaying = "promo.used_up_paying"
 	KeyPromoUnknown      = "promo.unknown"
 	KeyPromoMalformed    = "promo.malformed"
+	KeyPromoRepeated     = "promo.repeated"
+	KeyPromoCombination  = "promo.combination"
 
 	KeyStockOut                = "stock.out"
 	KeyStockShort              = "stock.short"
@@ -81,7 +83,7 @@ var MessageKeys = func() []string {
 		KeyOptionMissing, KeyOptionUnknown, KeyOptionReplaced, KeyOptionSelected, KeyFreeOver,
 		KeyPromoApplied, KeyPromoPercentOff, KeyPromoAmountOff, KeyPromoAmountCapped, KeyPromoFreeShipping,
 		KeyPromoNotStarted, KeyPromoEnded, KeyPromoUsedUp, KeyPromoMinSubtotal, KeyPromoUsedUpPaying,
-		KeyPromoUnknown, KeyPromoMalformed,
+		KeyPromoUnknown, KeyPromoMalformed, KeyPromoRepeated, KeyPromoCombination,
 		KeyStockOut, KeyStockShort, KeyStockReleased, KeyStockMoved, KeyStockMovedLimits,
 		KeyUnreservedAddress, KeyUnreservedUnverified,
 		KeyLimitUnitsPerLine, KeyLimitUnitsPerVariant, KeyLimitVariantPaying, KeyLimitVariantOthers,

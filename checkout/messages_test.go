@@ -187,6 +187,10 @@ func TestKeyedCallsNameKnownKeys(t *testing.T) {
 				if _, ok := consts[a.Name]; !ok && a.Name != "key" && a.Name != "msgKey" {
 					t.Errorf("%s: keyed with %s, not a Key constant", fset.Position(a.Pos()), a.Name)
 				}
+			case *ast.SelectorExpr: // a refused code's key, set from Key constants
+				if a.Sel.Name != "key" {
+					t.Errorf("%s: keyed with .%s, not a key", fset.Position(a.Pos()), a.Sel.Name)
+				}
 			case *ast.BinaryExpr: // "address."+key+".missing"
 				if !strings.Contains(path, "address.go") {
 					t.Errorf("%s: a computed key", fset.Position(a.Pos()))
@@ -225,11 +229,11 @@ func TestMessageKeys(t *testing.T) {
 			[]Message{{Key: "address.state.missing", Params: map[string]string{"field": "state", "country": "US"}}}},
 		{"AddressNotShipped", addressProblems(p, addrPtr(addrAt("JP", "", "100-0001"))),
 			[]Message{{Key: KeyAddressNotShipped, Params: map[string]string{"country": "JP", "countries": shippedCountries(p)}}}},
-		{"PromoEnded", []Message{promoProblem(usd, &Promotion{Code: "OLD", EndsAt: now.Add(-48 * time.Hour)}, 100, 0, now)},
+		{"PromoEnded", []Message{refusedMessage(promoProblem(usd, &Promotion{Code: "OLD", EndsAt: now.Add(-48 * time.Hour)}, 100, 0, now))},
 			[]Message{{Key: KeyPromoEnded, Params: map[string]string{"code": "OLD", "end_date": "2026-12-05"}}}},
-		{"PromoMinSubtotal", []Message{promoProblem(usd, &Promotion{Code: "BIG", MinSubtotal: 5000}, 1200, 0, now)},
+		{"PromoMinSubtotal", []Message{refusedMessage(promoProblem(usd, &Promotion{Code: "BIG", MinSubtotal: 5000}, 1200, 0, now))},
 			[]Message{{Key: KeyPromoMinSubtotal, Params: map[string]string{"code": "BIG", "min_amount": "5000", "missing_amount": "3800"}}}},
-		{"PromoUsedUp", []Message{promoProblem(usd, &Promotion{Code: "ONCE", UsageLimit: &uses}, 100, 3, now)},
+		{"PromoUsedUp", []Message{refusedMessage(promoProblem(usd, &Promotion{Code: "ONCE", UsageLimit: &uses}, 100, 3, now))},
 			[]Message{{Key: KeyPromoUsedUp, Params: map[string]string{"code": "ONCE"}}}},
 		{"StockShort", []Message{outOfStock(1, "Mug", 2)},
 			[]Message{{Key: KeyStockShort, Params: map[string]string{"name": "Mug", "available": "2"}}}},
@@ -256,3 +260,6 @@ func TestUnknownPromoRefusalKeyed(t *testing.T) {
 		t.Fatalf("err = %#v, want key %s with code_typed NOPE", err, KeyPromoUnknown)
 	}
 }
+
+// refusedMessage is the keyed message of a refused code.
+func refusedMessage(r refused) Message { return keyed(Message{}, r.key, r.params...) }

@@ -16,7 +16,8 @@ import (
 // with DeclinesBeforeLock declined payments in the last
 // DeclineLockMinutes, and the sessions of a buyer (the one who created
 // them) or of a client address with PaymentsPerHour or
-// PaymentsPerAddressHour attempts in the last hour. Declines in a row are
+// PaymentsPerAddressHour attempts in the last hour (and an IPv6 address's
+// /48 with NetworkMultiple times as many, addrlimits.go). Declines in a row are
 // card testing; the payment page is the provider's, with its own checks,
 // and stays open. The claim takes the buyer's and the address's locks here,
 // after the promotion's and before the variants' (the order of
@@ -40,27 +41,31 @@ func (c *Checkout) paymentCaps(ctx context.Context, tx *gorm.DB, row *sessionRow
 	// A session pays only within its lifetime: a day's margin bounds the
 	// sessions read.
 	created := now.Add(-c.policy.SessionLifetime() - 24*time.Hour).UTC()
-	for _, by := range []struct {
-		column, value, lock string
-		cap                 int64
-		who                 string
+	for i, by := range []struct {
+		where, value, lock string
+		cap                int64
+		who                string
 	}{
-		{"buyer_key", row.BuyerKey, "shop.buyer:", l.PaymentsPerHour, "one buyer"},
-		{"buyer_address", row.BuyerAddress, "shop.address:", l.PaymentsPerAddressHour * l.forAddress(row.BuyerAddress).scale, "one network address"},
+		{"s.buyer_key = ?", row.BuyerKey, "shop.buyer:" + row.BuyerKey, l.PaymentsPerHour, "one buyer"},
+		{"s.buyer_address = ?", row.BuyerAddress, addressLock(row.BuyerAddress), l.PaymentsPerAddressHour * l.forAddress(row.BuyerAddress).scale, "one network address"},
+		// The address's lock is its /48's: taken above.
+		{"s." + byNetwork, row.BuyerNetwork, "", l.PaymentsPerAddressHour * l.forNetwork(row.BuyerNetwork).scale, "one network (an IPv6 /48)"},
 	} {
 		if by.value == "" || by.cap >= maxPerHour { // none, or the caps are lifted
 			continue
 		}
-		if err := database.LockKey(tx, by.lock+by.value); err != nil {
-			return fmt.Errorf("lock payer: %w", err)
+		if by.lock != "" {
+			if err := database.LockKey(tx, by.lock); err != nil {
+				return fmt.Errorf("lock payer: %w", err)
+			}
 		}
-		if by.column == "buyer_key" && !shop.IsHostUser(by.value) {
+		if i == 0 && !shop.IsHostUser(by.value) {
 			continue // a buyer keyed by the address: the address's cap is theirs
 		}
 		var n int64
 		// Counting stops at the cap: past it the answer is the same.
 		err := database.QueryRow(tx, "SELECT COUNT(*) FROM (SELECT 1 FROM payment_attempts a JOIN checkout_sessions s ON s.id = a.session_id"+
-			" WHERE s."+by.column+" = ? AND s.created_at > ? AND a.created_at > ? LIMIT ?) capped", by.value, created, since, by.cap).Scan(&n)
+			" WHERE "+by.where+" AND s.created_at > ? AND a.created_at > ? LIMIT ?) capped", by.value, created, since, by.cap).Scan(&n)
 		if err != nil {
 			return fmt.Errorf("count payment attempts: %w", err)
 		}

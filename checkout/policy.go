@@ -36,6 +36,11 @@ type Policy struct {
 	ExternalCheckout bool `yaml:"external_checkout"`
 	// PaymentSheet is the host's payment sheet: off unless enabled.
 	PaymentSheet PaymentSheet `yaml:"payment_sheet"`
+	// ProductCheckout, when true, offers ChatGPT's product checkout
+	// conversion contract on /mcp: the checkout_session tool and its
+	// template ui://widget/checkout-session.html (docs/connecting.md), for a
+	// merchant ChatGPT approved and whose product feed it reads.
+	ProductCheckout bool `yaml:"product_checkout"`
 	// CardBrands are the card brands the payment sheet offers (Stripe's
 	// names: visa, mastercard, amex, discover, …); AllowedCardBrands gives
 	// the default when left out.
@@ -124,6 +129,7 @@ const (
 // and EndsAt, when not zero, bound when the code works.
 type Promotion struct {
 	Code        string          `yaml:"code"`         // what buyers type
+	Title       string          `yaml:"title"`        // its name, as agents show an applied discount; the description when empty
 	Description string          `yaml:"description"`  // what the code does, for buyers
 	Kind        PromotionKind   `yaml:"kind"`         // what it takes off
 	Percent     decimal.Decimal `yaml:"-"`            // PercentOff only: 0 < Percent ≤ 100; YAML key "percent"
@@ -133,6 +139,9 @@ type Promotion struct {
 	EndsAt      time.Time       `yaml:"-"`            // YAML key "ends_at", RFC 3339, after StartsAt
 	UsageLimit  *int            `yaml:"usage_limit"`  // when set, > 0: how many orders may use the code
 }
+
+// maxPromoTitleLen bounds a promotion's title, which agents show.
+const maxPromoTitleLen = 100
 
 // Zone returns the shipping zone of a country (case-insensitive).
 func (p *Policy) Zone(country string) (*Zone, bool) {
@@ -496,6 +505,9 @@ func (v *validator) promotions(promos []Promotion) {
 		v.atMost(pp+"min_subtotal", pr.MinSubtotal)
 		if !pr.StartsAt.IsZero() && !pr.EndsAt.IsZero() && !pr.StartsAt.Before(pr.EndsAt) {
 			v.add(pp+"ends_at", "must be after starts_at (%s)", pr.StartsAt.Format(time.RFC3339))
+		}
+		if len(pr.Title) > maxPromoTitleLen {
+			v.add(pp+"title", "must be at most %d characters (got %d)", maxPromoTitleLen, len(pr.Title))
 		}
 		if pr.UsageLimit != nil && *pr.UsageLimit <= 0 {
 			v.add(pp+"usage_limit", "must be a whole number > 0 (got %d)", *pr.UsageLimit)

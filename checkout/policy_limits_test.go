@@ -15,7 +15,7 @@ func TestPolicyLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := Limits{UnitsPerLine: 10, UnitsPerVariant: 10, UnitsPerBuyer: 50, OpenSessions: 5,
-			UnitsPerAccount: 200, UnitsPerAddress: 100, UnverifiedShare: 50, SessionsPerHour: 30, SessionsPerAddressHour: 120,
+			UnitsPerAccount: 200, UnitsPerAddress: 100, UnverifiedShare: 50, NetworkMultiple: 8, SessionsPerHour: 30, SessionsPerAddressHour: 120,
 			PaymentsPerHour: 10, PaymentsPerAddressHour: 30, DeclinesBeforeLock: 5, DeclineLockMinutes: 15}
 		if diff := cmp.Diff(want, p.BuyerLimits()); diff != "" {
 			t.Errorf("BuyerLimits (-want +got):\n%s", diff)
@@ -34,7 +34,7 @@ func TestPolicyLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := Limits{UnitsPerLine: 200, UnitsPerVariant: 400, UnitsPerBuyer: 1000, OpenSessions: 20,
-			UnitsPerAccount: 200, UnitsPerAddress: 100, UnverifiedShare: 50, SessionsPerHour: 30, SessionsPerAddressHour: 120,
+			UnitsPerAccount: 200, UnitsPerAddress: 100, UnverifiedShare: 50, NetworkMultiple: 8, SessionsPerHour: 30, SessionsPerAddressHour: 120,
 			PaymentsPerHour: 10, PaymentsPerAddressHour: 30, DeclinesBeforeLock: 5, DeclineLockMinutes: 15}
 		if diff := cmp.Diff(want, p.BuyerLimits()); diff != "" {
 			t.Errorf("BuyerLimits (-want +got):\n%s", diff)
@@ -57,7 +57,7 @@ func TestPolicyLimits(t *testing.T) {
 			}},
 		{"ErrUnknownKey", "limits:\n  units_per_order: 3\n",
 			[]string{"policy.yaml: limits.units_per_order: unknown key; the keys allowed here are units_per_line, units_per_variant, units_per_buyer, open_sessions, " +
-				"units_per_account, units_per_address, unverified_share_percent, host_addresses, sessions_per_hour, sessions_per_address_hour, " +
+				"units_per_account, units_per_address, unverified_share_percent, host_addresses, network_multiple, sessions_per_hour, sessions_per_address_hour, " +
 				"payments_per_hour, payments_per_address_hour, declines_before_lock, decline_lock_minutes"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

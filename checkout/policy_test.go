@@ -121,7 +121,7 @@ func TestLoadPolicy(t *testing.T) {
 			[]string{`policy.yaml: card_brands: "visa" is listed twice (line 5)`}},
 		{"ErrUnknownKey", []string{"shipping:\n", "shiping:\n"},
 			[]string{
-				"policy.yaml: shiping: unknown key; the keys allowed here are name, currency, merchant_id, payment_mode, external_checkout, payment_sheet, card_brands, links, shipping, tax_display, limits, sessions, emails, tax, promotions (line 10)",
+				"policy.yaml: shiping: unknown key; the keys allowed here are name, currency, merchant_id, payment_mode, external_checkout, payment_sheet, product_checkout, card_brands, links, shipping, tax_display, limits, sessions, emails, tax, promotions (line 10)",
 				"policy.yaml: shipping.zones: missing; list at least one zone",
 			}},
 		{"ErrUnknownNestedKey", []string{"carrier: USPS", "carier: USPS"},
@@ -324,12 +324,12 @@ func TestDemoPolicy(t *testing.T) {
 			t.Errorf("TaxRate(%s, %s) mismatch (-want +got):\n%s", tc.country, tc.region, diff)
 		}
 	}
-	want10 := Promotion{Code: "WELCOME10", Description: "10% off your first order over $25", Kind: PercentOff,
+	want10 := Promotion{Code: "WELCOME10", Title: "Welcome 10% off", Description: "10% off your first order over $25", Kind: PercentOff,
 		Percent: decimal.RequireFromString("10"), MinSubtotal: 2500, UsageLimit: ptr(10000)}
 	wantPromos := []Promotion{
 		want10,
-		{Code: "SAVE5", Description: "$5 off orders over $40", Kind: AmountOff, Amount: 500, MinSubtotal: 4000},
-		{Code: "FREESHIP", Description: "Free shipping on orders over $30", Kind: FreeShipping, MinSubtotal: 3000},
+		{Code: "SAVE5", Title: "$5 off", Description: "$5 off orders over $40", Kind: AmountOff, Amount: 500, MinSubtotal: 4000},
+		{Code: "FREESHIP", Title: "Free shipping", Description: "Free shipping on orders over $30", Kind: FreeShipping, MinSubtotal: 3000},
 	}
 	if diff := cmp.Diff(wantPromos, p.Promotions, decimalEqual); diff != "" {
 		t.Errorf("promotions mismatch (-want +got):\n%s", diff)

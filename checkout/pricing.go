@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shop"
+	"shop/contract"
 	"shop/money"
 )
 
@@ -38,9 +39,14 @@ type pricingInput struct {
 	// with an info message. Otherwise an OptionID that is not one of the
 	// options is an error and none is chosen.
 	OptionKept bool
-	Promo      *Promotion // the promotion the buyer entered (known code), nil for none
-	PromoUses  int64      // uses of Promo already taken: orders it applied to and payments in flight (for its usage limit)
-	Now        time.Time  // the time promotions and delivery estimates are judged at
+	// Promos are the codes the buyer entered, in order (discounts.go).
+	Promos []promoIn
+	// Promo, when Promos is empty, is the one code entered (a known one),
+	// and PromoUses the uses of it already taken: orders it applied to and
+	// payments in flight (for its usage limit).
+	Promo     *Promotion
+	PromoUses int64
+	Now       time.Time // the time promotions and delivery estimates are judged at
 }
 
 // priced is the result.
@@ -51,8 +57,10 @@ type priced struct {
 	Totals    []Total             // in this order: items_base_amount, items_discount, subtotal, discount, fulfillment, tax, total (all seven always present)
 	Messages  []Message           // info messages only (never nil)
 	Errors    []Message           // error messages: an OptionID sent that is not one of Options (nil when none)
-	Promo     string              // the code of the promotion applied, "" when none applies
+	Promo     string              // the codes of the promotions applied, joined by commas, "" when none applies
 	Total     int64               // == the "total" entry
+	Applied   []AppliedDiscount   // the promotions applied, in the order entered (never nil)
+	Rejected  []RejectedDiscount  // the codes that do not apply, and why
 }
 
 // price prices a cart under the merchant policy: the line items, the
@@ -102,37 +110,44 @@ func price(in pricingInput) priced {
 	var base int64
 	out.LineItems, base = lineItems(in.Lines)
 
-	promo := in.Promo
-	if promo != nil {
-		if why := promoProblem(cur, promo, base, in.PromoUses, in.Now); why.Content != "" {
-			out.Messages = append(out.Messages, why)
-			promo = nil
-		}
+	promos := in.Promos
+	if len(promos) == 0 && in.Promo != nil {
+		promos = []promoIn{{Code: in.Promo.Code, Promo: in.Promo, Uses: in.PromoUses}}
 	}
-	itemsDiscount, subtotals := discountLines(out.LineItems, promo)
+	sel := choosePromos(cur, promos, base, in.Now)
+	out.Messages = append(out.Messages, sel.messages...)
+	out.Rejected = sel.rejected
+	itemsDiscount, subtotals := discountLines(out.LineItems, sel.percent)
 	subtotal := base - itemsDiscount
 	var discount int64
-	if promo != nil && promo.Kind == AmountOff {
-		discount = min(promo.Amount, subtotal)
+	if sel.amount != nil {
+		discount = min(sel.amount.Amount, subtotal)
 	}
-	if promo != nil {
-		out.Promo = promo.Code
-		out.Messages = append(out.Messages, applied(cur, promo, discount))
+	codes := make([]string, len(sel.applied))
+	for i, p := range sel.applied {
+		codes[i] = p.Code
+		out.Messages = append(out.Messages, applied(cur, p, discount))
 	}
+	out.Promo = strings.Join(codes, ",")
 
 	var rate decimal.Decimal
 	var shippingTaxable bool
 	if in.Address != nil {
 		rate, shippingTaxable = in.Policy.TaxRate(in.Address.Country, in.Address.State)
 	}
-	tax := taxLines(out.LineItems, allocate(discount, subtotals), rate)
+	shares := allocate(discount, subtotals)
+	tax := taxLines(out.LineItems, shares, rate)
 
-	freeShipping := promo != nil && promo.Kind == FreeShipping
 	var freeOver []Message
-	out.Options, freeOver = shippingOptions(in, subtotal-discount, freeShipping, rate, shippingTaxable)
+	out.Options, freeOver = shippingOptions(in, subtotal-discount, sel.shipping != nil, rate, shippingTaxable)
 	out.Messages = append(out.Messages, freeOver...)
 	fulfillment, optionTax := out.choose(cur, in.OptionID, in.OptionKept)
 	tax += optionTax
+	var saved int64
+	if sel.shipping != nil {
+		saved = shippingSaved(in, out.OptionID, subtotal-discount)
+	}
+	out.Applied = appliedDiscounts(sel, out.LineItems, shares, saved)
 
 	out.Total = subtotal - discount + fulfillment + tax
 	out.Totals = []Total{
@@ -279,27 +294,34 @@ func infoMessage(code, param, content string) Message {
 }
 
 // promoProblem returns why promo does not apply to items worth base minor
-// units at now after uses orders used it, an info message coded invalid for
-// $.promo_code, or the zero Message when it applies.
-func promoProblem(cur money.Currency, promo *Promotion, base, uses int64, now time.Time) Message {
-	why := func(text, key string, params ...string) Message {
-		return keyed(infoMessage(string(shop.Invalid), "$.promo_code", text), key, append([]string{"code", promo.Code}, params...)...)
-	}
+// units at now after uses orders used it: the reason, a sentence for the
+// buyer and the catalog key with its params (refused.reason "" when it
+// applies).
+func promoProblem(cur money.Currency, promo *Promotion, base, uses int64, now time.Time) refused {
 	switch {
 	case !promo.StartsAt.IsZero() && now.Before(promo.StartsAt):
-		return why(fmt.Sprintf("%s starts on %s.", promo.Code, dateText(promo.StartsAt)),
-			KeyPromoNotStarted, "start_date", promo.StartsAt.UTC().Format(time.DateOnly))
+		return refused{contract.DiscountInvalid, fmt.Sprintf("%s starts on %s.", promo.Code, dateText(promo.StartsAt)),
+			KeyPromoNotStarted, []string{"code", promo.Code, "start_date", promo.StartsAt.UTC().Format(time.DateOnly)}}
 	case !promo.EndsAt.IsZero() && !now.Before(promo.EndsAt):
-		return why(fmt.Sprintf("%s ended on %s.", promo.Code, dateText(promo.EndsAt)),
-			KeyPromoEnded, "end_date", promo.EndsAt.UTC().Format(time.DateOnly))
+		return refused{contract.DiscountExpired, fmt.Sprintf("%s ended on %s.", promo.Code, dateText(promo.EndsAt)),
+			KeyPromoEnded, []string{"code", promo.Code, "end_date", promo.EndsAt.UTC().Format(time.DateOnly)}}
 	case promo.UsageLimit != nil && uses >= int64(*promo.UsageLimit):
-		return why(usedUpText(promo.Code), KeyPromoUsedUp)
+		return refused{contract.DiscountUsageLimit, usedUpText(promo.Code), KeyPromoUsedUp, []string{"code", promo.Code}}
 	case base < promo.MinSubtotal:
-		return why(fmt.Sprintf("%s needs items worth %s; add %s more to use it.",
+		return refused{contract.DiscountMinimumNotMet, fmt.Sprintf("%s needs items worth %s; add %s more to use it.",
 			promo.Code, cur.Format(promo.MinSubtotal), cur.Format(promo.MinSubtotal-base)),
-			KeyPromoMinSubtotal, "min_amount", itoa(promo.MinSubtotal), "missing_amount", itoa(promo.MinSubtotal-base))
+			KeyPromoMinSubtotal, []string{"code", promo.Code, "min_amount", itoa(promo.MinSubtotal), "missing_amount", itoa(promo.MinSubtotal - base)}}
 	}
-	return Message{}
+	return refused{}
+}
+
+// refused is why a promotion code does not apply: the reason (UCP's), the
+// sentence for the model and the catalog key with its params.
+type refused struct {
+	reason contract.DiscountRejection
+	why    string
+	key    string
+	params []string
 }
 
 // usedUpText says that a promotion reached its usage limit.

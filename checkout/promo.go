@@ -3,6 +3,8 @@ package checkout
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -81,15 +83,14 @@ func (c *Checkout) takePromo(ctx context.Context, tx *gorm.DB, promo *Promotion)
 	return res.RowsAffected == 1, nil
 }
 
-// givePromoBack gives back, in tx, the use of a code an attempt took.
+// givePromoBack gives back, in tx, the uses of the codes an attempt took.
 func (c *Checkout) givePromoBack(ctx context.Context, tx *gorm.DB, att *attemptRow) error {
-	if att.PromoCode == "" {
-		return nil
-	}
-	err := tx.WithContext(ctx).Model(&promoUse{}).Where("code = ? AND used > 0", att.PromoCode).
-		Update("used", gorm.Expr("used - 1")).Error
-	if err != nil {
-		return fmt.Errorf("give back the use of %s of %s: %w", att.PromoCode, att.ID, err)
+	for _, code := range splitCodes(att.PromoCode) {
+		err := tx.WithContext(ctx).Model(&promoUse{}).Where("code = ? AND used > 0", code).
+			Update("used", gorm.Expr("used - 1")).Error
+		if err != nil {
+			return fmt.Errorf("give back the use of %s of %s: %w", code, att.ID, err)
+		}
 	}
 	return nil
 }
@@ -110,4 +111,50 @@ func usedUpMessage(code string) Message {
 		"%s has been used up: it has been used as many times as it can be, so its discount no longer applies. "+
 			"Nothing was charged; review the new total and pay again, or remove the code (promo_code \"\").", code)),
 		KeyPromoUsedUpPaying, "code", code)
+}
+
+// knownPromos are the promotions of a promo_code column's codes, each once,
+// in the order of their codes (the order claims lock them in).
+func (c *Checkout) knownPromos(joined string) []*Promotion {
+	var out []*Promotion
+	for _, code := range splitCodes(joined) {
+		if p, ok := c.policy.Promotion(code); ok && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Promotion) int { return strings.Compare(a.Code, b.Code) })
+	return out
+}
+
+// lostCodes are the codes applied before that apply no longer.
+func lostCodes(before, after string) []string {
+	now := splitCodes(after)
+	var lost []string
+	for _, code := range splitCodes(before) {
+		if !slices.Contains(now, code) {
+			lost = append(lost, code)
+		}
+	}
+	return lost
+}
+
+// takePromos takes, in tx, a use of each promotion of the applied codes
+// (locked by the claim): errConflict when one is used up meanwhile, which
+// is not expected under the lock; the claim then starts again on fresh
+// figures, which leave it out.
+func (c *Checkout) takePromos(ctx context.Context, tx *gorm.DB, applied string) error {
+	for _, code := range splitCodes(applied) {
+		promo, ok := c.policy.Promotion(code)
+		if !ok {
+			continue
+		}
+		took, err := c.takePromo(ctx, tx, promo)
+		if err != nil {
+			return err
+		}
+		if !took {
+			return errConflict
+		}
+	}
+	return nil
 }

@@ -302,8 +302,8 @@ func TestRetentionFlood(t *testing.T) {
 	})
 }
 
-// TestSweepDeletesEnded: the sweeper the shop runs every minute deletes
-// the ended sessions past the retention, as well as expiring the due ones.
+// TestSweepDeletesEnded: the sweep the shop runs every minute deletes the
+// ended sessions past the retention.
 func TestSweepDeletesEnded(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		p := payingShop(t, db, nil)
@@ -312,39 +312,11 @@ func TestSweepDeletesEnded(t *testing.T) {
 			t.Fatal(err)
 		}
 		p.clk.Add(checkout.DefaultRetentionDays*day + time.Second)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); p.co.Sweep(ctx, time.Hour) }()
-		defer func() { cancel(); <-done }()
-		for deadline := time.Now().Add(10 * time.Second); len(rowsOf(t, db, s.ID)) > 0; time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the sweeper left %v", rowsOf(t, db, s.ID))
-			}
+		if _, err := p.co.DeleteEnded(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if rows := rowsOf(t, db, s.ID); len(rows) > 0 {
+			t.Fatalf("the sweep left %v", rows)
 		}
 	})
-}
-
-// TestSweepAlso: the sweeper runs Options.AlsoSweep with its own work (the
-// shop passes the agents' idempotency keys' retention).
-func TestSweepAlso(t *testing.T) {
-	db := dbtest.Open(t, database.SQLite)
-	swept := make(chan struct{}, 1)
-	co := newCheckout(t, db, &clock{now: time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)}, &checkout.Options{
-		AlsoSweep: func(context.Context) (int64, error) {
-			select {
-			case swept <- struct{}{}:
-			default:
-			}
-			return 0, nil
-		},
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); co.Sweep(ctx, time.Hour) }()
-	defer func() { cancel(); <-done }()
-	select {
-	case <-swept:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the sweeper did not run AlsoSweep")
-	}
 }

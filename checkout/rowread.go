@@ -18,7 +18,7 @@ import (
 // for a SELECT.
 var (
 	sessionFields = []string{"id", "status", "version", "currency", "items", "buyer", "address", "option_id", "promo_code",
-		"metadata", "priced", "total", "order_id", "expires_at", "created_at", "updated_at", "buyer_key", "buyer_email", "channel", "buyer_address", "ever_held", "save_address"}
+		"metadata", "priced", "total", "order_id", "expires_at", "created_at", "updated_at", "buyer_key", "buyer_email", "channel", "buyer_address", "ever_held", "trusted", "buyer_network", "save_address"}
 	sessionColumns = strings.Join(sessionFields, ", ")
 )
 
@@ -45,7 +45,7 @@ func readRow(db *gorm.DB, id string) (*sessionRow, error) {
 	var items, buyer, address, metadata, priced string
 	var save sql.NullBool
 	if err := rows.Scan(&r.ID, &r.Status, &r.Version, &r.Currency, &items, &buyer, &address, &r.OptionID, &r.PromoCode,
-		&metadata, &priced, &r.Total, &r.OrderID, &r.ExpiresAt, &r.CreatedAt, &r.UpdatedAt, &r.BuyerKey, &r.BuyerEmail, &r.Channel, &r.BuyerAddress, &r.EverHeld,
+		&metadata, &priced, &r.Total, &r.OrderID, &r.ExpiresAt, &r.CreatedAt, &r.UpdatedAt, &r.BuyerKey, &r.BuyerEmail, &r.Channel, &r.BuyerAddress, &r.EverHeld, &r.Trusted, &r.BuyerNetwork,
 		&save); err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func readRow(db *gorm.DB, id string) (*sessionRow, error) {
 func insertRow(tx *gorm.DB, r *sessionRow) error {
 	_, err := database.Insert(tx, "checkout_sessions", sessionFields, []any{r.ID, r.Status, r.Version, r.Currency,
 		jsonColumn(r.Items), jsonColumn(r.Buyer), jsonColumn(r.Address), r.OptionID, r.PromoCode, jsonColumn(r.Metadata),
-		marshal(r.Priced), r.Total, r.OrderID, r.ExpiresAt, r.CreatedAt, r.UpdatedAt, r.BuyerKey, r.BuyerEmail, r.Channel, r.BuyerAddress, r.EverHeld, r.SaveAddress})
+		marshal(r.Priced), r.Total, r.OrderID, r.ExpiresAt, r.CreatedAt, r.UpdatedAt, r.BuyerKey, r.BuyerEmail, r.Channel, r.BuyerAddress, r.EverHeld, r.Trusted, r.BuyerNetwork, r.SaveAddress})
 	if err != nil {
 		return err
 	}

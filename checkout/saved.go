@@ -26,6 +26,12 @@ func OnPaymentPage(ctx context.Context) context.Context {
 	return context.WithValue(ctx, pageKey{}, true)
 }
 
+// onPaymentPage reports whether ctx is the signed payment page's.
+func onPaymentPage(ctx context.Context) bool {
+	page, _ := ctx.Value(pageKey{}).(bool)
+	return page
+}
+
 // actsFor is the account whose saved cards ctx may see and pay with on the
 // session of row: the session's linked account when the caller is that
 // account (its bearer token, when it allows payments) or the session's signed payment page; "" for
@@ -35,7 +41,7 @@ func actsFor(ctx context.Context, row *sessionRow) string {
 	if account == "" {
 		return ""
 	}
-	if page, _ := ctx.Value(pageKey{}).(bool); page {
+	if onPaymentPage(ctx) {
 		return account
 	}
 	if b := shop.BuyerFrom(ctx); b.Linked() && b.AccountID == account && b.HasScope(shop.ScopePayments) {

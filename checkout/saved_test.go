@@ -51,6 +51,16 @@ func linkedAs(account string) context.Context {
 	return shop.WithBuyer(context.Background(), shop.Buyer{AccountID: account, AccountEmail: account + "@example.com", Scopes: []string{shop.ScopePayments}})
 }
 
+// save saves the card token pays with for account.
+func (w *wallets) save(t *testing.T, account, token string) *payments.SavedCard {
+	t.Helper()
+	card, err := w.wallet.Save(context.Background(), account, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return card
+}
+
 // readyAs is a session ready for payment made by account ("" for a guest).
 func (w *wallets) readyAs(t *testing.T, account string) *checkout.Session {
 	t.Helper()
@@ -97,13 +107,16 @@ func TestSavedCardRoad(t *testing.T) {
 		if bob := w.readyAs(t, "bob"); len(bob.PaymentProvider.ManagedPaymentMethods) != 0 {
 			t.Errorf("bob's session offers %+v", bob.PaymentProvider.ManagedPaymentMethods)
 		}
-		// Read by anyone but ada (a guest who has the session's id), ada's
-		// session shows no saved cards.
-		// Nor does ada's own token when it does not allow payments.
+		// Anyone but ada (a guest who has the session's id, bob) cannot
+		// read ada's session at all (owned_test.go); ada's own token shows
+		// no saved cards when it does not allow payments.
 		noPayments := shop.WithBuyer(context.Background(), shop.Buyer{AccountID: "ada", AccountEmail: "ada@example.com", Scopes: []string{shop.ScopeOrdersRead}})
-		for who, ctx := range map[string]context.Context{"guest": context.Background(), "bob": linkedAs("bob"), "ada without payments": noPayments} {
-			if read, err := w.co.Get(ctx, next.ID); err != nil || len(read.PaymentProvider.ManagedPaymentMethods) != 0 {
-				t.Errorf("ada's session read by %s offers %+v (%v)", who, read.PaymentProvider.ManagedPaymentMethods, err)
+		if read, err := w.co.Get(noPayments, next.ID); err != nil || len(read.PaymentProvider.ManagedPaymentMethods) != 0 {
+			t.Errorf("ada's session read without the payments scope offers %+v (%v)", read.PaymentProvider.ManagedPaymentMethods, err)
+		}
+		for who, ctx := range map[string]context.Context{"guest": context.Background(), "bob": linkedAs("bob")} {
+			if _, err := w.co.Get(ctx, next.ID); shop.ErrorCode(err) != shop.NotFound {
+				t.Errorf("ada's session read by %s: %v; want not_found", who, err)
 			}
 		}
 
@@ -126,30 +139,34 @@ func TestSavedCardRoad(t *testing.T) {
 func TestSavedCardRefusals(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		w := walletShop(t, db, payments.NewSandbox(db, nil))
-		ada, err := w.wallet.Save(context.Background(), "ada", "pm_card_visa")
-		if err != nil {
-			t.Fatal(err)
-		}
-		removed, err := w.wallet.Save(context.Background(), "ada", "pm_card_amex")
-		if err != nil {
-			t.Fatal(err)
-		}
+		ada := w.save(t, "ada", "pm_card_visa")
+		removed := w.save(t, "ada", "pm_card_amex")
 		if err := w.wallet.Remove(context.Background(), "ada", removed.ID); err != nil {
 			t.Fatal(err)
 		}
-		for _, tc := range []struct{ name, owner, caller, token string }{
-			{"AnotherBuyersCard", "bob", "bob", ada.ID},
-			{"GuestNamesASavedCard", "", "", ada.ID},
-			{"GuestCallsOnTheOwnersSession", "ada", "", ada.ID},
-			{"AnotherBuyerCallsOnTheOwnersSession", "ada", "bob", ada.ID},
-			{"RemovedCard", "ada", "ada", removed.ID},
-			{"UnknownSandboxCard", "ada", "ada", "pm_sandbox_nosuchcard"},
+		for _, tc := range []struct {
+			name, owner, caller, token string
+			// notFound: the session is not the caller's at all (owned_test.go).
+			notFound bool
+		}{
+			{"AnotherBuyersCard", "bob", "bob", ada.ID, false},
+			{"GuestNamesASavedCard", "", "", ada.ID, false},
+			{"GuestCallsOnTheOwnersSession", "ada", "", ada.ID, true},
+			{"AnotherBuyerCallsOnTheOwnersSession", "ada", "bob", ada.ID, true},
+			{"RemovedCard", "ada", "ada", removed.ID, false},
+			{"UnknownSandboxCard", "ada", "ada", "pm_sandbox_nosuchcard", false},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				s := w.readyAs(t, tc.owner)
 				_, err := w.co.Complete(linkedAs(tc.caller), checkout.CompleteRequest{SessionID: s.ID, Payment: pay(tc.token)})
-				refusedToken(t, err, tc.name)
-				after, _ := w.co.Get(context.Background(), s.ID)
+				if tc.notFound {
+					if shop.ErrorCode(err) != shop.NotFound {
+						t.Errorf("err = %v; want not_found", err)
+					}
+				} else {
+					refusedToken(t, err, tc.name)
+				}
+				after, _ := w.co.Get(linkedAs(tc.owner), s.ID)
 				if after.Status != checkout.Ready {
 					t.Errorf("session %s after the refusal; want ready_for_payment", after.Status)
 				}
@@ -169,10 +186,7 @@ func TestSavedCardRefusals(t *testing.T) {
 func TestSavedCardAuthenticationRequired(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		w := walletShop(t, db, payments.NewSandbox(db, nil))
-		card, err := w.wallet.Save(context.Background(), "ada", "pm_card_authenticationRequired")
-		if err != nil {
-			t.Fatal(err)
-		}
+		card := w.save(t, "ada", "pm_card_authenticationRequired")
 		s := w.readyAs(t, "ada")
 		got, err := w.co.Complete(linkedAs("ada"), checkout.CompleteRequest{SessionID: s.ID, Payment: pay(card.ID)})
 		if err != nil || got.Status != checkout.Ready || len(got.Messages) == 0 {
@@ -190,10 +204,7 @@ func TestSavedCardAuthenticationRequired(t *testing.T) {
 func TestSavedCardConcurrently(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		w := walletShop(t, db, payments.NewSandbox(db, nil))
-		card, err := w.wallet.Save(context.Background(), "ada", "pm_card_visa")
-		if err != nil {
-			t.Fatal(err)
-		}
+		card := w.save(t, "ada", "pm_card_visa")
 		s := w.readyAs(t, "ada")
 		var wg sync.WaitGroup
 		orders := make([]string, 16)

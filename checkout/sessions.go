@@ -28,8 +28,14 @@ type Request struct {
 	Address *Address
 	// OptionID chooses a shipping option.
 	OptionID *string
-	// PromoCode applies a promotion; "" removes it.
+	// PromoCode applies a promotion; "" removes it. An unknown code is an
+	// error (/mcp's promo_code).
 	PromoCode *string
+	// PromoCodes, when not nil, replace the codes (the dialects' discount
+	// extensions): [] removes them; a code no promotion has, or one that does
+	// not apply, is kept and reported as rejected (Session.Discounts), not an
+	// error. It wins over PromoCode.
+	PromoCodes *[]string
 	// Metadata replaces the session's metadata.
 	Metadata map[string]string
 	// SaveAddress, for a linked buyer only, says whether completing the
@@ -65,13 +71,16 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 		return nil, err
 	}
 	fresh := sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now,
-		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, Channel: string(shop.ChannelFrom(ctx))}
+		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, BuyerNetwork: buyer.Network(), Channel: string(shop.ChannelFrom(ctx))}
 	var row sessionRow
 	// errConflict: a session of the buyer's that gave way changed meanwhile.
 	err = retryConflicts(func() error {
 		return c.transact(ctx, func(tx *gorm.DB) error {
 			row = fresh
 			if err := c.creationCap(ctx, tx, "checkout_sessions", "checkout sessions", buyer, now); err != nil {
+				return err
+			}
+			if row.Trusted, err = c.trusted(ctx, tx, buyer); err != nil {
 				return err
 			}
 			if _, err := c.reprice(ctx, tx, &row, st, now); err != nil {
@@ -131,10 +140,14 @@ func (c *Checkout) Update(ctx context.Context, id string, req Request) (*Session
 
 // Get returns a session.
 //
-// Errors: missing, invalid or not_found $.checkout_session_id.
+// Errors: missing, invalid or not_found $.checkout_session_id (not_found
+// too for a linked buyer's session read by anyone else, see owned).
 func (c *Checkout) Get(ctx context.Context, id string) (*Session, error) {
 	row, err := c.load(ctx, id)
 	if err != nil {
+		return nil, err
+	}
+	if err := owned(ctx, row); err != nil {
 		return nil, err
 	}
 	return c.session(ctx, row)
@@ -183,6 +196,10 @@ func (c *Checkout) change(ctx context.Context, id string, fn func(tx *gorm.DB, r
 			if read, err = c.load(ctx, id); err != nil {
 				return err
 			}
+		}
+		// Its owner never changes: the row as read says whose it is.
+		if err := owned(ctx, read); err != nil {
+			return err
 		}
 		c.faultAt("change")
 		row = new(sessionRow)
@@ -338,6 +355,14 @@ func (c *Checkout) apply(st *state, req Request) error {
 		st.changed = st.changed || st.PromoCode != code
 		st.PromoCode = code
 	}
+	if req.PromoCodes != nil {
+		codes, err := checkCodes(*req.PromoCodes)
+		if err != nil {
+			return err
+		}
+		st.changed = st.changed || st.PromoCode != codes
+		st.PromoCode = codes
+	}
 	if req.Metadata != nil {
 		if err := checkMetadata(req.Metadata); err != nil {
 			return err
@@ -396,11 +421,8 @@ func (c *Checkout) repriceHolding(ctx context.Context, tx *gorm.DB, row *session
 	}
 	in := pricingInput{Policy: c.policy, Lines: lines, Address: shippable, OptionID: st.OptionID, Now: now,
 		OptionKept: !st.optionSent && st.OptionID == prev.KeptOption}
-	if promo, ok := c.policy.Promotion(st.PromoCode); ok && st.PromoCode != "" {
-		in.Promo = promo
-		if in.PromoUses, err = c.promoUses(ctx, tx, promo.Code); err != nil {
-			return false, err
-		}
+	if in.Promos, err = c.promoInputs(ctx, tx, st.PromoCode); err != nil {
+		return false, err
 	}
 	pr := price(in)
 	problems = append(problems, pr.Errors...)
@@ -447,6 +469,7 @@ func (c *Checkout) repriceHolding(ctx context.Context, tx *gorm.DB, row *session
 	row.Priced = snapshot{
 		LineItems: pr.LineItems, Options: pr.Options, OptionID: pr.OptionID, Totals: pr.Totals,
 		Messages: append(problems, pr.Messages...), Promo: pr.Promo, KeptOption: kept,
+		Applied: pr.Applied, Rejected: pr.Rejected,
 	}
 	return c.keepAgreed(ctx, tx, &was, row, prev, st, now, paying.IsZero())
 }

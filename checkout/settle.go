@@ -409,8 +409,7 @@ func (c *Checkout) release(ctx context.Context, attemptID string, status attempt
 // records the decline, or, when the provider never saw the charge, makes
 // the session payable again. It also settles the hosted payment pages paid
 // without word from the provider (ReconcileLinks), refunds the surplus
-// payments not refunded yet, and settles the staff's refunds left pending
-// (Options.OrderRefunds). It returns how many things it settled.
+// payments not refunded yet. It returns how many things it settled.
 func (c *Checkout) Reconcile(ctx context.Context) (int, error) {
 	var open []attemptRow
 	err := c.db.WithContext(ctx).Where("status = ? AND updated_at <= ?", attemptPending, c.now().UTC().Add(-c.grace)).
@@ -436,13 +435,6 @@ func (c *Checkout) Reconcile(ctx context.Context) (int, error) {
 	refunded, err := c.RefundSurplus(ctx, "")
 	if err != nil {
 		c.logger.ErrorContext(ctx, "refund surplus payments", "err", err)
-	}
-	if c.refunds != nil {
-		n, err := c.refunds(ctx)
-		if err != nil {
-			c.logger.ErrorContext(ctx, "settle pending order refunds", "err", err)
-		}
-		refunded += n
 	}
 	return settled + links + refunded, nil
 }

@@ -56,7 +56,16 @@ type sessionRow struct {
 	// EverHeld is true once the session held stock (addrlimits.go,
 	// retention.go).
 	BuyerAddress string
+	// BuyerNetwork is the IPv6 /48 of BuyerAddress (shop.NetworkOf), ""
+	// for an IPv4 address or none: the second tier of the per-address
+	// bounds (addrlimits.go). It never changes.
+	BuyerNetwork string
 	EverHeld     bool
+	// Trusted is true when the buyer is a linked account that had a paid
+	// order when the session was created: counted by account alone, not
+	// in its address's aggregate nor the unverified share (addrlimits.go).
+	// It never changes.
+	Trusted bool
 	// Channel is the endpoint the session was created through
 	// (shop.ChannelFrom of Create's ctx); its order keeps it.
 	Channel string
@@ -133,8 +142,12 @@ type snapshot struct {
 	OptionID  string              `json:"fulfillment_option_id,omitempty"`
 	Totals    []Total             `json:"totals"`
 	Messages  []Message           `json:"messages"`
-	// Promo is the code of the promotion the figures apply, "" for none.
+	// Promo is the codes of the promotions the figures apply, joined by
+	// commas, "" for none.
 	Promo string `json:"promo,omitempty"`
+	// Applied and Rejected say what became of each code (discounts.go).
+	Applied  []AppliedDiscount  `json:"applied,omitempty"`
+	Rejected []RejectedDiscount `json:"rejected,omitempty"`
 	// KeptOption is the option the buyer chose that was last found among
 	// the options (kept while there are no options, without an address):
 	// if it vanishes later, because the address moved to another zone, the
@@ -147,6 +160,7 @@ type snapshot struct {
 func (s snapshot) clone() snapshot {
 	s.LineItems, s.Options = slices.Clone(s.LineItems), slices.Clone(s.Options)
 	s.Totals, s.Messages = slices.Clone(s.Totals), slices.Clone(s.Messages)
+	s.Applied, s.Rejected = slices.Clone(s.Applied), slices.Clone(s.Rejected)
 	return s
 }
 
@@ -190,6 +204,7 @@ func (c *Checkout) sessionWith(ctx context.Context, r *sessionRow, order *contra
 		Totals: snap.Totals, Messages: snap.Messages, Links: c.links(),
 		ExpiresAt: r.ExpiresAt.UTC(), Metadata: st.Metadata, ExternalCheckout: c.policy.ExternalCheckout,
 		PaymentSheet: c.policy.SheetEnabled(), Display: c.policy.displayFor(st.Address), SaveAddress: st.SaveAddress,
+		Discounts: discountsOf(st.PromoCode, snap.Applied, snap.Rejected),
 	}
 	if s.Status == Ready || s.Status == NotReady {
 		if !c.now().Before(r.ExpiresAt) {

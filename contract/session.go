@@ -63,6 +63,9 @@ type Session struct {
 	PaymentSheet bool `json:"payment_sheet,omitempty"`
 	// Order is the order a completed session became.
 	Order *Order `json:"order,omitempty"`
+	// Discounts are its promotion codes and what became of each, for the
+	// dialects with a discount extension; /mcp's contract does not show it.
+	Discounts *Discounts `json:"-"`
 }
 
 // FirstProblem returns the content of a session's first error message,

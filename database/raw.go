@@ -25,11 +25,13 @@ import (
 // transaction Transact gave, or the pool, on db's context (on SQLite, as
 // ShortRead's: the fixed statements read a few rows by key).
 func Query(db *gorm.DB, text string, args ...any) (*sql.Rows, error) {
+	countStatement(db)
 	return db.Statement.ConnPool.QueryContext(rowsContext(db), rebind(db, text), args...)
 }
 
 // QueryRow runs text as Query does, for one row.
 func QueryRow(db *gorm.DB, text string, args ...any) *sql.Row {
+	countStatement(db)
 	return db.Statement.ConnPool.QueryRowContext(rowsContext(db), rebind(db, text), args...)
 }
 
@@ -37,6 +39,7 @@ func QueryRow(db *gorm.DB, text string, args ...any) *sql.Row {
 // are translated as gorm's (gorm.ErrDuplicatedKey for a unique key, and so
 // on), as the statements gorm runs are (Open sets TranslateError).
 func Exec(db *gorm.DB, text string, args ...any) (int64, error) {
+	countStatement(db)
 	res, err := db.Statement.ConnPool.ExecContext(context0(db), rebind(db, text), args...)
 	if err != nil {
 		if t, ok := db.Dialector.(gorm.ErrorTranslator); ok {

@@ -86,6 +86,7 @@ func Transact(ctx context.Context, db *gorm.DB, fn func(tx *gorm.DB) error) erro
 		var after *afterCommit
 		after, err = transactOnce(ctx, db, fn)
 		if err == nil {
+			countCommit(ctx, db)
 			for _, f := range after.fns {
 				f()
 			}

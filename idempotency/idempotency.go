@@ -12,7 +12,9 @@
 // The claim is an INSERT … ON CONFLICT DO NOTHING on the key's primary key
 // (scope, key), so of callers that race exactly one runs; the others read
 // the row: another fingerprint is ErrConflict, a stored answer is returned
-// again, a running call is ErrInFlight.
+// again, a running call is ErrInFlight. A request that names a Budget (a
+// client address) is counted against it when it claims a new key, in the
+// same transaction: past DefaultKeysPerHour an hour it is ErrBudget.
 package idempotency
 
 import (
@@ -52,8 +54,9 @@ var (
 // Store keeps agents' idempotency keys and the answers they got, in the
 // database, so replicas agree.
 type Store struct {
-	db  *gorm.DB
-	now func() time.Time
+	db      *gorm.DB
+	now     func() time.Time
+	perHour int // new keys a budget may claim an hour (WithKeysPerHour)
 }
 
 // New returns a Store on db (migrated: table idempotency_keys).
@@ -73,6 +76,14 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 type Request struct {
 	Scope, Key  string
 	Fingerprint []byte
+	// Budget names who pays for a new key (a client address nobody
+	// vouches for): each budget claims at most DefaultKeysPerHour new
+	// keys an hour (ErrBudget past it). "" claims without a budget.
+	Budget string
+	// Network is the budget's second tier, the IPv6 /48 of its address
+	// (shop.NetworkOf), which claims at most NetworkMultiple times as many
+	// keys an hour; "" for none (an IPv4 address).
+	Network string
 }
 
 // MaxKeyLen bounds a key (the ACP RFC's 255 characters).
@@ -111,7 +122,7 @@ func (s *Store) Do(ctx context.Context, r Request, fn func(context.Context) (ans
 	r.Scope = ScopeHash(r.Scope)
 	owner := shop.NewID("")
 	stored, claimed, err := s.claim(ctx, r, owner)
-	if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrInFlight) {
+	if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrInFlight) && !errors.Is(err, ErrBudget) {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	if err != nil || !claimed {
@@ -144,6 +155,9 @@ func (s *Store) claim(ctx context.Context, r Request, owner string) (stored []by
 		mine := keyRow{Scope: r.Scope, IdemKey: r.Key, Fingerprint: fp, State: running,
 			Owner: owner, LeaseUntil: now.Add(Lease), CreatedAt: now}
 		cur, err := insertOrRead(tx, &mine)
+		if err == nil && cur == nil {
+			err = s.charge(tx, r)
+		}
 		if err != nil || cur == nil {
 			claimed = err == nil
 			return err
@@ -162,7 +176,7 @@ func (s *Store) claim(ctx context.Context, r Request, owner string) (stored []by
 			if !claimed {
 				return ErrInFlight
 			}
-			return nil
+			return s.charge(tx, r)
 		case cur.Fingerprint != fp:
 			return ErrConflict
 		case cur.State == done:
@@ -229,7 +243,11 @@ func (s *Store) Sweep(ctx context.Context, olderThan time.Time) (int64, error) {
 	if res.Error != nil {
 		return 0, fmt.Errorf("sweep idempotency keys: %w", res.Error)
 	}
-	return res.RowsAffected, nil
+	spent := s.db.WithContext(ctx).Where("hour < ?", olderThan.UTC()).Delete(&budgetRow{})
+	if spent.Error != nil {
+		return res.RowsAffected, fmt.Errorf("sweep idempotency budgets: %w", spent.Error)
+	}
+	return res.RowsAffected + spent.RowsAffected, nil
 }
 
 // ScopeHash is how a scope is stored: the hex SHA-256 of the scope, so

@@ -25,6 +25,8 @@
 //	order_webhooks{status}                             gauge: pending, failed (order webhooks to agents' platforms)
 //	order_webhooks_oldest_pending_seconds              gauge
 //	rate_limit_refusals_total{scope}                   counter: buyer, address, feed, feed
+//	db_statements_total{operation}                     counter: SQL statements run, by tool ("other": background work)
+//	db_commits_total{operation}                        counter: transactions committed, by tool
 //	metrics_source_errors_total{source}                counter: a database read that failed at a scrape
 //
 // and Go's runtime and process collectors (go_*, process_*).
@@ -55,6 +57,12 @@ type Metrics struct {
 	charges       *prometheus.CounterVec
 	chargedAmount *prometheus.CounterVec
 	refusals      *prometheus.CounterVec
+	statements    *prometheus.CounterVec
+	commits       *prometheus.CounterVec
+	// byOperation holds each operation's two counters, found once: a
+	// lookup by label value hashes it, and a purchase runs dozens of
+	// statements.
+	byOperation sync.Map // operation → *[2]prometheus.Counter
 }
 
 // The outcomes of a charge, as Charged takes them.
@@ -88,7 +96,14 @@ func New(src Sources) *Metrics {
 	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shop_rate_limit_refusals_total", Help: "Requests refused with 429 by the rate limits, by scope (buyer, address, feed).",
 	}, []string{"scope"})
+	m.statements = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shop_db_statements_total", Help: "SQL statements the shop ran, by operation (the tool called; other: background work).",
+	}, []string{"operation"})
+	m.commits = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shop_db_commits_total", Help: "Database transactions the shop committed, by operation (the tool called; other: background work).",
+	}, []string{"operation"})
 	m.reg.MustRegister(m.toolCalls, m.toolSeconds, m.sessionMoves, m.charges, m.chargedAmount, m.refusals,
+		m.statements, m.commits,
 		newDatabaseCollector(src),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -142,6 +157,22 @@ func (m *Metrics) SessionMoved(from, to string, n int64) {
 // RateLimited counts a request the rate limits refused.
 func (m *Metrics) RateLimited(scope string) {
 	m.refusals.WithLabelValues(scope).Inc()
+}
+
+// Statement counts a SQL statement run for operation.
+func (m *Metrics) Statement(operation string) { m.operation(operation)[0].Inc() }
+
+// Commit counts a transaction committed for operation.
+func (m *Metrics) Commit(operation string) { m.operation(operation)[1].Inc() }
+
+// operation is operation's statement and commit counters.
+func (m *Metrics) operation(op string) *[2]prometheus.Counter {
+	if c, ok := m.byOperation.Load(op); ok {
+		return c.(*[2]prometheus.Counter)
+	}
+	c := &[2]prometheus.Counter{m.statements.WithLabelValues(op), m.commits.WithLabelValues(op)}
+	actual, _ := m.byOperation.LoadOrStore(op, c)
+	return actual.(*[2]prometheus.Counter)
 }
 
 // Timeouts of the metrics' listener: a scrape is one small request.

@@ -9,6 +9,7 @@ import (
 
 	"shop"
 	"shop/contract"
+	"shop/database"
 )
 
 // A linked buyer's orders (CONTRACT.md §10): those their account's sessions
@@ -46,6 +47,22 @@ func setAccount(tx *gorm.DB, id, accountID string) error {
 		return fmt.Errorf("order %s: record account: %w", id, err)
 	}
 	return nil
+}
+
+// AccountPaid reports, in db (a transaction or the pool), whether the
+// account accountID has placed a paid order: an account earns the shop's
+// trust by paying (CONTRACT.md §11). It is one probe of the orders_account
+// index.
+func (o *Orders) AccountPaid(ctx context.Context, db *gorm.DB, accountID string) (bool, error) {
+	if accountID == "" {
+		return false, nil
+	}
+	var n int64
+	err := database.QueryRow(db.WithContext(ctx), "SELECT COUNT(*) FROM (SELECT 1 FROM orders WHERE account_id = ? LIMIT 1) paid", accountID).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("orders of account %s: %w", accountID, err)
+	}
+	return n > 0, nil
 }
 
 // ForgetAccount clears, in tx, the account of every order accountID placed,

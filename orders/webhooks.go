@@ -157,9 +157,26 @@ const WebhookRetention = 30 * 24 * time.Hour
 // Replicas may sweep at once. A deleted event's dedupe key is free again,
 // which writes nothing twice: each key is of a change an order makes once
 // (created, canceled, delivered, a parcel, a refund).
+//
+// It also deletes the subscriptions (order_webhooks) of sessions that never
+// became an order within UnlinkedHookRetention: ucp subscribes every
+// checkout an agent with a webhook_url creates, most are never paid.
 func (o *Orders) SweepWebhooks(ctx context.Context) (int64, error) {
-	return webhookOutbox(o.db).Sweep(ctx, o.now().Add(-WebhookRetention))
+	n, err := webhookOutbox(o.db).Sweep(ctx, o.now().Add(-WebhookRetention))
+	if err != nil {
+		return n, err
+	}
+	res := o.db.WithContext(ctx).Where("order_id = '' AND created_at < ?", o.now().UTC().Add(-UnlinkedHookRetention)).Delete(&hookRow{})
+	if res.Error != nil {
+		return n, fmt.Errorf("sweep unlinked webhook subscriptions: %w", res.Error)
+	}
+	return n + res.RowsAffected, nil
 }
+
+// UnlinkedHookRetention is how long a subscription whose session made no
+// order is kept: longer than a session can live (at most 7 days, the
+// policy's bound on lifetime_hours), so that a session still open keeps it.
+const UnlinkedHookRetention = 8 * 24 * time.Hour
 
 // WebhookBacklog is how the outbox of order webhooks stands, for the
 // operator's metrics.

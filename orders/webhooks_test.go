@@ -241,3 +241,32 @@ func TestSweepWebhooks(t *testing.T) {
 		}
 	})
 }
+
+// TestSweepUnlinkedSubscriptions: a subscription whose session made no
+// order is deleted once older than UnlinkedHookRetention; a younger one,
+// and one whose session made an order, stay.
+func TestSweepUnlinkedSubscriptions(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+		o := New(db, &Options{Now: func() time.Time { return now }})
+		rows := []hookRow{
+			{SessionID: "cs_old", URL: "https://platform.example/hooks", CreatedAt: now.Add(-UnlinkedHookRetention - time.Hour)},
+			{SessionID: "cs_young", URL: "https://platform.example/hooks", CreatedAt: now.Add(-UnlinkedHookRetention + time.Hour)},
+			{SessionID: "cs_paid", OrderID: "ord_paid", URL: "https://platform.example/hooks", CreatedAt: now.Add(-UnlinkedHookRetention - time.Hour)},
+		}
+		if err := db.Create(&rows).Error; err != nil {
+			t.Fatal(err)
+		}
+		if n, err := o.SweepWebhooks(ctx); err != nil || n != 1 {
+			t.Fatalf("SweepWebhooks deleted %d (%v), want 1", n, err)
+		}
+		var left []string
+		if err := db.Model(&hookRow{}).Order("session_id").Pluck("session_id", &left).Error; err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(left, " "); got != "cs_paid cs_young" {
+			t.Errorf("left %s, want cs_paid cs_young", got)
+		}
+	})
+}

@@ -70,6 +70,23 @@ func TestBearerAuth(t *testing.T) {
 	})
 }
 
+// TestRefreshTokenAtMCP: a refresh token (30 days) is no bearer token at
+// /mcp, where only access tokens (an hour) are: 401 with the challenge.
+func TestRefreshTokenAtMCP(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		ts, as := accountsServer(t, db)
+		serveWhoami(t, ts, as, server.Options{})
+		access, refresh := linkTokens(t, db, ts.URL, "refresh@example.com")
+		if status, _, body := callWhoami(t, ts.URL, access); status != http.StatusOK {
+			t.Fatalf("the access token: %d %s", status, body)
+		}
+		status, challenge, body := callWhoami(t, ts.URL, refresh)
+		if status != http.StatusUnauthorized || !strings.Contains(challenge, `error="invalid_token"`) {
+			t.Fatalf("the refresh token at /mcp: %d %q %s", status, challenge, body)
+		}
+	})
+}
+
 // accountsServer starts a test server (its handler set by serveWhoami) and
 // the buyers' authorization server at its URL.
 func accountsServer(t *testing.T, db *gorm.DB) (*httptest.Server, *accounts.Server) {
@@ -127,6 +144,13 @@ func rpcResult(body []byte) json.RawMessage {
 // from the outbox), allows, and answers the access token.
 func link(t *testing.T, db *gorm.DB, base, email string) string {
 	t.Helper()
+	access, _ := linkTokens(t, db, base, email)
+	return access
+}
+
+// linkTokens links as link does and answers the access and refresh tokens.
+func linkTokens(t *testing.T, db *gorm.DB, base, email string) (access, refresh string) {
+	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	b := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	do := func(resp *http.Response, err error) (*http.Response, string) {
@@ -166,10 +190,11 @@ func link(t *testing.T, db *gorm.DB, base, email string) string {
 	_, body = do(http.PostForm(base+"/oauth/token", url.Values{"grant_type": {"authorization_code"}, "client_id": {reg.ClientID},
 		"code": {loc.Query().Get("code")}, "redirect_uri": {redirect}, "code_verifier": {verifier}, "resource": {base + "/mcp"}}))
 	var tk struct {
-		AccessToken string `json:"access_token"`
+		AccessToken  string `json:"access_token"`
+		RefreshToken string `json:"refresh_token"`
 	}
-	if json.Unmarshal([]byte(body), &tk); tk.AccessToken == "" {
-		t.Fatalf("no token: %s", body)
+	if json.Unmarshal([]byte(body), &tk); tk.AccessToken == "" || tk.RefreshToken == "" {
+		t.Fatalf("no tokens: %s", body)
 	}
-	return tk.AccessToken
+	return tk.AccessToken, tk.RefreshToken
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shop"
@@ -99,7 +100,7 @@ func NewMCP(opts MCPOptions) *mcp.Server {
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: opts.Title, Version: opts.Version},
 		&mcp.ServerOptions{Instructions: opts.Instructions, Logger: quiet(logger), Capabilities: capabilities(opts.Resources)})
-	srv.AddReceivingMiddleware(clientCapabilities(logger))
+	srv.AddReceivingMiddleware(clientCapabilities(logger), noPrompts)
 	full := make(map[string]json.RawMessage, len(opts.Tools))
 	var schemes map[string][]shop.SecurityScheme
 	if opts.Challenge != nil {
@@ -125,6 +126,18 @@ func NewMCP(opts MCPOptions) *mcp.Server {
 		srv.AddReceivingMiddleware(listMeta(live))
 	}
 	return srv
+}
+
+// noPrompts answers prompts/list and prompts/get with -32601 (Method not
+// found): the shop's servers declare no prompts capability, and MCP asks a
+// server to answer only what it declares (go-sdk would list none).
+func noPrompts(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "prompts/list" || method == "prompts/get" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: this server declares no prompts"}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // listMeta gives the resources/list entries of resources with a MetaFor the
@@ -252,7 +265,7 @@ func handler(t shop.Tool, opts MCPOptions, logger *slog.Logger) mcp.ToolHandler 
 				opts.Observe(t.Name, outcome(out), time.Since(start))
 			}
 		}()
-		ctx = actorContext(ctx, req, opts.Actor)
+		ctx = shop.WithOperation(actorContext(ctx, req, opts.Actor), t.Name)
 		ctx = buyerContext(ctx, req)
 		if b := shop.BuyerFrom(ctx); !t.Auth.Allows(b) {
 			attrs := []any{"tool", t.Name, "duration", time.Since(start).Round(time.Microsecond)}

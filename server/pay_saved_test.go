@@ -69,7 +69,7 @@ func TestPayPageSavesCard(t *testing.T) {
 		if status != http.StatusSeeOther {
 			t.Fatalf("pay with the saved card: status %d", status)
 		}
-		done, err := p.co.Get(context.Background(), next.ID)
+		done, err := p.co.Get(ada, next.ID)
 		if err != nil || done.Status != checkout.Completed {
 			t.Fatalf("session paid with the saved card: %v %s", err, done.Status)
 		}

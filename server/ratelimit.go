@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,6 +49,10 @@ const (
 	DefaultFeedRateBurst = 10  // GETs of the feed at once per client address
 )
 
+// addrPrefix begins the buyer key of a client address that names nobody
+// (shop.Buyer.Key).
+const addrPrefix = "addr:"
+
 // feedPath is the product feed's path, which has a limit of its own.
 const feedPath = "/feeds/products.jsonl"
 
@@ -60,6 +65,10 @@ const rateLimitedCode = -32029
 type buckets struct {
 	limit rate.Limit
 	burst int
+	// wide, when set, is the second tier of buckets kept per client
+	// address: the same limit, times Options.NetworkMultiple, per IPv6 /48
+	// (shop.NetworkOf). nil: no second tier.
+	wide *buckets
 	// idle is how long a bucket takes to fill up again: one untouched that
 	// long is full, as a new one would be, so forgetting it loses nothing.
 	idle time.Duration
@@ -155,6 +164,19 @@ func (o *Options) rateDefaults() {
 	if o.TrustedProxyHops <= 0 {
 		o.TrustedProxyHops = 1
 	}
+	if o.NetworkMultiple <= 0 {
+		o.NetworkMultiple = shop.DefaultNetworkMultiple
+	}
+}
+
+// newTiered returns newBuckets with its second tier per IPv6 /48, multiple
+// times as large.
+func newTiered(limit rate.Limit, burst, multiple int) *buckets {
+	b := newBuckets(limit, burst)
+	if b != nil {
+		b.wide = newBuckets(limit*rate.Limit(multiple), burst*multiple)
+	}
+	return b
 }
 
 // limiter returns the rate limiter of s's options (rateDefaults applied).
@@ -162,10 +184,10 @@ func (s *Server) limiter() *limiter {
 	o := s.opts
 	l := &limiter{addr: clientAddr{header: o.ClientIPHeader, hops: o.TrustedProxyHops}, logger: s.logger, refused: o.RateLimited, accounts: o.Accounts}
 	if o.RateLimit >= 0 {
-		l.buyers = newBuckets(o.RateLimit, o.RateBurst)
+		l.buyers = newTiered(o.RateLimit, o.RateBurst, o.NetworkMultiple)
 		l.persons = newBuckets(o.PersonRateLimit, o.PersonRateBurst)
-		l.feeds = newBuckets(o.FeedRateLimit, o.FeedRateBurst)
-		l.addresses = newBuckets(o.AddressRateLimit, o.AddressRateBurst)
+		l.feeds = newTiered(o.FeedRateLimit, o.FeedRateBurst, o.NetworkMultiple)
+		l.addresses = newTiered(o.AddressRateLimit, o.AddressRateBurst, o.NetworkMultiple)
 	}
 	return l
 }
@@ -213,6 +235,10 @@ func (l *limiter) handler(next http.Handler) http.Handler {
 	})
 }
 
+// A limit kept per client address holds too per IPv6 /48 (buckets.wide):
+// take keys that tier by the request's network, and a buyer keyed by its
+// address ("addr:…") by "addr:" and its network.
+
 // buyerBuckets are the buckets of b's requests: a person's, or those of
 // the addresses that name nobody.
 func (l *limiter) buyerBuckets(b shop.Buyer) *buckets {
@@ -227,7 +253,17 @@ func (l *limiter) take(w http.ResponseWriter, r *http.Request, bs *buckets, key,
 	if bs == nil {
 		return true
 	}
-	ok, wait, first := bs.allow(key, time.Now())
+	now := time.Now()
+	ok, wait, first := bs.allow(key, now)
+	if ok && bs.wide != nil {
+		if network := shop.BuyerFrom(r.Context()).Network(); network != "" {
+			if strings.HasPrefix(key, addrPrefix) {
+				network = addrPrefix + network
+			}
+			ok, wait, first = bs.wide.allow(network, now)
+			who += " (and its /48 network)"
+		}
+	}
 	if ok {
 		return true
 	}

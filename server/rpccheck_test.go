@@ -133,3 +133,26 @@ func TestRPCMethodsServed(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptsNotDeclared: no endpoint declares the prompts capability, so
+// prompts/list and prompts/get answer -32601 (Method not found) on each:
+// /ucp/mcp's gate with HTTP 404, /mcp's server in a JSON-RPC answer.
+func TestPromptsNotDeclared(t *testing.T) {
+	h := newHost(t, server.Options{})
+	for _, path := range []string{"/mcp", "/ucp/mcp"} {
+		for _, method := range []string{"prompts/list", "prompts/get"} {
+			t.Run(path+"/"+method, func(t *testing.T) {
+				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":9,"method":%q,"params":{"name":"x"}}`, method)
+				r, err := h.post(path, body, map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				status := 404
+				if path == "/mcp" {
+					status = 200
+				}
+				checkRPCError(t, r, status, -32601, "9")
+			})
+		}
+	}
+}

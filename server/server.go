@@ -109,6 +109,12 @@ type Options struct {
 	// FeedRateLimit turns only this limit off).
 	FeedRateLimit rate.Limit
 	FeedRateBurst int
+	// NetworkMultiple is the second tier of every limit above that is kept
+	// per client address: each also holds, at this many times its rate and
+	// burst, over the IPv6 /48 the address's /64 lies in (shop.NetworkOf),
+	// so that a provider's customer with a /48 is not 65,536 clients
+	// (default shop.DefaultNetworkMultiple).
+	NetworkMultiple int
 	// ClientIPHeader names the header that carries the client's address
 	// behind a proxy or load balancer ("X-Forwarded-For"); set it only when
 	// such a proxy sets it, or clients could choose their own bucket.

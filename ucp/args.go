@@ -24,7 +24,7 @@ type LineItemIn struct {
 
 // DiscountsIn are the promotion codes a request sends.
 type DiscountsIn struct {
-	Codes []string `json:"codes,omitempty" jsonschema:"Promotion codes; [] removes the code. The shop takes one."`
+	Codes []string `json:"codes,omitempty" jsonschema:"Discount codes, matched case-insensitively; they replace the codes sent before, [] removes them. One code of each kind applies (percent off, amount off, free shipping); each refused code is a warning message at its path."`
 }
 
 // FulfillmentIn chooses where and how a checkout ships.
@@ -141,16 +141,13 @@ func items(in []LineItemIn, current []checkout.LineItem) (*[]checkout.Item, erro
 	return &out, nil
 }
 
-// promo is the promotion code of a request: the first code, "" for none.
-func promo(d *DiscountsIn) *string {
+// codes are the discount codes of a request, nil when it sends none
+// (they stay as they are) and [] when it clears them.
+func codes(d *DiscountsIn) *[]string {
 	if d == nil || d.Codes == nil {
 		return nil
 	}
-	code := ""
-	if len(d.Codes) > 0 {
-		code = d.Codes[0]
-	}
-	return &code
+	return &d.Codes
 }
 
 func fromBuyer(b *Buyer) *checkout.Buyer {
@@ -172,7 +169,7 @@ func (in CheckoutIn) request(current *checkout.Session) (checkout.Request, error
 	if err != nil {
 		return checkout.Request{}, err
 	}
-	req := checkout.Request{Items: its, Buyer: fromBuyer(in.Buyer), PromoCode: promo(in.Discounts)}
+	req := checkout.Request{Items: its, Buyer: fromBuyer(in.Buyer), PromoCodes: codes(in.Discounts)}
 	if req.Buyer != nil {
 		buyer = req.Buyer
 	}

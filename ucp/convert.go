@@ -57,9 +57,7 @@ func (u *UCP) toCheckout(c *call, s *checkout.Session) *Checkout {
 	if current(c.version) {
 		out.Policies = policies(s.Links)
 	}
-	for _, m := range s.Messages {
-		out.Messages = append(out.Messages, toMessage(m, checkoutPath))
-	}
+	out.Messages = append(out.Messages, messages(s.Messages, s.Discounts)...)
 	if out.Status == "requires_escalation" && s.ExternalCheckout {
 		out.Messages = append(out.Messages, Message{Type: "error", Code: "requires_buyer_review", Content: "This shop takes payment on its own page: hand the buyer continue_url to pay.", Severity: "requires_buyer_review"})
 	}
@@ -72,7 +70,7 @@ func (u *UCP) toCheckout(c *call, s *checkout.Session) *Checkout {
 		out.Fulfillment = fulfillment(c.version, s)
 	}
 	if c.active[CapDiscount] {
-		out.Discounts = discounts(s.Totals)
+		out.Discounts = discounts(s.Discounts)
 	}
 	if s.Order != nil {
 		out.Order = &OrderConfirmation{ID: s.Order.ID, Label: fmt.Sprintf("#%d", s.Order.Number), PermalinkURL: s.Order.PermalinkURL}
@@ -84,18 +82,13 @@ func (u *UCP) toCheckout(c *call, s *checkout.Session) *Checkout {
 func (u *UCP) toCart(c *call, ct *checkout.Cart) *Cart {
 	out := &Cart{UCP: u.envelope(c, CapCart), ID: ct.ID, LineItems: lineItems(ct.LineItems), Buyer: toBuyer(ct.Buyer),
 		Currency: strings.ToUpper(ct.Currency), Totals: totals(ct.Totals, false)}
-	for _, m := range ct.Messages {
-		out.Messages = append(out.Messages, toMessage(m, checkoutPath))
-	}
+	out.Messages = messages(ct.Messages, ct.Discounts)
 	if ct.Status == checkout.CartOpen {
 		exp := ct.ExpiresAt.UTC()
 		out.ExpiresAt = &exp
 	}
 	if c.active[CapDiscount] {
-		out.Discounts = discounts(ct.Totals)
-		if ct.PromoCode != "" {
-			out.Discounts.Codes = []string{ct.PromoCode}
-		}
+		out.Discounts = discounts(ct.Discounts)
 	}
 	return out
 }
@@ -154,18 +147,59 @@ func totals(in []checkout.Total, shipping bool) []Total {
 	return out
 }
 
-func discounts(in []checkout.Total) *Discounts {
+// discounts are the discount extension's object: the codes as entered and
+// each that applies, with its code, title (the promotion's name), amount
+// and allocations.
+func discounts(in *checkout.Discounts) *Discounts {
 	d := &Discounts{}
-	var off int64
-	for _, t := range in {
-		if t.Type == contract.TotalItemsDiscount || t.Type == contract.TotalDiscount {
-			off += t.Amount
-		}
+	if in == nil {
+		return d
 	}
-	if off > 0 {
-		d.Applied = []AppliedDiscount{{Title: "Promotion", Amount: off}}
+	d.Codes = in.Codes
+	for _, a := range in.Applied {
+		ad := AppliedDiscount{Code: a.Code, Title: a.Title, Amount: a.Amount, Method: "across"}
+		if a.Kind == string(checkout.PercentOff) {
+			ad.Method = "each"
+		}
+		for _, al := range a.Allocations {
+			ad.Allocations = append(ad.Allocations, Allocation{Path: al.Path, Amount: al.Amount})
+		}
+		d.Applied = append(d.Applied, ad)
 	}
 	return d
+}
+
+// messages are a session's or cart's messages as UCP writes them: each
+// rejected code a warning with the discount extension's code at
+// $.discounts.codes[i], in place of the shop's info messages about codes.
+func messages(in []checkout.Message, d *checkout.Discounts) []Message {
+	var out []Message
+	for _, m := range in {
+		if m.Type == checkout.MessageInfo && (m.Param == "$.promo_code" || strings.HasPrefix(m.Param, "$.promo_codes[")) {
+			continue
+		}
+		out = append(out, toMessage(m, checkoutPath))
+	}
+	if d == nil {
+		return out
+	}
+	for _, r := range d.Rejected {
+		out = append(out, Message{Type: "warning", Code: ucpRejection(r.Reason), Path: fmt.Sprintf("$.discounts.codes[%d]", r.Index), Content: r.Content})
+	}
+	return out
+}
+
+// ucpRejection is the discount extension's code of why a code does not
+// apply: UCP's table has no code for a minimum not met nor a usage limit
+// reached, so those are ineligible and expired.
+func ucpRejection(r contract.DiscountRejection) string {
+	switch r {
+	case contract.DiscountMinimumNotMet:
+		return "discount_code_user_ineligible"
+	case contract.DiscountUsageLimit:
+		return string(contract.DiscountExpired)
+	}
+	return string(r)
 }
 
 // policyReturn is UCP's well-known type of a return policy.
@@ -273,7 +307,7 @@ func option(version string, o checkout.FulfillmentOption) Option {
 // toMessage is a message of the shop as UCP writes it, its field's path
 // translated.
 func toMessage(m checkout.Message, paths func(string) string) Message {
-	out := Message{Type: string(m.Type), Code: m.Code, Content: m.Content}
+	out := Message{Type: string(m.Type), Code: m.Code, Content: say(m.Content)}
 	if m.Param != "" {
 		out.Path = paths(m.Param)
 	}
@@ -328,6 +362,8 @@ func checkoutPath(p string) string {
 		return "$.fulfillment.methods[0].groups[0].selected_option_id"
 	case p == "$.promo_code":
 		return "$.discounts.codes"
+	case strings.HasPrefix(p, "$.promo_codes"):
+		return "$.discounts.codes" + strings.TrimPrefix(p, "$.promo_codes")
 	case p == "$.checkout_session_id":
 		return "$.id"
 	case p == "$.buyer.name":

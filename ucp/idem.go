@@ -12,8 +12,10 @@ import (
 
 // once runs a keyed call (complete_checkout, cancel_checkout) at most once
 // per agent, tool and meta["idempotency-key"], through the store shared by
-// every replica: a retry with the same key and payload gets the first
-// answer again; the same key with another payload is a JSON-RPC error
+// every replica: a retry with the same key and payload answers the
+// checkout the first call changed as it stands now (the key keeps its id,
+// not the whole answer: docs/limits.md), or the first call's error
+// response again; the same key with another payload is a JSON-RPC error
 // -32000 (HTTP 409 in UCP's table), as is a retry while the first call
 // still runs. Answers that may change on a retry (a checkout still being
 // paid, a refusal to try again) are not kept.
@@ -26,16 +28,25 @@ func (u *UCP) once(ctx context.Context, c *call, tool string, args any, fn func(
 	if err != nil {
 		return CheckoutResult{}, "", err
 	}
-	req := idempotency.Request{Scope: "ucp|" + c.agent + "|" + tool, Key: c.meta.IdempotencyKey, Fingerprint: fp}
-	answer, err := u.idem.Do(ctx, req, func(ctx context.Context) ([]byte, bool, error) {
+	req := idempotency.Request{Scope: "ucp|" + c.agent + "|" + tool, Key: c.meta.IdempotencyKey, Fingerprint: fp, Budget: budget(ctx), Network: network(ctx)}
+	var ran *CheckoutResult
+	var ranText string
+	stored, err := u.idem.Do(ctx, req, func(ctx context.Context) ([]byte, bool, error) {
 		s, err := fn(ctx)
-		res, _, err := u.checkoutAnswer(c, s, err)
+		res, text, err := u.checkoutAnswer(c, s, err)
 		if err != nil {
 			return nil, false, err
 		}
-		b, err := json.Marshal(chosen(res))
+		ran, ranText = &res, text
 		keep := (res.Checkout != nil && res.Checkout.Status != "complete_in_progress") ||
 			(res.Error != nil && res.Error.Messages[0].Code != "conflict" && res.Error.Messages[0].Code != "unavailable")
+		var rec mcpRecord
+		if res.Checkout != nil {
+			rec.ID = res.Checkout.ID
+		} else {
+			rec.Error = res.Error
+		}
+		b, err := json.Marshal(rec)
 		return b, keep, err
 	})
 	switch {
@@ -45,33 +56,33 @@ func (u *UCP) once(ctx context.Context, c *call, tool string, args any, fn func(
 	case errors.Is(err, idempotency.ErrInFlight):
 		return CheckoutResult{}, "", protocolError(-32000, "Request in progress", "idempotency_in_flight",
 			`the first request with this meta["idempotency-key"] is still running; retry in a second`, map[string]any{"retry_after": 1})
+	case errors.Is(err, idempotency.ErrBudget):
+		return CheckoutResult{}, "", overBudget(u.now())
 	case err != nil:
 		return CheckoutResult{}, "", err
+	case ran != nil:
+		return *ran, ranText, nil
 	}
-	var out CheckoutResult
-	var probe struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal(answer, &probe); err != nil {
+	var rec mcpRecord
+	if err := json.Unmarshal(stored, &rec); err != nil {
 		return CheckoutResult{}, "", fmt.Errorf("stored answer: %w", err)
 	}
-	if probe.ID != "" {
-		out.Checkout = &Checkout{}
-		err = json.Unmarshal(answer, out.Checkout)
-	} else {
-		out.Error = &ErrorResponse{}
-		err = json.Unmarshal(answer, out.Error)
+	if rec.ID == "" && rec.Error == nil { // kept whole before keys kept ids: an error response
+		rec.Error = &ErrorResponse{}
+		if err := json.Unmarshal(stored, rec.Error); err != nil {
+			return CheckoutResult{}, "", fmt.Errorf("stored answer: %w", err)
+		}
 	}
-	if err != nil {
-		return CheckoutResult{}, "", fmt.Errorf("stored answer: %w", err)
+	if rec.ID == "" {
+		return CheckoutResult{Error: rec.Error}, text(rec.Error), nil
 	}
-	return out, string(answer), nil
+	s, err := u.checkout.Get(ctx, rec.ID)
+	return u.checkoutAnswer(c, s, idPath(err))
 }
 
-// chosen is the answer a CheckoutResult holds.
-func chosen(r CheckoutResult) any {
-	if r.Checkout != nil {
-		return r.Checkout
-	}
-	return r.Error
+// mcpRecord is what a key of /ucp/mcp keeps of its answer: the id of the
+// checkout the call changed, or its error response (one message).
+type mcpRecord struct {
+	ID    string         `json:"id,omitempty"`
+	Error *ErrorResponse `json:"error,omitempty"`
 }

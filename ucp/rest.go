@@ -2,15 +2,17 @@ package ucp
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"shop"
-	"shop/idempotency"
 )
 
 // RESTPath is where UCP's REST binding (2026-08-25, rest.openapi.json) is
@@ -18,6 +20,11 @@ import (
 // (/ucp/v1/checkout-sessions, …), and the profile names it as the shopping
 // service's rest endpoint.
 const RESTPath = "/ucp/v1"
+
+// maxRESTBody bounds a REST request's body, read before anything else is
+// done with it (server.MaxMCPBodyBytes, the bound of the shop's HTTP
+// server, is the same).
+const maxRESTBody = 256 << 10
 
 // restOp is an operation of the REST binding: the MCP tool it runs (the
 // same core, the same translation), the member its body becomes in the
@@ -55,11 +62,15 @@ var restStatuses = map[string]int{
 	"version_unsupported":   http.StatusUnprocessableEntity,
 	"idempotency_conflict":  http.StatusConflict,
 	"idempotency_in_flight": http.StatusConflict,
+	"too_many_requests":     http.StatusTooManyRequests,
+	"signature_missing":     http.StatusUnauthorized,
 	"signature_invalid":     http.StatusUnauthorized,
 	"key_not_found":         http.StatusUnauthorized,
 	"digest_mismatch":       http.StatusBadRequest,
 	"algorithm_unsupported": http.StatusBadRequest,
 	"storage_unavailable":   http.StatusServiceUnavailable,
+	"request_too_large":     http.StatusBadRequest,
+	"invalid_request":       http.StatusBadRequest,
 }
 
 // agentProfilePattern reads the profile of a UCP-Agent header, an RFC 8941
@@ -85,7 +96,7 @@ func (u *UCP) REST() http.Handler {
 	}
 	mux := http.NewServeMux()
 	for pattern, op := range restOps {
-		mux.Handle(pattern, u.restHandler(op, tools[op.tool]))
+		mux.Handle(pattern, u.restHandler(op, tools[op.tool], tools[rereadTool(op.tool)]))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeProtocolError(w, http.StatusNotFound, "not_found", "no such operation: see https://ucp.dev/2026-08-25/services/shopping/rest.openapi.json")
@@ -98,24 +109,27 @@ func (u *UCP) REST() http.Handler {
 	}))
 }
 
-// restHandler serves one operation.
-func (u *UCP) restHandler(op restOp, tool shop.Tool) http.Handler {
+// restHandler serves one operation; reread is the tool that reads what
+// it makes or changes, to answer a replay of its Idempotency-Key.
+func (u *UCP) restHandler(op restOp, tool, reread shop.Tool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		meta, status, code, msg := restMeta(r, op)
 		if code != "" {
 			writeProtocolError(w, status, code, msg)
 			return
 		}
-		body, err := io.ReadAll(r.Body)
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxRESTBody+1))
 		if err != nil {
 			writeProtocolError(w, http.StatusBadRequest, "invalid_request", "the request body could not be read: send it again")
 			return
 		}
-		if e, err := u.verifySigned(r, meta, body); err != nil {
-			u.restError(w, r, err)
+		if len(body) > maxRESTBody {
+			writeProtocolError(w, http.StatusRequestEntityTooLarge, "invalid_request", fmt.Sprintf("request body too large: at most %d bytes", maxRESTBody))
 			return
-		} else if e != nil {
-			writeProtocolError(w, restStatuses[e.code], e.code, e.content)
+		}
+		sum := sha256.Sum256(body) // the one hash of the body: Content-Digest and the idempotency fingerprint
+		if err := u.authenticate(r, meta, len(body) > 0, sum); err != nil {
+			u.restError(w, r, err)
 			return
 		}
 		args, err := restArgs(op, meta, r, body)
@@ -125,7 +139,7 @@ func (u *UCP) restHandler(op restOp, tool shop.Tool) http.Handler {
 		}
 		run := func(ctx context.Context) (int, []byte, error) { return u.restRun(ctx, op, tool, args) }
 		if op.changes {
-			run = u.restOnce(meta, r, body, run)
+			run = u.restOnce(meta, r, sum, reread, run)
 		}
 		status, answer, err := run(r.Context())
 		if err != nil {
@@ -138,23 +152,30 @@ func (u *UCP) restHandler(op restOp, tool shop.Tool) http.Handler {
 	})
 }
 
-// verifySigned verifies a signed request's RFC 9421 signatures with the
-// keys the agent's profile publishes (fetched as for every call, from the
-// cache while it lasts); a profile that publishes none leaves them
-// unchecked. It returns why a signature fails, or the protocol error of a
-// profile that cannot be fetched.
-func (u *UCP) verifySigned(r *http.Request, meta Meta, body []byte) (*sigError, error) {
-	if !signed(r) {
-		return nil, nil
-	}
+// authenticate checks a request against the keys the agent's profile
+// publishes (fetched as for every call, from the cache while it lasts):
+// an agent that publishes keys must sign every request (signature_missing
+// otherwise), and a signature must verify (signatures.md's errors); a
+// profile that publishes none leaves a request unchecked. A profile that
+// cannot be fetched is its protocol error.
+func (u *UCP) authenticate(r *http.Request, meta Meta, hasBody bool, sum [sha256.Size]byte) error {
 	agent, err := u.profiles.get(r.Context(), meta.Agent.Profile)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if len(agent.Keys) == 0 {
-		return nil, nil
+	var e *sigError
+	switch {
+	case len(agent.Keys) == 0:
+		return nil
+	case !signed(r):
+		e = &sigError{"signature_missing", "the agent's profile publishes keys[]: sign every request with one of them (RFC 9421: Signature-Input and Signature, with created, as docs/ucp.md says)"}
+	default:
+		e = verifyRequest(r, hasBody, sum, agent.Keys, u.now())
 	}
-	return verifyRequest(r, body, agent.Keys), nil
+	if e == nil {
+		return nil
+	}
+	return protocolError(-32000, "Signature verification failed", e.code, e.content, nil)
 }
 
 // restMeta is the meta of a request's tool call, read from its headers, or
@@ -250,7 +271,7 @@ func (u *UCP) restError(w http.ResponseWriter, r *http.Request, err error) {
 			status = http.StatusBadRequest
 		}
 		if data.RetryAfter > 0 {
-			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Retry-After", strconv.Itoa(data.RetryAfter))
 		}
 		writeProtocolError(w, status, data.Code, data.Content)
 	case errors.As(err, &se):
@@ -267,89 +288,4 @@ func writeProtocolError(w http.ResponseWriter, status int, code, content string)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(b, '\n'))
-}
-
-// restOnce makes run happen once per agent, operation and Idempotency-Key
-// through the idempotency store shared by every replica: a retry with the
-// same key and body gets the first answer again, the same key with another
-// body is idempotency_conflict (409), one still running
-// idempotency_in_flight (409), a store that fails storage_unavailable
-// (503). Answers that may change on a retry (a checkout still being paid, a
-// conflict, an error of the shop) are not kept.
-func (u *UCP) restOnce(meta Meta, r *http.Request, body []byte, run func(context.Context) (int, []byte, error)) func(context.Context) (int, []byte, error) {
-	return func(ctx context.Context) (int, []byte, error) {
-		payload, err := json.Marshal(map[string]any{"method": r.Method, "path": r.URL.Path, "body": json.RawMessage(orEmpty(body))})
-		if err != nil {
-			return 0, nil, err
-		}
-		fp, err := idempotency.Fingerprint(payload)
-		if err != nil {
-			return 0, nil, &shop.Error{Code: shop.Invalid, Param: "$", Message: "the request body is not JSON"}
-		}
-		req := idempotency.Request{Scope: "ucp-rest|" + meta.Agent.Profile + "|" + r.Pattern, Key: meta.IdempotencyKey, Fingerprint: fp}
-		answer, err := u.idem.Do(ctx, req, func(ctx context.Context) ([]byte, bool, error) {
-			status, b, err := run(ctx)
-			if err != nil {
-				return nil, false, err
-			}
-			stored, err := json.Marshal(storedAnswer{Status: status, Body: b})
-			return stored, keepable(b), err
-		})
-		switch {
-		case errors.Is(err, idempotency.ErrConflict):
-			return 0, nil, protocolError(-32000, "Idempotency key reused with a different payload", "idempotency_conflict",
-				"Idempotency-Key was used for another request; send a fresh UUID for a new one", nil)
-		case errors.Is(err, idempotency.ErrInFlight):
-			return 0, nil, protocolError(-32000, "Request in progress", "idempotency_in_flight",
-				"the first request with this Idempotency-Key is still running; retry in a second", map[string]any{"retry_after": 1})
-		case err != nil && isStoreError(err):
-			u.logger.WarnContext(ctx, "ucp rest: idempotency store", "err", err)
-			return 0, nil, protocolError(-32000, "Service unavailable", "storage_unavailable",
-				"the shop could not record this Idempotency-Key; retry in a few seconds with the same key", nil)
-		case err != nil:
-			return 0, nil, err
-		}
-		var s storedAnswer
-		if err := json.Unmarshal(answer, &s); err != nil {
-			return 0, nil, err
-		}
-		return s.Status, s.Body, nil
-	}
-}
-
-// storedAnswer is an answer as the idempotency store keeps it.
-type storedAnswer struct {
-	Status int             `json:"status"`
-	Body   json.RawMessage `json:"body"`
-}
-
-// keepable reports whether an answer is final: not a checkout still being
-// paid, not a refusal to retry (conflict, unavailable).
-func keepable(b []byte) bool {
-	var probe struct {
-		Status   string `json:"status"`
-		Messages []struct {
-			Code string `json:"code"`
-		} `json:"messages"`
-	}
-	if json.Unmarshal(b, &probe) != nil || probe.Status == "complete_in_progress" {
-		return false
-	}
-	for _, m := range probe.Messages {
-		if m.Code == string(shop.Conflict) || m.Code == "unavailable" {
-			return false
-		}
-	}
-	return true
-}
-
-// isStoreError reports whether err is the idempotency store's own failure
-// rather than the operation's.
-func isStoreError(err error) bool { return errors.Is(err, idempotency.ErrStore) }
-
-func orEmpty(b []byte) []byte {
-	if len(strings.TrimSpace(string(b))) == 0 {
-		return []byte("{}")
-	}
-	return b
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -27,8 +26,7 @@ func signRequest(r *http.Request, body []byte, key *ecdsa.PrivateKey, covered []
 	if !ok {
 		return errors.New("sign: the shop has no P-256 signing key")
 	}
-	sum := sha256.Sum256(body)
-	r.Header.Set("Content-Digest", "sha-256=:"+base64.StdEncoding.EncodeToString(sum[:])+":")
+	r.Header.Set("Content-Digest", contentDigest(sha256.Sum256(body)))
 	names := []string{"@method", "@authority", "@path"}
 	if r.URL.RawQuery != "" {
 		names = append(names, "@query")
@@ -82,7 +80,7 @@ func unixTime(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
 // shop's webhooks and the shop verifies agents' REST requests: nil when
 // one of r's signatures verifies.
 func VerifySignature(r *http.Request, body []byte, keys []jose.JSONWebKey) error {
-	if e := verifyRequest(r, body, keys); e != nil {
+	if e := verifyRequest(r, len(body) > 0, sha256.Sum256(body), keys, time.Now()); e != nil {
 		return e
 	}
 	return nil

@@ -8,11 +8,13 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"math/big"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dunglas/httpsfv"
 	"github.com/go-jose/go-jose/v4"
@@ -24,9 +26,23 @@ import (
 // and common-fate/httpsig do not), so the signature base is built here, its
 // structured fields read with httpsfv.
 
+// Bounds of a signature check, so that what it costs is small and known
+// before the signer is trusted: the body is bounded by the REST binding
+// (maxRESTBody) and hashed once, whatever the labels; the signature
+// headers are bounded; at most maxVerified labels are verified (RFC 9421
+// §4.3 lets a verifier choose), those whose keyid names no key of the
+// agent's costing no more than a lookup.
+const (
+	maxSignatureHeaders = 8 << 10
+	maxVerified         = 3
+	// SignatureWindow is how far a signature's created may be from the
+	// shop's clock; a signature whose expires has passed is refused too.
+	SignatureWindow = 5 * time.Minute
+)
+
 // sigError is why a request's signatures do not authenticate it: its UCP
-// code (signature_invalid, key_not_found, digest_mismatch,
-// algorithm_unsupported) and what to fix.
+// code (signature_missing, signature_invalid, key_not_found,
+// digest_mismatch, algorithm_unsupported) and what to fix.
 type sigError struct{ code, content string }
 
 func (e *sigError) Error() string { return e.code + ": " + e.content }
@@ -36,83 +52,134 @@ func signed(r *http.Request) bool {
 	return r.Header.Get("Signature-Input") != "" || r.Header.Get("Signature") != ""
 }
 
-// verifyRequest verifies r's signatures (body is its body) against keys,
-// the agent's: one that verifies authenticates r; when none does, the
-// first one's failure is returned.
-func verifyRequest(r *http.Request, body []byte, keys []jose.JSONWebKey) *sigError {
-	inputs, err := httpsfv.UnmarshalDictionary(r.Header.Values("Signature-Input"))
+// contentDigest is the Content-Digest of a body whose SHA-256 is sum.
+func contentDigest(sum [sha256.Size]byte) string {
+	return "sha-256=:" + base64.StdEncoding.EncodeToString(sum[:]) + ":"
+}
+
+// verifyRequest verifies r's signatures against keys, the agent's, at
+// time now: one that verifies authenticates r; when none does, the first
+// one's failure is returned. hasBody says whether r has a body, sum is its
+// SHA-256, computed once by the caller.
+func verifyRequest(r *http.Request, hasBody bool, sum [sha256.Size]byte, keys []jose.JSONWebKey, now time.Time) *sigError {
+	in, sg := r.Header.Values("Signature-Input"), r.Header.Values("Signature")
+	if headerBytes(in)+headerBytes(sg) > maxSignatureHeaders {
+		return &sigError{"signature_invalid", fmt.Sprintf("Signature-Input and Signature hold more than %d bytes: send one signature, or two", maxSignatureHeaders)}
+	}
+	inputs, err := httpsfv.UnmarshalDictionary(in)
 	if err != nil || len(inputs.Names()) == 0 {
 		return &sigError{"signature_invalid", "Signature-Input is not an RFC 8941 dictionary of signature labels"}
 	}
-	sigs, err := httpsfv.UnmarshalDictionary(r.Header.Values("Signature"))
+	sigs, err := httpsfv.UnmarshalDictionary(sg)
 	if err != nil {
 		return &sigError{"signature_invalid", "Signature is not an RFC 8941 dictionary of signatures"}
 	}
+	if d := r.Header.Get("Content-Digest"); d != "" && d != contentDigest(sum) {
+		return &sigError{"digest_mismatch", "Content-Digest is not the sha-256 of the body's bytes"}
+	}
 	var first *sigError
+	verified := 0
 	for _, label := range inputs.Names() {
-		e := verifyOne(r, body, keys, inputs, sigs, label)
+		key, base, sig, e := prepare(r, hasBody, keys, inputs, sigs, label, now)
 		if e == nil {
-			return nil
+			if verified == maxVerified {
+				break
+			}
+			verified++
+			if e = checkSignature(key, base, sig); e == nil {
+				return nil
+			}
 		}
 		if first == nil {
 			first = e
 		}
 	}
+	if first == nil {
+		first = &sigError{"signature_invalid", fmt.Sprintf("none of the first %d signatures verifies", maxVerified)}
+	}
 	return first
 }
 
-// verifyOne verifies the signature labelled label.
-func verifyOne(r *http.Request, body []byte, keys []jose.JSONWebKey, inputs, sigs *httpsfv.Dictionary, label string) *sigError {
+func headerBytes(values []string) int {
+	n := 0
+	for _, v := range values {
+		n += len(v)
+	}
+	return n
+}
+
+// prepare does the cheap checks of the signature labelled label (its key
+// is the agent's, it covers what it must, it is fresh) and returns its
+// key, signature base and signature, for checkSignature.
+func prepare(r *http.Request, hasBody bool, keys []jose.JSONWebKey, inputs, sigs *httpsfv.Dictionary, label string, now time.Time) (jose.JSONWebKey, string, []byte, *sigError) {
+	var none jose.JSONWebKey
 	m, _ := inputs.Get(label)
 	params, ok := m.(httpsfv.InnerList)
 	if !ok {
-		return &sigError{"signature_invalid", "Signature-Input " + label + " is not an inner list of components"}
+		return none, "", nil, &sigError{"signature_invalid", "Signature-Input " + label + " is not an inner list of components"}
 	}
 	sm, _ := sigs.Get(label)
 	item, ok := sm.(httpsfv.Item)
 	sig, isBytes := item.Value.([]byte)
 	if !ok || !isBytes {
-		return &sigError{"signature_invalid", "Signature has no byte sequence labelled " + label}
+		return none, "", nil, &sigError{"signature_invalid", "Signature has no byte sequence labelled " + label}
 	}
 	keyid, _ := params.Params.Get("keyid")
 	kid, _ := keyid.(string)
 	i := slices.IndexFunc(keys, func(k jose.JSONWebKey) bool { return k.KeyID == kid })
 	if kid == "" || i < 0 {
-		return &sigError{"key_not_found", "keyid " + kid + " is not one of the keys[] of the agent's profile"}
+		return none, "", nil, &sigError{"key_not_found", "keyid " + kid + " is not one of the keys[] of the agent's profile"}
 	}
 	var names []string
 	for _, it := range params.Items {
 		name, ok := it.Value.(string)
 		if !ok || len(it.Params.Names()) > 0 {
-			return &sigError{"signature_invalid", "the signature covers a component this shop does not read: cover plain components and header fields"}
+			return none, "", nil, &sigError{"signature_invalid", "the signature covers a component this shop does not read: cover plain components and header fields"}
 		}
 		names = append(names, name)
 	}
-	if missing := uncovered(r, body, names); missing != "" {
-		return &sigError{"signature_invalid", "the signature does not cover " + missing + ", which this request carries"}
+	if missing := uncovered(r, hasBody, names); missing != "" {
+		return none, "", nil, &sigError{"signature_invalid", "the signature does not cover " + missing + ", which this request carries"}
 	}
-	if slices.Contains(names, "content-digest") {
-		sum := sha256.Sum256(body)
-		want := "sha-256=:" + base64.StdEncoding.EncodeToString(sum[:]) + ":"
-		if r.Header.Get("Content-Digest") != want {
-			return &sigError{"digest_mismatch", "Content-Digest is not the sha-256 of the body's bytes"}
-		}
+	if e := fresh(params.Params, now); e != nil {
+		return none, "", nil, e
 	}
 	base, err := signatureBase(r, names, params)
 	if err != nil {
-		return &sigError{"signature_invalid", err.Error()}
+		return none, "", nil, &sigError{"signature_invalid", err.Error()}
 	}
-	return checkSignature(keys[i], base, sig)
+	return keys[i], base, sig, nil
+}
+
+// fresh checks a signature's created (required, within SignatureWindow of
+// now) and expires (when sent, not past): a signature is not taken
+// outside its window, whoever replays it.
+func fresh(params *httpsfv.Params, now time.Time) *sigError {
+	v, ok := params.Get("created")
+	created, isInt := v.(int64)
+	if !ok || !isInt {
+		return &sigError{"signature_invalid", "the signature has no created parameter: sign with created=<the Unix time now>"}
+	}
+	if d := now.Sub(time.Unix(created, 0)); d > SignatureWindow || d < -SignatureWindow {
+		return &sigError{"signature_invalid", fmt.Sprintf("the signature's created is more than %v from the shop's clock: sign again with the time now", SignatureWindow)}
+	}
+	if v, ok := params.Get("expires"); ok {
+		expires, isInt := v.(int64)
+		if !isInt || now.Unix() > expires {
+			return &sigError{"signature_invalid", "the signature's expires has passed: sign again"}
+		}
+	}
+	return nil
 }
 
 // uncovered names a component the request carries that a signature of it
 // must cover ("" when all are).
-func uncovered(r *http.Request, body []byte, names []string) string {
+func uncovered(r *http.Request, hasBody bool, names []string) string {
 	required := []string{"@method", "@authority", "@path"}
 	if r.URL.RawQuery != "" {
 		required = append(required, "@query")
 	}
-	if len(body) > 0 {
+	if hasBody {
 		required = append(required, "content-digest", "content-type")
 	}
 	for _, h := range []string{"Idempotency-Key", "UCP-Agent", "Signature-Agent"} {

@@ -1,11 +1,13 @@
 package ucp
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dunglas/httpsfv"
 	"github.com/go-jose/go-jose/v4"
@@ -54,7 +56,7 @@ func TestSignatureBaseRFC9421(t *testing.T) {
 	}
 	// UCP asks more of a request's signature than B.2.6 covers: its query
 	// and body (signatures.md, REST Request Verification).
-	if e := verifyRequest(r, []byte(`{"hello": "world"}`), []jose.JSONWebKey{key}); e == nil || e.code != "signature_invalid" || !strings.Contains(e.content, "@query") {
+	if e := verifyRequest(r, true, sha256.Sum256([]byte(`{"hello": "world"}`)), []jose.JSONWebKey{key}, time.Unix(1618884473, 0)); e == nil || e.code != "signature_invalid" || !strings.Contains(e.content, "@query") {
 		t.Errorf("B.2.6 under UCP's coverage rule: %v", e)
 	}
 }

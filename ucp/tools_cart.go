@@ -72,7 +72,7 @@ func (in CartIn) request(current []checkout.LineItem) (checkout.CartRequest, err
 	if err != nil {
 		return checkout.CartRequest{}, err
 	}
-	return checkout.CartRequest{Items: its, Buyer: fromBuyer(in.Buyer), PromoCode: promo(in.Discounts)}, nil
+	return checkout.CartRequest{Items: its, Buyer: fromBuyer(in.Buyer), PromoCodes: codes(in.Discounts)}, nil
 }
 
 func (u *UCP) createCart(ctx context.Context, args CreateCartArgs) (CartResult, string, error) {

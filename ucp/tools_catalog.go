@@ -12,8 +12,13 @@ import (
 	"shop/catalog"
 )
 
-// maxLookupIDs bounds a lookup, as the catalog's search limit does a page.
+// maxLookupIDs bounds a lookup, as the catalog's search limit does a page;
+// past it a lookup is request_too_large (HTTP 400, JSON-RPC -32602).
 const maxLookupIDs = 50
+
+// maxSearchLimit is the largest page of a search; a larger limit is
+// clamped to it, as the specification allows.
+const maxSearchLimit = 50
 
 // SearchArgs are search_catalog's arguments.
 type SearchArgs struct {
@@ -49,8 +54,12 @@ type LookupArgs struct {
 type ProductArgs struct {
 	Meta    Meta `json:"meta"`
 	Catalog struct {
-		ID      string          `json:"id" jsonschema:"A product or variant id."`
-		Context json.RawMessage `json:"context,omitempty"`
+		ID       string           `json:"id" jsonschema:"A product or variant id."`
+		Selected []SelectedOption `json:"selected,omitempty" jsonschema:"Option selections so far, such as [{name: Colour, label: Slate}]; ignored with a variant id."`
+		// Preferences are option names in the order they are relaxed from
+		// the end when no variant matches every selection.
+		Preferences []string        `json:"preferences,omitempty" jsonschema:"Option names, the last relaxed first when no variant matches every selection."`
+		Context     json.RawMessage `json:"context,omitempty"`
 	} `json:"catalog"`
 }
 
@@ -88,7 +97,9 @@ func (u *UCP) catalogTools() []shop.Tool {
 		}, u.lookup),
 		shop.NewTool(shop.Tool{
 			Name: "get_product", Title: "Get a product", ReadOnly: true, Idempotent: true,
-			Description: "Get one product (by product or variant id) with all its variants, prices and availability.",
+			Description: "Get one product (by product or variant id) with its options (Size, Colour: each value says whether it exists and is " +
+				"available with the other selections), selected (the effective selections) and variants, the featured first: a variant id " +
+				"is featured and determines the selections; selected and preferences narrow a product's.",
 		}, u.product),
 		u.orderTool(),
 	}
@@ -98,6 +109,9 @@ func (u *UCP) search(ctx context.Context, args SearchArgs) (SearchResult, string
 	c, refused, err := u.begin(ctx, args.Meta, CapCatalogSearch)
 	if err != nil || refused != nil {
 		return SearchResult{Error: refused}, text(refused), err
+	}
+	if err := searchInput(args); err != nil {
+		return u.searchRefusal(c, err, func(p string) string { return p })
 	}
 	q := catalog.Query{Text: args.Catalog.Query, Limit: 10}
 	if f := args.Catalog.Filters; f != nil {
@@ -112,7 +126,7 @@ func (u *UCP) search(ctx context.Context, args SearchArgs) (SearchResult, string
 	if p := args.Catalog.Pagination; p != nil {
 		q.Cursor = p.Cursor
 		if p.Limit != 0 {
-			q.Limit = p.Limit
+			q.Limit = min(p.Limit, maxSearchLimit)
 		}
 	}
 	page, err := u.catalog.Search(ctx, q)
@@ -204,7 +218,9 @@ func (u *UCP) lookup(ctx context.Context, args LookupArgs) (LookupResult, string
 	case len(ids) == 0:
 		return fail(shop.Errorf(shop.Missing, "$.catalog.ids", "send the product or variant ids to look up"))
 	case len(ids) > maxLookupIDs:
-		return fail(shop.Errorf(shop.Invalid, "$.catalog.ids", "%d ids; send at most %d", len(ids), maxLookupIDs))
+		return LookupResult{}, "", protocolError(-32602, "Invalid params", "request_too_large",
+			fmt.Sprintf("%d ids: this business looks up at most %d per request; send them in batches", len(ids), maxLookupIDs),
+			map[string]any{"path": "$.catalog.ids"})
 	}
 	for i, id := range ids {
 		if !catalog.ValidID(id) {
@@ -237,6 +253,7 @@ func (u *UCP) lookup(ctx context.Context, args LookupArgs) (LookupResult, string
 			}
 		}
 		prod.Variants = kept
+		featureNamed(&prod, ids)
 		out.Products = append(out.Products, prod)
 	}
 	return LookupResult{Response: out}, text(out), nil
@@ -262,7 +279,13 @@ func (u *UCP) product(ctx context.Context, args ProductArgs) (ProductResult, str
 	if len(found) == 0 {
 		return fail(shop.Errorf(shop.NotFound, "$.catalog.id", "no product or variant has id %q; find ids with search_catalog", id))
 	}
-	out := &ProductResponse{UCP: u.envelope(c, CapCatalogLookup), Product: u.toProduct(found[0])}
+	prod := u.toProduct(found[0])
+	variantID := ""
+	if id != found[0].ID {
+		variantID = id
+	}
+	selectVariant(&prod, variantID, args.Catalog.Selected, args.Catalog.Preferences)
+	out := &ProductResponse{UCP: u.envelope(c, CapCatalogLookup), Product: prod}
 	return ProductResult{Response: out}, text(out), nil
 }
 
@@ -295,5 +318,17 @@ func (u *UCP) toProduct(p *catalog.Product) Product {
 		}
 		out.Variants = append(out.Variants, uv)
 	}
+	out.Options = productOptions(out.Variants)
 	return out
+}
+
+// searchInput checks that a search has at least one input, as the
+// specification requires: a query that is not blank, or a filter.
+func searchInput(args SearchArgs) error {
+	f := args.Catalog.Filters
+	filtered := f != nil && (len(f.Categories) > 0 || f.Price != nil && (f.Price.Min != nil || f.Price.Max != nil) || f.Available != nil)
+	if strings.TrimSpace(args.Catalog.Query) == "" && !filtered {
+		return shop.Errorf(shop.Missing, "$.catalog.query", "send a query, or filters (categories, price, available) to browse")
+	}
+	return nil
 }

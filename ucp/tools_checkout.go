@@ -54,7 +54,7 @@ func (u *UCP) checkoutTools() []shop.Tool {
 		shop.NewTool(shop.Tool{
 			Name: "create_checkout", Title: "Create a checkout",
 			Description: "Create a checkout from line_items (item.id is a variant id, with a quantity) or from a cart (cart_id, its lines " +
-				"are used), optionally with the buyer, a shipping destination (fulfillment.methods[0].destinations[0]) and discounts.codes. " +
+				"are used; while the checkout made from that cart is incomplete, it is answered again), optionally with the buyer, a shipping destination (fulfillment.methods[0].destinations[0]) and discounts.codes. " +
 				"Prices, shipping and tax come from the shop; the stock is held while the checkout is ready_for_complete." + outcome,
 		}, u.createCheckout),
 		shop.NewTool(shop.Tool{
@@ -119,25 +119,31 @@ func (u *UCP) createCheckout(ctx context.Context, args CreateCheckoutArgs) (Chec
 	if c == nil {
 		return deref(refused), t, err
 	}
+	if args.Checkout.CartID == "" && args.Checkout.LineItems == nil {
+		// line_items is required on create (checkout.json's ucp_request);
+		// a request without it is malformed, not a business outcome.
+		return CheckoutResult{}, "", protocolError(-32602, "Invalid params", "invalid_request",
+			`line_items is required: send the variants to buy, such as [{"item": {"id": "…"}, "quantity": 1}], or cart_id with "line_items": []`,
+			map[string]any{"path": "$.checkout.line_items"})
+	}
 	req, err := args.Checkout.request(nil)
-	if err == nil && args.Checkout.CartID != "" {
-		var fromCart checkout.Request
-		fromCart, err = u.checkout.CartItems(ctx, args.Checkout.CartID)
-		req.Items = fromCart.Items
-		if req.Buyer == nil {
-			req.Buyer = fromCart.Buyer
-		}
-		if req.PromoCode == nil {
-			req.PromoCode = fromCart.PromoCode
-		}
-		if err != nil {
-			return u.checkoutAnswer(c, nil, cartPathError(err))
-		}
+	if err == nil {
+		err = u.checkWebhook(ctx, c)
 	}
 	if err != nil {
 		return u.checkoutAnswer(c, nil, err)
 	}
-	s, err := u.checkout.Create(buyerContext(ctx, c, req.Buyer), req)
+	var s *checkout.Session
+	if args.Checkout.CartID != "" {
+		// The cart's checkout may be one another call made: its webhook
+		// stays the creator's (Subscribe keeps the first).
+		s, err = u.checkout.CreateFromCart(buyerContext(ctx, c, req.Buyer), args.Checkout.CartID, req)
+	} else {
+		s, err = u.checkout.Create(buyerContext(ctx, c, req.Buyer), req)
+	}
+	if err == nil {
+		err = u.subscribe(ctx, c, s.ID)
+	}
 	return u.checkoutAnswer(c, s, err)
 }
 
@@ -154,15 +160,6 @@ func buyerContext(ctx context.Context, c *call, b *checkout.Buyer) context.Conte
 	buyer := shop.BuyerFrom(ctx)
 	buyer.Agent = "ucp:" + c.agent + ":" + strings.ToLower(strings.TrimSpace(b.Email))
 	return shop.WithBuyer(ctx, buyer)
-}
-
-// cartPathError names cart_id as the field at fault of a cart that is not
-// found.
-func cartPathError(err error) error {
-	if shop.ErrorCode(err) == shop.NotFound {
-		return shop.Errorf(shop.NotFound, "$.cart_id", "no open cart has this id; create one with create_cart or send line_items")
-	}
-	return err
 }
 
 func deref(r *CheckoutResult) CheckoutResult {
@@ -258,9 +255,6 @@ func (u *UCP) completeCheckout(ctx context.Context, args UpdateCheckoutArgs) (Ch
 	}
 	ctx = buyerContext(ctx, c, fromBuyer(args.Checkout.Buyer))
 	return u.once(ctx, c, "complete_checkout", args, func(ctx context.Context) (*checkout.Session, error) {
-		if err := u.subscribe(ctx, c, args.ID); err != nil {
-			return nil, err
-		}
 		s, err := u.checkout.Complete(ctx, checkout.CompleteRequest{SessionID: args.ID, Buyer: fromBuyer(args.Checkout.Buyer), Payment: pay})
 		return s, idPath(err)
 	})

@@ -183,10 +183,20 @@ type Discounts struct {
 	Applied []AppliedDiscount `json:"applied,omitempty"`
 }
 
-// AppliedDiscount is a promotion that applies.
+// AppliedDiscount is a promotion that applies: its code, title (the
+// promotion's name), amount, how it was shared out (each: per item;
+// across: over the order) and where it went.
 type AppliedDiscount struct {
-	Code   string `json:"code,omitempty"`
-	Title  string `json:"title"`
+	Code        string       `json:"code,omitempty"`
+	Title       string       `json:"title"`
+	Amount      int64        `json:"amount"`
+	Method      string       `json:"method,omitempty"`
+	Allocations []Allocation `json:"allocations,omitempty"`
+}
+
+// Allocation is the part of a discount that went to one target.
+type Allocation struct {
+	Path   string `json:"path"`
 	Amount int64  `json:"amount"`
 }
 
@@ -283,7 +293,28 @@ type Product struct {
 	Categories  []Category  `json:"categories,omitempty"`
 	PriceRange  PriceRange  `json:"price_range"`
 	Media       []Media     `json:"media,omitempty"`
-	Variants    []Variant   `json:"variants"`
+	// Options are the product's option axes (Size, Colour) and their
+	// values; on get_product each value says whether a variant of it and
+	// the other selections exists and is available.
+	Options []ProductOption `json:"options,omitempty"`
+	// Selected are the effective selections (get_product): the options of
+	// the variant asked for, else of the featured (first) variant.
+	Selected []SelectedOption `json:"selected,omitempty"`
+	Variants []Variant        `json:"variants"`
+}
+
+// ProductOption is an option axis of a product and its values.
+type ProductOption struct {
+	Name   string        `json:"name"`
+	Values []OptionValue `json:"values"`
+}
+
+// OptionValue is a value of an option; Available and Exists only on
+// get_product, relative to the product's selections.
+type OptionValue struct {
+	Label     string `json:"label"`
+	Available *bool  `json:"available,omitempty"`
+	Exists    *bool  `json:"exists,omitempty"`
 }
 
 // Category is a category a product is in.

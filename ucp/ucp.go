@@ -29,6 +29,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"time"
 
 	"shop"
 	"shop/catalog"
@@ -77,6 +78,7 @@ type UCP struct {
 	hooks      *webfetch.Fetcher
 	signingKey *ecdsa.PrivateKey
 	logger     *slog.Logger
+	now        func() time.Time // the clock signatures' windows are read by
 }
 
 // New returns the dialect.
@@ -90,6 +92,7 @@ func New(opts Options) *UCP {
 		publicURL: strings.TrimRight(opts.PublicURL, "/"), sandbox: opts.Sandbox,
 		testTokens: opts.TestTokens, cardBrands: opts.CardBrands,
 		profiles: newProfiles(opts.AllowLoopbackProfiles), hooks: newWebhookFetcher(opts.AllowLoopbackProfiles), signingKey: opts.SigningKey, logger: logger,
+		now: time.Now,
 	}
 }
 
@@ -212,5 +215,5 @@ func (u *UCP) refusal(c *call, err error, paths func(string) string) (*ErrorResp
 	if e.Param != "" && paths != nil {
 		path = paths(e.Param)
 	}
-	return u.errorResponse(c.version, u.publicURL, Message{Type: "error", Code: string(e.Code), Path: path, Content: e.Message, Severity: severity}), nil
+	return u.errorResponse(c.version, u.publicURL, Message{Type: "error", Code: string(e.Code), Path: path, Content: say(e.Message), Severity: severity}), nil
 }

@@ -3,6 +3,7 @@ package ucp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -25,19 +26,42 @@ func newWebhookFetcher(loopback bool) *webfetch.Fetcher {
 		MaxBytes: maxWebhookReply, MaxURLLen: maxProfileURLLen})
 }
 
-// subscribe records, before session id is completed, that its order's
-// events go to the webhook_url the agent's profile names (its order
-// capability's config), when it names one. A URL the shop may not post to
-// refuses the completion before anything is charged.
-func (u *UCP) subscribe(ctx context.Context, c *call, sessionID string) error {
+// webhookPath is where a refusal of the agent's webhook_url points: the
+// agent's profile, whose order capability's config names it.
+const webhookPath = `$.meta["ucp-agent"].profile`
+
+// checkWebhook checks, before a checkout is created, the webhook_url the
+// creating agent's profile names (its order capability's config) as every
+// fetch is checked: https, and the address its host resolves to public. A
+// URL the shop may not post to refuses the creation, naming the field.
+func (u *UCP) checkWebhook(ctx context.Context, c *call) error {
 	if c.webhookURL == "" || u.signingKey == nil {
 		return nil
 	}
-	if _, err := u.hooks.CheckURL(c.webhookURL); err != nil {
-		return shop.Errorf(shop.Invalid, `$.meta["ucp-agent"].profile`,
-			"the agent profile's dev.ucp.shopping.order config.webhook_url is not one the shop may post to (%v); name an absolute https URL on a public address, or none", err)
+	if _, err := u.hooks.CheckTarget(ctx, c.webhookURL); err != nil {
+		why := "it must be an absolute https URL on a public address"
+		var ue *webfetch.URLError
+		switch {
+		case errors.As(err, &ue):
+			why = "it " + ue.Reason
+		case errors.Is(err, webfetch.ErrPrivateAddress):
+			why = "its host is not a public address"
+		}
+		return shop.Errorf(shop.Invalid, webhookPath,
+			`the agent profile's ucp.capabilities["dev.ucp.shopping.order"][0].config.webhook_url is not one the shop may post to (%s); name an absolute https URL on a public address, or none`, why)
 	}
-	return u.orders.Subscribe(ctx, sessionID, c.webhookURL)
+	return nil
+}
+
+// subscribe records that the order of session id, which the agent of c
+// has just created, sends its events to the webhook_url of that agent's
+// profile (checked by checkWebhook). Only the creating agent does so: no
+// later call, whoever makes it, changes where a checkout's order events go.
+func (u *UCP) subscribe(ctx context.Context, c *call, id string) error {
+	if c.webhookURL == "" || u.signingKey == nil {
+		return nil
+	}
+	return u.orders.Subscribe(ctx, id, c.webhookURL)
 }
 
 // WebhookSender is what delivers orders' webhooks (orders.WebhookWorker's

@@ -10,15 +10,23 @@ import (
 
 // Resources returns the widgets' templates: ui://shop/products-v1.html and
 // ui://shop/checkout-v1.html.
+// With ProductCheckout, the checkout widget is also served as
+// ui://widget/checkout-session.html, the template of checkout_session.
 func (w *Widgets) Resources() []shop.Resource {
-	return []shop.Resource{
-		w.resource(ProductsURI, "products", "Products", "Product cards: image, title, price, availability; pick a variant and a quantity and add it to the cart."),
-		w.resource(CheckoutURI, "checkout", "Checkout", "The checkout: items, shipping address, shipping options, promotion code, totals, legal links and Pay; then the receipt."),
+	const checkoutText = "The checkout: items, shipping address, shipping options, promotion code, totals, legal links and Pay; then the receipt."
+	out := []shop.Resource{
+		w.resource(ProductsURI, "products", "products", "Products", "Product cards: image, title, price, availability; pick a variant and a quantity and add it to the cart."),
+		w.resource(CheckoutURI, "checkout", "checkout", "Checkout", checkoutText),
 	}
+	if w.handoff {
+		out = append(out, w.resource(HandoffURI, "checkout-session", "checkout", "Checkout", checkoutText))
+	}
+	return out
 }
 
-func (w *Widgets) resource(uri, name, title, description string) shop.Resource {
-	file := "dist/" + name + ".html"
+// resource is the template uri, named name, serving the built widget file.
+func (w *Widgets) resource(uri, name, file, title, description string) shop.Resource {
+	file = "dist/" + file + ".html"
 	return shop.Resource{
 		URI: uri, Name: name, Title: title, Description: description, MIMEType: MIMEType,
 		Meta: w.resourceMeta([]string{w.origin}, description),

@@ -39,10 +39,11 @@ func (w *Widgets) road() string {
 	return "the checkout widget's Pay opens the shop's payment page (a payment link) and shows the receipt once the buyer has paid there."
 }
 
-// Tools returns the render tools: render_products and render_checkout. They
-// return the data their widget shows and carry its template in _meta.
+// Tools returns the render tools: render_products and render_checkout, and
+// with ProductCheckout checkout_session. They return the data their widget
+// shows and carry its template in _meta.
 func (w *Widgets) Tools() []shop.Tool {
-	return []shop.Tool{
+	tools := []shop.Tool{
 		shop.NewTool(shop.Tool{
 			Name:  "render_products",
 			Title: "Show products",
@@ -69,6 +70,10 @@ func (w *Widgets) Tools() []shop.Tool {
 			Meta:       toolMeta(CheckoutURI, "Opening the checkout…", "Checkout ready"),
 		}, w.renderCheckout),
 	}
+	if w.handoff {
+		tools = append(tools, w.handoffTool())
+	}
+	return tools
 }
 
 // toolMeta is a render tool's _meta in both conventions (CONTRACT.md §3).

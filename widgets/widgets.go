@@ -46,6 +46,7 @@ type Widgets struct {
 	domain   string
 	redirect []string
 	logger   *slog.Logger
+	handoff  bool         // Options.ProductCheckout
 	warned   atomic.Int64 // when the CSP last dropped image origins (unix seconds)
 }
 
@@ -65,6 +66,9 @@ type Options struct {
 	// widgets open (openExternal, ui/open-link): Stripe Checkout's and the
 	// legal pages' hosts (openai/widgetCSP.redirect_domains).
 	RedirectDomains []string
+	// ProductCheckout offers ChatGPT's product checkout conversion
+	// contract: the tool checkout_session and its template (handoff.go).
+	ProductCheckout bool
 	// Logger receives the CSP's warnings: image hosts beyond
 	// MaxImageOrigins, or a failure to read them (the CSP then names the
 	// shop's origin alone); nil discards them.
@@ -83,7 +87,7 @@ func New(co *checkout.Checkout, cat *catalog.Catalog, opts *Options) *Widgets {
 	w := &Widgets{checkout: co, catalog: cat, origin: origin(public), logger: logger}
 	w.redirect = []string{w.origin}
 	if opts != nil {
-		w.domain = opts.Domain
+		w.domain, w.handoff = opts.Domain, opts.ProductCheckout
 		for _, d := range opts.RedirectDomains {
 			if o := catalog.ImageOrigin(d); o != "" && !slices.Contains(w.redirect, o) {
 				w.redirect = append(w.redirect, o)

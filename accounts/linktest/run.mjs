@@ -3,14 +3,16 @@
 // discovers the authorization server from the protected resource metadata
 // of /mcp, names itself by a client metadata document (mode "cimd") or
 // registers dynamically (mode "dcr"), and sends the buyer to the
-// authorization URL with PKCE S256. The buyer's part (the login and consent
+// authorization URL with PKCE S256 and a state; mode "stateless" is "cimd"
+// with a provider that has no state(), so that auth() sends none (OAuth
+// 2.1 makes it optional with PKCE) and the redirect must bring none back. The buyer's part (the login and consent
 // pages) is played by the Go test that runs this script: it reads the
 // authorization URL from stdout ({"authorize": url}) and writes back the
 // URL the shop redirected to. Then the script exchanges the code, calls
 // /mcp with the token, refreshes it, and prints what it saw as one JSON
 // line ({"ok": true, …}); any failure exits 1 with the reason.
 //
-//   node run.mjs <shop URL> <cimd|dcr> <client metadata URL> <redirect URL>
+//   node run.mjs <shop URL> <cimd|dcr|stateless> <client metadata URL> <redirect URL>
 import { createInterface } from "node:readline";
 import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -23,15 +25,13 @@ const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 class Provider {
   constructor() {
     this.saved = {};
-    this._state = "state-" + crypto.randomUUID();
-    if (mode === "cimd") this.clientMetadataUrl = metadataURL;
+    if (mode !== "dcr") this.clientMetadataUrl = metadataURL;
   }
   get redirectUrl() { return redirectURL; }
   get clientMetadata() {
     return { client_name: "Link Test (" + mode + ")", redirect_uris: [redirectURL], grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"], token_endpoint_auth_method: "none" };
   }
-  state() { return this._state; }
   clientInformation() { return this.saved.client; }
   saveClientInformation(info) { this.saved.client = info; }
   tokens() { return this.saved.tokens; }
@@ -42,19 +42,26 @@ class Provider {
   invalidateCredentials(scope) { if (scope === "all" || scope === "tokens") delete this.saved.tokens; }
 }
 
+// StatefulProvider sends a state, as most hosts do.
+class StatefulProvider extends Provider {
+  constructor() { super(); this._state = "state-" + crypto.randomUUID(); }
+  state() { return this._state; }
+}
+
 function fail(why) { console.error(why); process.exit(1); }
 
-const provider = new Provider();
+const provider = mode === "stateless" ? new Provider() : new StatefulProvider();
 if ((await auth(provider, { serverUrl })) !== "REDIRECT") fail("auth() did not ask for the buyer's authorization");
 const asked = provider.authorizeURL.searchParams;
 if (asked.get("code_challenge_method") !== "S256" || !asked.get("code_challenge")) fail("no PKCE S256 in " + provider.authorizeURL);
 if (asked.get("resource") !== serverUrl.href) fail("resource " + asked.get("resource") + ", want " + serverUrl.href);
-if (mode === "cimd" && asked.get("client_id") !== metadataURL) fail("client_id " + asked.get("client_id") + " is not the metadata document's URL");
+if (mode !== "dcr" && asked.get("client_id") !== metadataURL) fail("client_id " + asked.get("client_id") + " is not the metadata document's URL");
+if (asked.has("state") !== (mode !== "stateless")) fail("state " + asked.get("state") + " in " + provider.authorizeURL);
 if (mode === "dcr" && asked.get("client_id") === metadataURL) fail("dcr mode used the metadata document");
 
 const { value: back } = await lines.next();
 const callback = new URL(back.trim()).searchParams;
-if (callback.get("state") !== provider._state) fail("state " + callback.get("state") + " is not the one sent");
+if (callback.get("state") !== (provider._state ?? null)) fail("state " + callback.get("state") + " is not the one sent (" + provider._state + ")");
 if (callback.get("iss") !== new URL(shopURL).origin) fail("iss " + callback.get("iss") + ", want " + new URL(shopURL).origin);
 const code = callback.get("code");
 if (!code) fail("no code in " + back);

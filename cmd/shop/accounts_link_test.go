@@ -31,7 +31,8 @@ const linkNode = "../../accounts/linktest/node_modules/.bin/node"
 // TypeScript MCP SDK's OAuth client (accounts/linktest/run.mjs) discovers
 // the shop's authorization server from /mcp's protected resource metadata,
 // names itself by a client metadata document served on 127.0.0.1 over
-// https (and, separately, registers dynamically), sends the buyer to the
+// https (and, separately, registers dynamically, and links with a provider
+// that has no state(), so that no state is sent), sends the buyer to the
 // login with PKCE S256; headless Chromium types the email, the code the
 // shop sent to a real SMTP server, and allows; the client exchanges the
 // code, calls /mcp with the token and refreshes it. With the token, the
@@ -82,11 +83,12 @@ func TestAccountLink(t *testing.T) {
 	shopURL := "http://" + p.addr
 	bctx := browser(t, chromium)
 	guestOrders := map[string]string{}
-	for _, mode := range []string{"cimd", "dcr"} {
+	modes := []string{"cimd", "dcr", "stateless"}
+	for _, mode := range modes {
 		guestOrders[mode] = guestPurchase(t, shopURL, mode+"@example.com")
 	}
 
-	for _, mode := range []string{"cimd", "dcr"} {
+	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
 			email := mode + "@example.com"
 			cmd := exec.Command(linkNode, "../../accounts/linktest/run.mjs", shopURL, mode, docURL, redirect)
@@ -109,7 +111,7 @@ func TestAccountLink(t *testing.T) {
 			ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
 			defer cancelTimeout()
 			client, scopes := signInAndAllow(t, ctx, asked.Authorize, email, mail)
-			if want := map[string]string{"cimd": "Link Test (127.0.0.1)", "dcr": "Link Test (dcr) (127.0.0.1)"}[mode]; !strings.Contains(client, want) {
+			if want := map[string]string{"cimd": "Link Test (127.0.0.1)", "dcr": "Link Test (dcr) (127.0.0.1)", "stateless": "Link Test (127.0.0.1)"}[mode]; !strings.Contains(client, want) {
 				t.Errorf("the login page names the client %q, want %q", client, want)
 			}
 			if !strings.Contains(scopes, "see your orders") {
@@ -139,7 +141,7 @@ func TestAccountLink(t *testing.T) {
 			if err := cmd.Wait(); err != nil {
 				t.Fatalf("run.mjs: %v\n%s", err, stderr.String())
 			}
-			if (mode == "cimd") != (res.ClientID == docURL) {
+			if (mode != "dcr") != (res.ClientID == docURL) {
 				t.Errorf("%s linked as client %q", mode, res.ClientID)
 			}
 			if s := res.Schemes["search_products"]; len(s) == 0 || s[0].Type != "noauth" {

@@ -152,4 +152,47 @@ func TestACPSignatures(t *testing.T) {
 	if cs := other.call(t, tool, create()).session(t); cs.Status != "ready_for_payment" {
 		t.Errorf("agent-two, without a key, unsigned: %s", cs.Status)
 	}
+	before := s.count(t, "SELECT COUNT(*) FROM checkout_sessions")
+
+	// A signed create replayed within the window makes one session: with
+	// its idempotency key, the replays are answered that session; without
+	// one, the signed call is refused.
+	replayed := sign(tool, create(), now, secret)
+	first := s.agent.call(t, tool, replayed).session(t)
+	for range 4 {
+		if again := s.agent.call(t, tool, replayed).session(t); again.ID != first.ID {
+			t.Errorf("a replayed signed create answered session %s, want %s", again.ID, first.ID)
+		}
+	}
+	unkeyed := sign(tool, acpArgs("", "", shippable("enamel-camp-mug-cream", 1)), now, secret)
+	for range 5 {
+		if e := s.agent.call(t, tool, unkeyed).acpErr(t); e.Code != "idempotency_key_required" || e.Param != "$.meta.idempotency_key" {
+			t.Errorf("a signed create without an idempotency key: %+v, want idempotency_key_required", e)
+		}
+	}
+	if n := s.count(t, "SELECT COUNT(*) FROM checkout_sessions"); n != before+1 {
+		t.Errorf("a signed create sent 5 times with its key and 5 times without one made %d sessions, want 1", n-before)
+	}
+}
+
+// TestACPKeysKeepReferences: a key keeps the id of the session its call
+// made or changed, not the session (docs/limits.md): after 20 updates with
+// fresh keys no stored answer is larger than a small record, and a replay
+// of a key answers the session as it stands.
+func TestACPKeysKeepReferences(t *testing.T) {
+	s := startACPShop(t, database.SQLite)
+	created := newKey(t, "create")
+	cs := s.agent.call(t, "create_checkout_session", acpArgs(created, "", shippable("enamel-camp-mug-cream", 2))).session(t)
+	upd := map[string]any{"buyer": map[string]any{"full_name": "Ada Agent", "email": "ada@example.com"}}
+	for range 20 {
+		if a := s.agent.call(t, "update_checkout_session", acpArgs(newKey(t, "update"), cs.ID, upd)); a.Error != nil {
+			t.Fatalf("update: %+v", a.Error)
+		}
+	}
+	if n := s.count(t, "SELECT MAX(LENGTH(answer)) FROM idempotency_keys"); n > 128 {
+		t.Errorf("a stored answer of %d bytes, want a record of the session's id (at most 128)", n)
+	}
+	if again := s.agent.call(t, "create_checkout_session", acpArgs(created, "", shippable("enamel-camp-mug-cream", 2))).session(t); again.ID != cs.ID || again.Status != cs.Status {
+		t.Errorf("a replay of the create: %s %s, want %s %s", again.ID, again.Status, cs.ID, cs.Status)
+	}
 }

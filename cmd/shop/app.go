@@ -5,10 +5,10 @@ import (
 	"crypto/ecdsa"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"slices"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"gorm.io/gorm"
@@ -107,6 +107,9 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 		}
 	}
 	a.metrics = a.newMetrics() // its sources are read at scrapes, once everything below is wired
+	if err := a.db.Use(&database.Counter{Statement: a.metrics.Statement, Commit: a.metrics.Commit}); err != nil {
+		return err
+	}
 	a.catalog = catalog.New(a.db, a.policy.Currency(), &catalog.Options{PublicURL: cfg.PublicURL})
 	a.orders = orders.New(a.db, &orders.Options{PublicURL: cfg.PublicURL, ReceiptKey: key, Emails: a.emails(m)})
 	a.accounts, err = accounts.New(a.db, accounts.Options{
@@ -127,23 +130,13 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 		wallet = payments.NewWallet(a.db, v)
 	}
 	a.idem = idempotency.New(a.db)
+	if cfg.RateLimit < 0 { // "no rate limits at all": nor a budget of new idempotency keys
+		a.idem = a.idem.WithKeysPerHour(math.MaxInt)
+	}
 	a.checkout = checkout.New(a.db, a.policy, a.catalog, &checkout.Options{
 		PublicURL: cfg.PublicURL, TTL: cfg.SessionTTL, Logger: m.Logger,
 		Orders: a.orders, Charger: a.charger, Charged: a.countCharge, ReconcileGrace: cfg.ReconcileGrace, Fault: m.fault(cfg.Fault),
 		Linker: linker, LinkKey: key, Wallet: walletOf(wallet),
-		OrderRefunds: func(ctx context.Context) (int, error) { return a.admin.ReconcileRefunds(ctx, cfg.ReconcileGrace) },
-		AlsoSweep: func(ctx context.Context) (int64, error) {
-			n, err := a.idem.Sweep(ctx, time.Now().Add(-idempotency.Retention))
-			if err != nil {
-				return n, err
-			}
-			m, err := accounts.Sweep(ctx, a.db, time.Now())
-			if err != nil {
-				return n + m, err
-			}
-			w, err := a.orders.SweepWebhooks(ctx)
-			return n + m + w, err
-		},
 		SessionMoved: a.metrics.SessionMoved,
 		AccountAddress: func(ctx context.Context, id string) (*checkout.Address, error) {
 			return a.accountData.DefaultAddress(ctx, id)
@@ -152,7 +145,8 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 			return a.accountData.SaveOrderAddress(ctx, tx, id, addr)
 		},
 	})
-	a.accountData = accounts.NewData(a.db, a.orders, accounts.DataOptions{CheckAddress: a.checkout.CheckAddress, Wallet: wallet, Logger: m.Logger})
+	a.accountData = accounts.NewData(a.db, a.orders, accounts.DataOptions{CheckAddress: a.checkout.CheckAddress, Wallet: wallet, Logger: m.Logger,
+		EndSessions: a.checkout.EndAccountSessions})
 	a.acp, err = acp.New(a.checkout, a.idem, acp.Options{Currency: a.policy.Currency().Code(), SigningKeys: cfg.ACPSigningKeys})
 	return err
 }
@@ -209,7 +203,7 @@ func (a *app) mcpServer(m *Main, o server.MCPOptions) *mcp.Server {
 // buyerMCP is the MCP server of the buyers' tools.
 func (a *app) buyerMCP(m *Main) *mcp.Server {
 	w := widgets.New(a.checkout, a.catalog, &widgets.Options{PublicURL: a.cfg.PublicURL, Logger: m.Logger,
-		Domain: a.cfg.WidgetDomain, RedirectDomains: a.redirectDomains()})
+		Domain: a.cfg.WidgetDomain, RedirectDomains: a.redirectDomains(), ProductCheckout: a.policy.ProductCheckout})
 	return a.mcpServer(m, server.MCPOptions{Name: "shop", Title: a.policy.Name, Resources: w.Resources(),
 		Instructions: w.Instructions(a.policy.Name, a.policy.Currency().Code()),
 		Challenge:    func(scopes []string) string { return a.accounts.Challenge("insufficient_scope", scopes) },

@@ -29,7 +29,7 @@ import (
 
 // signInAndAllow plays the buyer in the browser tab ctx on the shop's login
 // pages: it opens authorize, types email and the code the shop mailed there,
-// and allows. It answers the client the email page names and the scopes the
+// ticks payments when the consent asks for it unticked, and allows. It answers the client the email page names and the scopes the
 // consent page lists; the browser then follows the redirect to the client.
 func signInAndAllow(t *testing.T, ctx context.Context, authorize, email string, mail *smtptest.Server) (client, scopes string) {
 	t.Helper()
@@ -53,7 +53,8 @@ func signInAndAllow(t *testing.T, ctx context.Context, authorize, email string, 
 	if scopes, err = chromedp.Run(ctx, chromedp.Text(css("#scopes"))); err != nil {
 		t.Fatalf("consent page: %v", err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(css("#allow"))); err != nil {
+	tick := `(b => { if (b && !b.checked) b.click(); })(document.getElementById("scope-payments"))`
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](tick), chromedp.Click(css("#allow"))); err != nil {
 		t.Fatalf("consent page: %v", err)
 	}
 	return client, scopes

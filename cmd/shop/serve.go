@@ -14,7 +14,6 @@ import (
 	"shop/checkout"
 	"shop/database"
 	shopmetrics "shop/metrics"
-	"shop/orders"
 	"shop/server"
 )
 
@@ -66,8 +65,7 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		"metrics", metricsURL)
 	workers, stopWorkers := context.WithCancel(ctx)
 	defer stopWorkers()
-	a.runWorkers(workers)
-	go orders.NewWebhookWorker(a.db, a.ucpDialect(m).WebhookSender(), &orders.WebhookOptions{Backoff: a.cfg.WebhookBackoff, Logger: m.Logger}).Run(workers)
+	runJobs(workers, a.jobs(m), m.Logger)
 	if m.Started != nil {
 		m.Started(ln.Addr().String())
 	}
@@ -138,16 +136,6 @@ func (a *app) httpServer(m *Main) (*server.Server, error) {
 		AddressRateBurst: a.cfg.AddressRateBurst,
 		TrustedProxyHops: a.cfg.TrustedProxyHops,
 	})
-}
-
-// runWorkers starts the work every replica does in the background until
-// ctx is done: the checkout's sweeps and reconciler, and the delivery of the
-// buyer's emails (each email once, whichever replica's worker sends it).
-func (a *app) runWorkers(ctx context.Context) {
-	go a.checkout.Run(ctx)
-	if a.mailer != nil {
-		go a.mailer.Run(ctx)
-	}
 }
 
 // stdio serves the buyer tools over stdio.

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -27,6 +28,15 @@ import (
 // @query when there is one, ucp-agent, idempotency-key when sent, and
 // content-digest and content-type with a body. skip leaves a component out.
 func rfc9421Signer(key *ecdsa.PrivateKey, kid, skip string, tamper func(r *http.Request)) func(r *http.Request, body []byte) {
+	return rfc9421SignerAt(key, kid, skip, 0, 0, tamper)
+}
+
+// omitCreated makes rfc9421SignerAt sign without created.
+const omitCreated = time.Duration(math.MinInt64)
+
+// rfc9421SignerAt is rfc9421Signer with created that far from now (none
+// for omitCreated), and expires that far from now when not 0.
+func rfc9421SignerAt(key *ecdsa.PrivateKey, kid, skip string, created, expires time.Duration, tamper func(r *http.Request)) func(r *http.Request, body []byte) {
 	return func(r *http.Request, body []byte) {
 		comps := []string{"@method", "@authority", "@path"}
 		values := map[string]string{"@method": r.Method, "@authority": r.URL.Host, "@path": r.URL.EscapedPath()}
@@ -52,7 +62,13 @@ func rfc9421Signer(key *ecdsa.PrivateKey, kid, skip string, tamper func(r *http.
 			quoted = append(quoted, `"`+c+`"`)
 			fmt.Fprintf(&base, "%q: %s\n", c, values[c])
 		}
-		params := fmt.Sprintf(`(%s);created=%d;keyid="%s"`, strings.Join(quoted, " "), time.Now().Unix(), kid)
+		params := fmt.Sprintf(`(%s);created=%d;keyid="%s"`, strings.Join(quoted, " "), time.Now().Add(created).Unix(), kid)
+		if created == omitCreated {
+			params = fmt.Sprintf(`(%s);keyid="%s"`, strings.Join(quoted, " "), kid)
+		}
+		if expires != 0 {
+			params += fmt.Sprintf(";expires=%d", time.Now().Add(expires).Unix())
+		}
 		base.WriteString(`"@signature-params": ` + params)
 		digest := sha256.Sum256([]byte(base.String()))
 		rr, ss, err := ecdsa.Sign(rand.Reader, key, digest[:])
@@ -73,8 +89,10 @@ func rfc9421Signer(key *ecdsa.PrivateKey, kid, skip string, tamper func(r *http.
 // TestUCPRESTSignatures: a REST request signed with a key of the agent's
 // profile's keys[] is served; one whose signature does not verify, names
 // an unknown key, covers too little or whose body changed is refused with
-// UCP's signature errors; a signature of an agent that publishes no keys
-// is not checked. On SQLite and PostgreSQL.
+// UCP's signature errors; so is an unsigned request of that agent
+// (signature_missing) and a signature without created, created more than
+// 5 minutes from now or expires passed; a signature of an agent that
+// publishes no keys is not checked. On SQLite and PostgreSQL.
 func TestUCPRESTSignatures(t *testing.T) {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -104,24 +122,40 @@ func testUCPRESTSignatures(t *testing.T, d database.Dialect, profile string, key
 		sign   func(*http.Request, []byte)
 		status int
 		code   string
+		reads  bool // a GET of the same agent is refused alike
 	}{
-		{"OtherKey", rfc9421Signer(other, "agent-2026", "", nil), 401, "signature_invalid"},
-		{"UnknownKey", rfc9421Signer(key, "agent-2025", "", nil), 401, "key_not_found"},
-		{"UnreadableKey", rfc9421Signer(key, "odd", "", nil), 401, "key_not_found"},
-		{"KeyNotCovered", rfc9421Signer(key, "agent-2026", "idempotency-key", nil), 401, "signature_invalid"},
+		{"OtherKey", rfc9421Signer(other, "agent-2026", "", nil), 401, "signature_invalid", false},
+		{"UnknownKey", rfc9421Signer(key, "agent-2025", "", nil), 401, "key_not_found", false},
+		{"UnreadableKey", rfc9421Signer(key, "odd", "", nil), 401, "key_not_found", false},
+		{"KeyNotCovered", rfc9421Signer(key, "agent-2026", "idempotency-key", nil), 401, "signature_invalid", false},
 		{"BodyChanged", rfc9421Signer(key, "agent-2026", "", func(r *http.Request) {
 			changed := `{"line_items":[{"item":{"id":"` + ucpVariant + `"},"quantity":9}]}`
 			r.Body, r.ContentLength = io.NopCloser(strings.NewReader(changed)), int64(len(changed))
-		}), 400, "digest_mismatch"},
-		{"Garbled", rfc9421Signer(key, "agent-2026", "", func(r *http.Request) { r.Header.Set("Signature", "sig1=:AAAA:") }), 401, "signature_invalid"},
+		}), 400, "digest_mismatch", false},
+		{"Garbled", rfc9421Signer(key, "agent-2026", "", func(r *http.Request) { r.Header.Set("Signature", "sig1=:AAAA:") }), 401, "signature_invalid", false},
+		// Signed means signed: an agent whose profile publishes keys signs
+		// every request, inside the window.
+		{"Unsigned", nil, 401, "signature_missing", true},
+		{"CreatedLongAgo", rfc9421SignerAt(key, "agent-2026", "", -10*time.Minute, 0, nil), 401, "signature_invalid", true},
+		{"CreatedAhead", rfc9421SignerAt(key, "agent-2026", "", 10*time.Minute, 0, nil), 401, "signature_invalid", true},
+		{"Expired", rfc9421SignerAt(key, "agent-2026", "", -time.Minute, -time.Second, nil), 401, "signature_invalid", true},
+		{"NoCreated", rfc9421SignerAt(key, "agent-2026", "", omitCreated, 0, nil), 401, "signature_invalid", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := restAgent{shop.url, profile, tc.sign}
 			if code := protocolCode(t, a.do(t, "POST", "/carts", uuid(t), cart), tc.status); code != tc.code {
 				t.Errorf("code %q, want %q", code, tc.code)
 			}
+			if tc.reads {
+				if code := protocolCode(t, a.do(t, "GET", "/carts/"+made.ID, "", nil), tc.status); code != tc.code {
+					t.Errorf("GET: code %q, want %q", code, tc.code)
+				}
+			}
 		})
 	}
+	// Within the window, with expires still ahead, the signature is taken.
+	fresh := restAgent{shop.url, profile, rfc9421SignerAt(key, "agent-2026", "", -4*time.Minute, time.Minute, nil)}
+	_ = restDecode[map[string]any](t, fresh.do(t, "GET", "/carts/"+made.ID, "", nil), 200, "cart_response")
 	// An agent whose profile publishes no keys: its signature is not checked.
 	unkeyed := restAgent{shop.url, agents.URL + "/agent-2026-08-25.json", rfc9421Signer(other, "whatever", "", nil)}
 	_ = restDecode[map[string]any](t, unkeyed.do(t, "POST", "/carts", uuid(t), cart), 201, "cart_response")

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"shop/database"
 	"shop/database/dbtest"
 	"shop/ucp"
@@ -103,8 +105,11 @@ func testUCPOrderWebhooks(t *testing.T, d database.Dialect) {
 	platform := serveHookPlatform(t)
 	profileWith := func(hook string) string {
 		url := platform.URL + hook
-		if hook == "/plain" {
+		switch hook {
+		case "/plain":
 			url = "http://example.com/hooks" // not https, not loopback
+		case "/private":
+			url = "https://10.0.0.7/hooks" // a private address
 		}
 		p := strings.ReplaceAll(agentProfileJSON, "2026-04-08", "2026-08-25")
 		return strings.Replace(p, `"dev.ucp.shopping.order": [{"version": "2026-08-25"}]`,
@@ -116,7 +121,8 @@ func testUCPOrderWebhooks(t *testing.T, d database.Dialect) {
 	}))
 	t.Cleanup(agents.Close)
 	env := map[string]string{"SHOP_UCP_TEST_ALLOW_LOOPBACK": "true", "SHOP_ADMIN_TOKENS": "owner:" + ownerToken}
-	shop := startShop(t, dbtest.DSN(t, d), env, "--webhook-backoff", "300ms")
+	dsn := dbtest.DSN(t, d)
+	shop := startShop(t, dsn, env, "--webhook-backoff", "300ms")
 	keys := getUCPProfile(t, shop.url+"/.well-known/ucp").Keys
 	s := connectUCP(t, shop.url)
 	admin := connectAdmin(t, shop.url, ownerToken)
@@ -187,12 +193,15 @@ func testUCPOrderWebhooks(t *testing.T, d database.Dialect) {
 		t.Errorf("%d POSTs to /hooks, want 12 (each of 6 events refused once, then taken once)", n)
 	}
 
-	// A webhook_url the shop may not post to refuses the completion, naming the profile.
-	co, _ := ucpBasket(t, s, ucpMeta(agents.URL+"/plain.json", ""))
-	bad := ucpCall[ucp.ErrorResponse](t, s, "complete_checkout", map[string]any{"meta": ucpMeta(agents.URL+"/plain.json", "0b6c1a0e-0000-4000-8000-0000000000b4"), "id": co.ID, "checkout": pay})
-	if len(bad.Messages) == 0 || bad.Messages[0].Path != `$.meta["ucp-agent"].profile` || !strings.Contains(bad.Messages[0].Content, "https") {
-		t.Errorf("complete with an http webhook_url: %+v", bad)
+	// A webhook_url the shop may not post to refuses the checkout's creation, naming the field.
+	for _, hook := range []string{"/plain", "/private"} {
+		bad := ucpCall[ucp.ErrorResponse](t, s, "create_checkout", map[string]any{"meta": ucpMeta(agents.URL+hook+".json", ""),
+			"checkout": map[string]any{"line_items": ucpLine(ucpVariant, 1)}})
+		if len(bad.Messages) == 0 || bad.Messages[0].Path != `$.meta["ucp-agent"].profile` || !strings.Contains(bad.Messages[0].Content, "config.webhook_url") {
+			t.Errorf("create_checkout with the webhook_url of %s: %+v", hook, bad)
+		}
 	}
+	keptFromCreation(t, s, dsn, agents.URL, platform, pay)
 
 	// A platform that always fails: the order is placed and fulfilled all the same.
 	down := buy(agents.URL+"/down.json", "0b6c1a0e-0000-4000-8000-0000000000b2")
@@ -203,5 +212,47 @@ func testUCPOrderWebhooks(t *testing.T, d database.Dialect) {
 	}
 	if n := platform.count("/down"); n < 3 {
 		t.Errorf("%d tries at a failing platform, want its events tried again", n)
+	}
+}
+
+// keptFromCreation: the order's webhook URL is the one in the profile of
+// the agent that created the checkout; another agent holding the checkout's
+// id and completing it (declined here) does not move it, and the order's
+// events go to the creator's URL only.
+func keptFromCreation(t *testing.T, s *mcp.ClientSession, dsn, agents string, platform *hookPlatform, pay map[string]any) {
+	t.Helper()
+	creator, thief := ucpMeta(agents+"/mine.json", ""), agents+"/thief.json"
+	co := ucpCall[ucp.Checkout](t, s, "create_checkout", map[string]any{"meta": creator, "checkout": map[string]any{
+		"buyer": map[string]any{"first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.com"}, "line_items": ucpLine(ucpVariant, 1),
+		"fulfillment": map[string]any{"methods": []map[string]any{{"type": "shipping", "destinations": []any{ucpDestination}}}}}})
+	co = ucpCall[ucp.Checkout](t, s, "update_checkout", map[string]any{"meta": creator, "id": co.ID, "checkout": map[string]any{
+		"fulfillment": map[string]any{"methods": []map[string]any{{"id": "shipping_1", "groups": []map[string]any{{"id": "package_1", "selected_option_id": "us-express"}}}}}}})
+	if co.Status != "ready_for_complete" {
+		t.Fatalf("checkout: %+v", co)
+	}
+	db := openDB(t, dsn)
+	hookOf := func() string {
+		var url string
+		if err := db.Raw("SELECT url FROM order_webhooks WHERE session_id = ?", co.ID).Scan(&url).Error; err != nil {
+			t.Fatal(err)
+		}
+		return url
+	}
+	if got := hookOf(); !strings.HasSuffix(got, "/mine") {
+		t.Fatalf("webhook URL after creation: %q, want the creator's /mine", got)
+	}
+	declined := map[string]any{"payment": map[string]any{"instruments": []map[string]any{{"id": "instr_1", "handler_id": "sandbox_card", "type": "card",
+		"credential": map[string]any{"type": "token", "token": "pm_card_visa_chargeDeclined"}}}}}
+	_ = call(t, s, "complete_checkout", map[string]any{"meta": ucpMeta(thief, "0b6c1a0e-0000-4000-8000-0000000000c1"), "id": co.ID, "checkout": declined})
+	if got := hookOf(); !strings.HasSuffix(got, "/mine") {
+		t.Errorf("webhook URL after another agent's declined complete_checkout: %q, want the creator's /mine", got)
+	}
+	done := ucpCall[ucp.Checkout](t, s, "complete_checkout", map[string]any{"meta": ucpMeta(agents+"/mine.json", "0b6c1a0e-0000-4000-8000-0000000000c2"), "id": co.ID, "checkout": pay})
+	if done.Status != "completed" {
+		t.Fatalf("complete_checkout: %+v", done)
+	}
+	platform.taken(t, "/mine", 1)
+	if n := platform.count("/thief"); n != 0 {
+		t.Errorf("%d webhooks went to the other agent's URL", n)
 	}
 }
