@@ -132,6 +132,18 @@ type Promotion struct {
 	UsageLimit  *int            `yaml:"usage_limit"`  // when set, > 0: how many orders may use the code
 }
 
+// ShippingCountries lists the countries of every shipping zone, sorted.
+func (p *Policy) ShippingCountries() []string {
+	var out []string
+	for _, z := range p.Shipping.Zones {
+		for _, c := range z.Countries {
+			out = append(out, strings.ToUpper(c))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // Zone returns the shipping zone of a country (case-insensitive).
 func (p *Policy) Zone(country string) (*Zone, bool) {
 	country = strings.ToUpper(country)

@@ -183,7 +183,7 @@ func (c *Checkout) sessionWith(ctx context.Context, r *sessionRow, order *contra
 		LineItems: snap.LineItems, FulfillmentOptions: snap.Options, FulfillmentOptionID: snap.OptionID,
 		Totals: snap.Totals, Messages: snap.Messages, Links: c.links(),
 		ExpiresAt: r.ExpiresAt.UTC(), Metadata: st.Metadata, ExternalCheckout: c.policy.ExternalCheckout,
-		PaymentSheet: c.policy.SheetEnabled(),
+		PaymentSheet: c.policy.SheetEnabled(), ShippingCountries: c.policy.ShippingCountries(),
 	}
 	if s.Status == Ready || s.Status == NotReady {
 		if !c.now().Before(r.ExpiresAt) {

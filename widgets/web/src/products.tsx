@@ -11,6 +11,7 @@ import { int, list, obj, products as readProducts, session as readSession, str, 
 import { money } from "./lib/format";
 import { Host, markReady, ToolError, toolError } from "./lib/host";
 import { t } from "./lib/i18n";
+import { say } from "./lib/says";
 import { Img, MAX_QUANTITY, Status, Stepper } from "./lib/ui";
 import "./styles.css";
 
@@ -185,7 +186,7 @@ function Products() {
       const n = cart.reduce((a, it) => a + it.quantity, 0);
       setStatus(
         stock
-          ? { text: stock.content, error: true }
+          ? { text: say(stock), error: true }
           : { text: `${t("added", { qty, title: p.title })} ${t("cartCount", { n })}${sub ? ", " + money(sub.amount, s.currency, host.locale) : ""}.`, error: false },
       );
       const lines = s.lines.map((l) => `${l.quantity} × ${l.name} (${l.itemID})`).join("; ");
@@ -195,7 +196,8 @@ function Products() {
         { checkout_session_id: s.id, items: cart },
       );
     } catch (e) {
-      setStatus({ text: t("addFailed", { why: toolError(e).message }), error: true });
+      const err = toolError(e);
+      setStatus({ text: t("addFailed", { why: err.code ? say(err) : err.message }), error: true });
     } finally {
       setBusy("");
     }

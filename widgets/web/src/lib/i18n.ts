@@ -42,6 +42,11 @@ export function setLocale(locale: string): void {
   }
 }
 
+/** has reports whether key names a message of the catalogs. */
+export function has(key: string): boolean {
+  return Object.hasOwn(en, key);
+}
+
 /** language is the catalog in use ("de", "pt-BR", …). */
 export function language(): string {
   return lang;
