@@ -382,9 +382,12 @@ function Checkout() {
   const other = (sec: Section) =>
     s.messages.filter((m) => (m.param ? sectionOf(m.param) === sec && !fieldKeys.has(m.param) : sec === "pay"));
 
+  const countries = s.countries;
+  // A new form's country is the buyer's locale's region, where the shop ships.
+  const shownForm = form.country || !countries.length ? form : { ...form, country: countryOf(host.locale, countries) };
   const saveAddress = () => {
     const a: Obj = {};
-    for (const f of addressFields) if (form[f].trim()) a[f] = form[f].trim();
+    for (const f of addressFields) if (shownForm[f].trim()) a[f] = shownForm[f].trim();
     const args: Obj = { fulfillment_address: a };
     if (form.email.trim()) args.buyer = { email: form.email.trim(), ...(form.name.trim() ? { name: form.name.trim() } : {}) };
     void change("address", args, t("addressSaved")).then((ok) => ok && setEditing(false));
@@ -392,7 +395,6 @@ function Checkout() {
   // A complete address shows as text; the form comes when it is missing or wrong, or the buyer changes it.
   const addressWrong = s.messages.some((m) => m.type === "error" && sectionOf(m.param) === "address") || Object.keys(refused).some((k) => sectionOf(k) === "address");
   const asText = !!s.address && !addressWrong && !editing;
-  const countries = s.countries;
   const items = (f: (i: number, q: number) => number) =>
     s.lines.map((l, i) => ({ id: l.itemID, quantity: f(i, l.quantity) })).filter((it) => it.quantity > 0);
 
@@ -495,14 +497,14 @@ function Checkout() {
           }} />
         ) : (
           <AddressForm
-            form={form.country || !countries.length ? form : { ...form, country: countryOf(host.locale, countries) }}
+            form={shownForm}
             errors={errors}
             busy={busy === "address" || final}
             countries={countries}
             locale={host.locale}
             editing={editing}
             onInput={(k, v) => {
-              const f = { ...form, country: form.country || countryOf(host.locale, countries), [k]: k === "country" ? v.toUpperCase() : v };
+              const f = { ...shownForm, [k]: k === "country" ? v.toUpperCase() : v };
               setForm(f);
               keep(f, promo);
             }}

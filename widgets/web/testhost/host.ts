@@ -156,7 +156,13 @@ function shim(o: LoadOptions, state: unknown, toolOutput: unknown): string {
     },
   };
   if (!cfg.sheet) delete window.openai.requestCheckout;
-  if (cfg.fullscreen) window.openai.requestDisplayMode = ({ mode }) => { post({ kind: "display-mode", mode }); return Promise.resolve({ mode }); };
+  // As ChatGPT does, the granted mode becomes window.openai.displayMode, announced with openai:set_globals.
+  if (cfg.fullscreen) window.openai.requestDisplayMode = ({ mode }) => {
+    post({ kind: "display-mode", mode });
+    window.openai.displayMode = mode;
+    window.dispatchEvent(new CustomEvent("openai:set_globals", { detail: { globals: { displayMode: mode } } }));
+    return Promise.resolve({ mode });
+  };
   if (!cfg.only) return;
   // ChatGPT without the MCP Apps bridge: tools and links through window.openai.
   window.openai.callTool = (name, args) => {
@@ -283,21 +289,20 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
   }
 
   const theme = o.theme ?? "light";
+  const hostContext = {
+    theme,
+    locale: o.locale ?? "en-US",
+    platform: "web" as const,
+    displayMode: "inline" as "inline" | "fullscreen",
+    availableDisplayModes: (o.fullscreen ? ["inline", "fullscreen"] : ["inline"]) as ("inline" | "fullscreen")[],
+    containerDimensions: { width: o.width ?? 480, maxHeight: 2000 },
+    styles: { variables: (o.styles ?? {}) as never },
+  };
   const b = new AppBridge(
     c,
     { name: "shop-test-host", version: "1" },
     { openLinks: {}, serverTools: {}, serverResources: {}, logging: {}, updateModelContext: { text: {}, structuredContent: {} }, message: { text: {} } },
-    {
-      hostContext: {
-        theme,
-        locale: o.locale ?? "en-US",
-        platform: "web",
-        displayMode: "inline",
-        availableDisplayModes: o.fullscreen ? ["inline", "fullscreen"] : ["inline"],
-        containerDimensions: { width: o.width ?? 480, maxHeight: 2000 },
-        styles: { variables: (o.styles ?? {}) as never },
-      },
-    },
+    { hostContext },
   );
   bridge = b;
   b.onopenlink = async (p) => {
@@ -313,9 +318,12 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
     events.push({ kind: "message", content: p.content });
     return {};
   };
+  // The granted mode is the host's display mode from then on (host-context-changed).
   b.onrequestdisplaymode = async ({ mode }) => {
     events.push({ kind: "display-mode", mode });
-    return { mode: o.fullscreen && mode === "fullscreen" ? "fullscreen" : "inline" };
+    hostContext.displayMode = o.fullscreen && mode === "fullscreen" ? "fullscreen" : "inline";
+    setTimeout(() => b.setHostContext({ ...hostContext }), 0);
+    return { mode: hostContext.displayMode };
   };
   b.onsizechange = ({ height }) => {
     if (height) iframe.style.height = Math.min(Math.ceil(height) + 2, 4000) + "px";

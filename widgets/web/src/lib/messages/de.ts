@@ -48,7 +48,7 @@ export const de: Messages = {
   shippingOptions: "Versandoptionen",
   shipping: "Versand",
   shippingLater: "Versandoptionen erscheinen, sobald die Adresse vollständig ist.",
-  arrives: "Ankunft {when}",
+  arrives: "Lieferung {when}",
   promoCode: "Gutscheincode",
   apply: "Einlösen",
   notes: "Hinweise",
