@@ -104,8 +104,8 @@ func price(in pricingInput) priced {
 
 	promo := in.Promo
 	if promo != nil {
-		if why := promoProblem(cur, promo, base, in.PromoUses, in.Now); why != "" {
-			out.Messages = append(out.Messages, infoMessage(string(shop.Invalid), "$.promo_code", why))
+		if why := promoProblem(cur, promo, base, in.PromoUses, in.Now); why.Content != "" {
+			out.Messages = append(out.Messages, why)
 			promo = nil
 		}
 	}
@@ -117,7 +117,7 @@ func price(in pricingInput) priced {
 	}
 	if promo != nil {
 		out.Promo = promo.Code
-		out.Messages = append(out.Messages, infoMessage("", "", appliedText(cur, promo, discount)))
+		out.Messages = append(out.Messages, applied(cur, promo, discount))
 	}
 
 	var rate decimal.Decimal
@@ -239,8 +239,9 @@ func shippingOptions(in pricingInput, goods int64, freeShipping bool, rate decim
 		case r.FreeOver != nil && goods >= *r.FreeOver:
 			o.Subtotal = 0
 			if r.Price > 0 {
-				messages = append(messages, infoMessage("", "",
-					fmt.Sprintf("Free %s shipping on orders over %s.", r.Title, cur.Format(*r.FreeOver))))
+				messages = append(messages, keyed(infoMessage("", "",
+					fmt.Sprintf("Free %s shipping on orders over %s.", r.Title, cur.Format(*r.FreeOver))),
+					KeyFreeOver, "option", r.Title, "threshold_amount", itoa(*r.FreeOver)))
 			}
 		}
 		if taxable {
@@ -278,21 +279,27 @@ func infoMessage(code, param, content string) Message {
 }
 
 // promoProblem returns why promo does not apply to items worth base minor
-// units at now after uses orders used it, or "" when it applies. The reason
-// is written for the buyer.
-func promoProblem(cur money.Currency, promo *Promotion, base, uses int64, now time.Time) string {
+// units at now after uses orders used it, an info message coded invalid for
+// $.promo_code, or the zero Message when it applies.
+func promoProblem(cur money.Currency, promo *Promotion, base, uses int64, now time.Time) Message {
+	why := func(text, key string, params ...string) Message {
+		return keyed(infoMessage(string(shop.Invalid), "$.promo_code", text), key, append([]string{"code", promo.Code}, params...)...)
+	}
 	switch {
 	case !promo.StartsAt.IsZero() && now.Before(promo.StartsAt):
-		return fmt.Sprintf("%s starts on %s.", promo.Code, dateText(promo.StartsAt))
+		return why(fmt.Sprintf("%s starts on %s.", promo.Code, dateText(promo.StartsAt)),
+			KeyPromoNotStarted, "start_date", promo.StartsAt.UTC().Format(time.DateOnly))
 	case !promo.EndsAt.IsZero() && !now.Before(promo.EndsAt):
-		return fmt.Sprintf("%s ended on %s.", promo.Code, dateText(promo.EndsAt))
+		return why(fmt.Sprintf("%s ended on %s.", promo.Code, dateText(promo.EndsAt)),
+			KeyPromoEnded, "end_date", promo.EndsAt.UTC().Format(time.DateOnly))
 	case promo.UsageLimit != nil && uses >= int64(*promo.UsageLimit):
-		return usedUpText(promo.Code)
+		return why(usedUpText(promo.Code), KeyPromoUsedUp)
 	case base < promo.MinSubtotal:
-		return fmt.Sprintf("%s needs items worth %s; add %s more to use it.",
-			promo.Code, cur.Format(promo.MinSubtotal), cur.Format(promo.MinSubtotal-base))
+		return why(fmt.Sprintf("%s needs items worth %s; add %s more to use it.",
+			promo.Code, cur.Format(promo.MinSubtotal), cur.Format(promo.MinSubtotal-base)),
+			KeyPromoMinSubtotal, "min_amount", itoa(promo.MinSubtotal), "missing_amount", itoa(promo.MinSubtotal-base))
 	}
-	return ""
+	return Message{}
 }
 
 // usedUpText says that a promotion reached its usage limit.
@@ -300,22 +307,28 @@ func usedUpText(code string) string {
 	return fmt.Sprintf("%s has been used up: it has been used as many times as it can be.", code)
 }
 
-// appliedText says what an applied promotion did; discount is the order
-// discount it gave (amount_off only).
-func appliedText(cur money.Currency, promo *Promotion, discount int64) string {
+// applied is the info message of what an applied promotion did; discount
+// is the order discount it gave (amount_off only).
+func applied(cur money.Currency, promo *Promotion, discount int64) Message {
+	say := func(text, key string, params ...string) Message {
+		return keyed(infoMessage("", "", text), key, append([]string{"code", promo.Code}, params...)...)
+	}
 	switch promo.Kind {
 	case PercentOff:
-		return fmt.Sprintf("%s applied: %s%% off your items.", promo.Code, promo.Percent.String())
+		return say(fmt.Sprintf("%s applied: %s%% off your items.", promo.Code, promo.Percent.String()),
+			KeyPromoPercentOff, "percent", promo.Percent.String())
 	case AmountOff:
 		if discount < promo.Amount {
-			return fmt.Sprintf("%s applied: %s off your order (it is worth up to %s, but no more than your items cost).",
-				promo.Code, cur.Format(discount), cur.Format(promo.Amount))
+			return say(fmt.Sprintf("%s applied: %s off your order (it is worth up to %s, but no more than your items cost).",
+				promo.Code, cur.Format(discount), cur.Format(promo.Amount)),
+				KeyPromoAmountCapped, "discount_amount", itoa(discount), "max_amount", itoa(promo.Amount))
 		}
-		return fmt.Sprintf("%s applied: %s off your order.", promo.Code, cur.Format(discount))
+		return say(fmt.Sprintf("%s applied: %s off your order.", promo.Code, cur.Format(discount)),
+			KeyPromoAmountOff, "discount_amount", itoa(discount))
 	case FreeShipping:
-		return fmt.Sprintf("%s applied: free shipping on this order.", promo.Code)
+		return say(fmt.Sprintf("%s applied: free shipping on this order.", promo.Code), KeyPromoFreeShipping)
 	}
-	return fmt.Sprintf("%s applied.", promo.Code)
+	return say(fmt.Sprintf("%s applied.", promo.Code), KeyPromoApplied)
 }
 
 // dateText writes the UTC date of t for buyers, e.g. "1 May 2026".
@@ -375,13 +388,15 @@ func chooseOption(cur money.Currency, options []FulfillmentOption, wanted string
 			ids[j] = fmt.Sprintf("%q", o.ID)
 		}
 		if !kept {
-			m := errorMessage(string(shop.Invalid), "$.fulfillment_option_id",
-				fmt.Sprintf("There is no shipping option %q for this address; choose one of %s.", wanted, strings.Join(ids, ", ")))
+			m := keyed(errorMessage(string(shop.Invalid), "$.fulfillment_option_id",
+				fmt.Sprintf("There is no shipping option %q for this address; choose one of %s.", wanted, strings.Join(ids, ", "))),
+				KeyOptionUnknown, "option_typed", wanted)
 			return 0, &m, false
 		}
-		m := infoMessage(string(shop.Invalid), "$.fulfillment_option_id",
+		m := keyed(infoMessage(string(shop.Invalid), "$.fulfillment_option_id",
 			fmt.Sprintf("The shipping option %q is not offered for this address; %s is selected instead. The options are %s.",
-				wanted, options[i].Title, strings.Join(ids, ", ")))
+				wanted, options[i].Title, strings.Join(ids, ", "))),
+			KeyOptionReplaced, "option_typed", wanted, "selected", options[i].Title)
 		return i, &m, true
 	}
 	var others []string
@@ -399,7 +414,7 @@ func chooseOption(cur money.Currency, options []FulfillmentOption, wanted string
 	if len(others) > 0 {
 		text = fmt.Sprintf("Shipping: %s selected; other options: %s.", options[i].Title, strings.Join(others, ", "))
 	}
-	m := infoMessage("", "", text)
+	m := keyed(infoMessage("", "", text), KeyOptionSelected, "selected", options[i].Title)
 	return i, &m, true
 }
 

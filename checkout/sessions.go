@@ -318,10 +318,12 @@ func (c *Checkout) apply(st *state, req Request) error {
 		code := strings.ToUpper(strings.TrimSpace(*req.PromoCode))
 		if code != "" {
 			if !promoPattern.MatchString(code) {
-				return shop.Errorf(shop.Invalid, "$.promo_code", "not a promotion code: codes are 3 to 32 letters, digits, - or _; send \"\" to remove one")
+				return shop.Errorf(shop.Invalid, "$.promo_code", "not a promotion code: codes are 3 to 32 letters, digits, - or _; send \"\" to remove one").
+					Keyed(KeyPromoMalformed, "code_typed", code)
 			}
 			if _, ok := c.policy.Promotion(code); !ok {
-				return shop.Errorf(shop.Invalid, "$.promo_code", "no promotion has code %q; check the spelling with the buyer, or send \"\" for none", code)
+				return shop.Errorf(shop.Invalid, "$.promo_code", "no promotion has code %q; check the spelling with the buyer, or send \"\" for none", code).
+					Keyed(KeyPromoUnknown, "code_typed", code)
 			}
 		}
 		st.changed = st.changed || st.PromoCode != code
@@ -371,13 +373,13 @@ func (c *Checkout) repriceHolding(ctx context.Context, tx *gorm.DB, row *session
 		return false, err
 	}
 	if len(lines) == 0 {
-		problems = append(problems, errorMessage(string(shop.Missing), "$.line_items", "Add at least one item."))
+		problems = append(problems, keyed(errorMessage(string(shop.Missing), "$.line_items", "Add at least one item."), KeyItemsMissing))
 	}
 	limited, release := buyer.check(lines)
 	problems = append(problems, limited...)
 	var shippable *Address
 	if st.Address == nil {
-		problems = append(problems, errorMessage(string(shop.Missing), "$.fulfillment_address", "Add the shipping address."))
+		problems = append(problems, keyed(errorMessage(string(shop.Missing), "$.fulfillment_address", "Add the shipping address."), KeyAddressMissing))
 	} else if p := addressProblems(c.policy, st.Address); len(p) > 0 {
 		problems = append(problems, p...)
 	} else {
@@ -394,21 +396,21 @@ func (c *Checkout) repriceHolding(ctx context.Context, tx *gorm.DB, row *session
 	pr := price(in)
 	problems = append(problems, pr.Errors...)
 	if shippable != nil && pr.OptionID == "" && len(pr.Errors) == 0 {
-		problems = append(problems, errorMessage(string(shop.Missing), "$.fulfillment_option_id", "Choose a shipping option."))
+		problems = append(problems, keyed(errorMessage(string(shop.Missing), "$.fulfillment_option_id", "Choose a shipping option."), KeyOptionMissing))
 	}
 	kept := keptOption(&st, pr.OptionID, len(pr.Options) > 0, in.OptionKept)
 
 	row.ExpiresAt = c.expiry(row, now)
 	row.UpdatedAt = now
 	row.Status = NotReady
-	var why string // why the items may not be held, when they are not
+	var why Message // why the items may not be held, when they are not (Content "" when they may)
 	if len(problems) == 0 && paying.IsZero() {
 		if why, err = c.holdRoom(ctx, tx, row, append([]string{row.ID}, release...), lines, now); err != nil {
 			return false, err
 		}
 	}
 	switch {
-	case len(problems) == 0 && why == "":
+	case len(problems) == 0 && why.Content == "":
 		// A ready session, live, whose items stay as they were holds them
 		// already (its holds change with its items, in one transaction).
 		held := was.Status == Ready && now.Before(was.ExpiresAt) && slices.Equal(was.Items, st.Items)
@@ -425,10 +427,10 @@ func (c *Checkout) repriceHolding(ctx context.Context, tx *gorm.DB, row *session
 			return false, err
 		}
 	}
-	if len(problems) == 0 && why != "" {
+	if len(problems) == 0 && why.Content != "" {
 		// Not a dead end: ready, with nothing reserved (addrlimits.go).
 		row.Status = Ready
-		pr.Messages = append([]Message{unreserved(why)}, pr.Messages...)
+		pr.Messages = append([]Message{why}, pr.Messages...)
 	}
 
 	row.setState(st)
@@ -491,7 +493,9 @@ func keptOption(st *state, chosen string, offered, wasKept bool) string {
 func outOfStock(line int, name string, available int64) Message {
 	param := fmt.Sprintf("$.line_items[%d].item.quantity", line)
 	if available == 0 {
-		return errorMessage(string(shop.OutOfStock), param, fmt.Sprintf("%s is out of stock; remove it or choose another variant.", name))
+		return keyed(errorMessage(string(shop.OutOfStock), param, fmt.Sprintf("%s is out of stock; remove it or choose another variant.", name)),
+			KeyStockOut, "name", name)
 	}
-	return errorMessage(string(shop.OutOfStock), param, fmt.Sprintf("Only %d of %s can be bought now; lower the quantity to %d or less.", available, name, available))
+	return keyed(errorMessage(string(shop.OutOfStock), param, fmt.Sprintf("Only %d of %s can be bought now; lower the quantity to %d or less.", available, name, available)),
+		KeyStockShort, "name", name, "available", itoa(available))
 }

@@ -200,9 +200,9 @@ func (c *Checkout) sessionWith(ctx context.Context, r *sessionRow, order *contra
 		}
 		s.Order = order
 	case Expired:
-		s.Messages = []Message{errorMessage("expired", "", "This checkout session expired and its items were released; start a new one.")}
+		s.Messages = []Message{keyed(errorMessage("expired", "", "This checkout session expired and its items were released; start a new one."), KeySessionExpired)}
 	case Canceled:
-		s.Messages = []Message{{Type: MessageInfo, ContentType: "plain", Content: "Checkout session has been canceled."}}
+		s.Messages = []Message{keyed(infoMessage("", "", "Checkout session has been canceled."), KeySessionCanceled)}
 	}
 	nonNil(s)
 	if s.Status == Ready || s.Status == NotReady {

@@ -12,8 +12,9 @@ type Payment struct {
 	Provider string `json:"provider"`
 	// Mode is "test" or "live".
 	Mode string `json:"mode"`
-	// Reference is the provider's id of the payment (a PaymentIntent id).
-	Reference string `json:"reference"`
+	// Reference is the provider's id of the payment (a PaymentIntent id);
+	// staff see it, a buyer's receipt leaves it out.
+	Reference string `json:"reference,omitempty"`
 	// Status is the payment's status, PaymentSucceeded for a new order.
 	Status string `json:"status"`
 }
@@ -65,9 +66,21 @@ type Receipt struct {
 	Payment Payment `json:"payment"`
 	// Links are the legal pages the buyer saw at checkout.
 	Links []Link `json:"links"`
+	// Display is how the figures are shown, as the session showed them.
+	Display Display `json:"display"`
+	// Refunds are the money given back, oldest first; absent when none.
+	Refunds []Refund `json:"refunds,omitempty"`
+	// RefundedAmount is the sum of Refunds' amounts (0 when none).
+	RefundedAmount int64 `json:"refunded_amount"`
 	// Tracking is one entry per parcel the staff shipped, oldest first;
 	// absent until the first.
 	Tracking []Tracking `json:"tracking,omitempty"`
+}
+
+// Refund is money given back to the buyer: how much and when.
+type Refund struct {
+	Amount    int64     `json:"amount"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // Tracking is how to follow one parcel of an order: the carrier, its

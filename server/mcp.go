@@ -188,9 +188,11 @@ func deniedResult(ctx context.Context, logger *slog.Logger, t shop.Tool, b shop.
 // clients read the code and the param of the field to fix from it.
 type toolError struct {
 	Error struct {
-		Code    shop.Code `json:"code" jsonschema:"Why the call was refused: invalid, missing, not_found, forbidden, conflict, unavailable and the like."`
-		Param   string    `json:"param,omitempty" jsonschema:"The JSONPath of the argument to fix, such as $.limit."`
-		Message string    `json:"message" jsonschema:"What to send instead, for people and models."`
+		Code    shop.Code         `json:"code" jsonschema:"Why the call was refused: invalid, missing, not_found, forbidden, conflict, unavailable and the like."`
+		Param   string            `json:"param,omitempty" jsonschema:"The JSONPath of the argument to fix, such as $.limit."`
+		Message string            `json:"message" jsonschema:"What to send instead, for people and models."`
+		Key     string            `json:"key,omitempty" jsonschema:"The situation's key in the message catalogs (docs/messages.md), such as promo.unknown."`
+		Params  map[string]string `json:"params,omitempty" jsonschema:"The values the catalog's sentence needs, by name."`
 	} `json:"error"`
 }
 
@@ -279,6 +281,7 @@ func errorResult(ctx context.Context, logger *slog.Logger, tool string, err erro
 	switch {
 	case errors.As(err, &e):
 		te.Error.Code, te.Error.Param, te.Error.Message = e.Code, e.Param, e.Message
+		te.Error.Key, te.Error.Params = e.Key, e.Params
 		logger.InfoContext(ctx, "tool call refused", append(attrs, "code", e.Code, "param", e.Param)...)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		te.Error.Code, te.Error.Message = shop.Unavailable, "The request was canceled or took too long; try again."
