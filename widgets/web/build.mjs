@@ -29,8 +29,10 @@ const zodEnglishOnly = {
 // ext-apps imports zod as `import { z } from "zod/v4"`, a namespace that
 // esbuild keeps whole (every zod API, JSON Schema conversion included);
 // `import * as z` names the same exports and lets esbuild keep only those
-// used. A build of a newer ext-apps without that import fails here, so the
-// size check is never silently lost.
+// used. Its message schemas also carry 98 .describe("…") texts, which only
+// a JSON Schema generated from them would show: validation is the same
+// without them. A build of a newer ext-apps without that import fails here,
+// so the size check is never silently lost.
 const zodNamespaceImport = {
   name: "zod-namespace-import",
   setup(build) {
@@ -38,7 +40,8 @@ const zodNamespaceImport = {
       const src = await readFile(args.path, "utf8");
       const out = src.replace(/import\{z as ([\w$]+)\}from"zod\/v4"/g, 'import*as $1 from"zod/v4"');
       if (out === src) throw new Error(`${args.path}: no import { z } from "zod/v4" to rewrite; revisit build.mjs`);
-      return { contents: out, loader: "js", resolveDir: dirname(args.path) };
+      const described = /\.describe\((?:"(?:[^"\\\n]|\\.)*"|`[^`$]*`)\)/g;
+      return { contents: out.replace(described, ""), loader: "js", resolveDir: dirname(args.path) };
     });
   },
 };

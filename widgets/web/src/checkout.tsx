@@ -24,7 +24,7 @@ import { t } from "./lib/i18n";
 import { Status } from "./lib/ui";
 import { AddressForm, AddressText, countryOf, fieldParam, SaveToAccount, type Form } from "./checkout/address";
 import { Lines, Links, PayWaiting, Receipt, Shipping, Totals } from "./checkout/parts";
-import { known, say, section } from "./lib/says";
+import { known, say, sayIn, section } from "./lib/says";
 import { Confirming, Pay } from "./checkout/pay";
 import "./styles.css";
 
@@ -315,6 +315,7 @@ function Checkout() {
     );
   }
   const fmt = { currency: s.currency, locale: host.locale, display: s.display };
+  sayIn(s.currency);
   if (waiting) {
     const w = waiting;
     const total = s.totals.find((t) => t.type === "total");
@@ -366,7 +367,7 @@ function Checkout() {
     } catch (e) {
       const err = toolError(e);
       const vars = { code: str(args.promo_code, 32) };
-      if (err.param) setRefused({ [err.param]: err.code ? say(err, vars, fieldKeys.has(err.param)) : err.message });
+      if (err.param) setRefused({ [err.param]: err.code ? say(err, vars) : err.message });
       note(err.param ? sectionOf(err.param) : sec, refusal(e, vars), true);
       return false;
     } finally {
@@ -377,7 +378,7 @@ function Checkout() {
   // Field errors: the session's error messages and the last refusal, by JSONPath.
   const fieldKeys = new Set([...addressFields.map(fieldParam), fieldParam("email")]);
   const errors: Record<string, string> = {};
-  for (const m of s.messages) if (m.type === "error" && m.param && !errors[m.param]) errors[m.param] = say(m, {}, fieldKeys.has(m.param));
+  for (const m of s.messages) if (m.type === "error" && m.param && !errors[m.param]) errors[m.param] = say(m);
   Object.assign(errors, refused);
   const other = (sec: Section) =>
     s.messages.filter((m) => (m.param ? sectionOf(m.param) === sec && !fieldKeys.has(m.param) : sec === "pay"));

@@ -10,7 +10,13 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { int, list, obj, products as readProducts, session as readSession, str, type Obj, type Product, type Session, type Variant } from "./lib/data";
 import { money } from "./lib/format";
 import { Host, markReady, ToolError, toolError } from "./lib/host";
-import { t } from "./lib/i18n";
+import { addCatalogs, t } from "./lib/i18n";
+import { deProducts } from "./lib/messages/de";
+import { enProducts } from "./lib/messages/en";
+import { esProducts } from "./lib/messages/es";
+import { frProducts } from "./lib/messages/fr";
+import { jaProducts } from "./lib/messages/ja";
+import { ptBRProducts } from "./lib/messages/pt-BR";
 import { say } from "./lib/says";
 import { Img, MAX_QUANTITY, Status, Stepper } from "./lib/ui";
 import "./styles.css";
@@ -40,6 +46,8 @@ function readState(v: Obj): State {
   const cart = list(v.cart, (x) => (str(obj(x).id, 64) ? { id: str(obj(x).id, 64), quantity: int(obj(x).quantity) } : null), 100);
   return { session_id: str(v.session_id, 64), cart, choices };
 }
+
+addCatalogs({ en: enProducts, es: esProducts, fr: frProducts, de: deProducts, ja: jaProducts, "pt-BR": ptBRProducts });
 
 let host: Host;
 // latest is the last tool result; it may arrive before the first render.

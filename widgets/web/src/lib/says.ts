@@ -1,11 +1,13 @@
 // The buyer's sentence for a session message or a refusal, from the
 // widget's catalogs in the buyer's language: by the message's key
-// ("promo.unknown"), else by its code and the part of the checkout its
-// param names ("invalid" at "$.promo_code"), else by its code alone. The
+// ("promo.unknown", docs/messages.md), else a sentence for its code. The
 // shop's own text (content) is written for the model and never shown.
+// Params are filled in as the buyer reads them: *_amount as money in the
+// session's currency, *_date as a date, country codes as country names.
 
 import type { Message } from "./data";
-import { has, t, type Key } from "./i18n";
+import { countryName, money } from "./format";
+import { has, locale, t, type Key } from "./i18n";
 
 /** Said is what say needs of a message or a refusal. */
 export type Said = Pick<Message, "code" | "param"> & { key?: string; params?: Record<string, string> };
@@ -20,17 +22,35 @@ export function section(param: string): "address" | "buyer" | "shipping" | "prom
   return "pay";
 }
 
-/**
- * say is m in the buyer's language, with its params (and vars, which fill
- * what the shop did not send) filled in. A message at one form field says
- * "Required." or "Check this entry." beside it.
- */
-export function say(m: Said, vars: Record<string, string> = {}, atField = false): string {
-  const values = { ...vars, ...(m.params ?? {}) };
+let currency = "";
+
+/** sayIn sets the currency *_amount params are in: the session's. */
+export function sayIn(c: string): void {
+  currency = c;
+}
+
+/** value is a param as the buyer reads it. */
+function value(name: string, v: string): string {
+  const loc = locale();
+  if (name.endsWith("_amount") && /^-?\d+$/.test(v) && currency) return money(Number(v), currency, loc);
+  if (name.endsWith("_date") && /^\d{4}-\d\d-\d\d$/.test(v)) {
+    try {
+      return new Intl.DateTimeFormat(loc, { dateStyle: "medium", timeZone: "UTC" }).format(new Date(v + "T00:00:00Z"));
+    } catch {
+      return v;
+    }
+  }
+  if (name === "country" && /^[A-Z]{2}$/.test(v)) return countryName(v, loc);
+  if (name === "countries") return v.split(",").map((c) => countryName(c.trim(), loc)).join(", ");
+  if (name === "example") return v ? t("eg", { x: v }) : "";
+  return v;
+}
+
+/** say is m in the buyer's language, with its params (and vars, which fill what the shop did not send) filled in. */
+export function say(m: Said, vars: Record<string, string> = {}): string {
+  const values: Record<string, string> = { example: "" };
+  for (const [k, v] of Object.entries({ ...vars, ...(m.params ?? {}) })) values[k] = value(k, v);
   if (m.key && has(m.key)) return t(m.key as Key, values);
-  if (atField) return t(m.code === "missing" ? "msg.required" : "msg.check");
-  const bySection = `${m.code}@${section(m.param)}`;
-  if (has(bySection)) return t(bySection as Key, values);
   const byCode = "code." + m.code;
   return t((has(byCode) ? byCode : "code.other") as Key, values);
 }
