@@ -567,7 +567,8 @@ function Checkout() {
         {sayAll(
           // Notes the catalogs have a sentence for; the others are for the
           // model, and the form, the options and the totals show the same.
-          s.messages.filter((m) => m.type === "info" && !m.param && m.code !== CANCELED && known(m)),
+          // With one shipping option, its checked radio already says it was chosen.
+          s.messages.filter((m) => m.type === "info" && !m.param && m.code !== CANCELED && known(m) && !(m.key === "option.selected" && s.options.length < 2)),
         ).map(({ text }) => (
           <li class="muted" key={text}>
             {text}

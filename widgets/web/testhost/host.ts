@@ -70,6 +70,12 @@ interface LoadOptions {
   styles?: Record<string, string>;
   /** evilImage: an image URL added to the tool result, which the CSP must block. */
   evilImage?: string;
+  /**
+   * display replaces the display of every checkout session the widget gets
+   * (tool results and its own calls), as a policy with that convention would
+   * have it: the figures stay the shop's.
+   */
+  display?: { prices_include_tax: boolean; tax_name: string };
   /** currencies: the currency of each product's prices in turn, replacing the shop's (amount formatting). */
   currencies?: string[];
   /**
@@ -92,6 +98,14 @@ let cards: string[] = [];
 let sheets: string[] = [];
 const noneHeld = () => Promise.reject(new Error("no tool result is held"));
 let release: () => Promise<Record<string, number>> = noneHeld;
+let display: LoadOptions["display"];
+
+/** withDisplay sets the load's display on a tool result that is a checkout session. */
+function withDisplay<T>(result: T): T {
+  const sc = (result as { structuredContent?: Record<string, unknown> } | undefined)?.structuredContent;
+  if (display && sc && "line_items" in sc) sc.display = display;
+  return result;
+}
 
 // bearer is the linked buyer's access token the page was opened with ("" for a guest).
 const bearer = new URLSearchParams(location.hash.slice(1)).get("bearer") ?? "";
@@ -209,7 +223,7 @@ async function requestCheckout(frame: Window, id: number, session: { id?: string
 async function callTool(frame: Window, id: number, name: string, args: Record<string, unknown>) {
   events.push({ kind: "tools/call", name, arguments: args, via: "callTool" });
   try {
-    const result = await (await mcp()).callTool({ name, arguments: args });
+    const result = withDisplay(await (await mcp()).callTool({ name, arguments: args }));
     frame.postMessage({ __testhost: true, kind: "call-result", id, result }, "*");
   } catch (e) {
     frame.postMessage({ __testhost: true, kind: "call-result", id, error: String(e) }, "*");
@@ -221,6 +235,7 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
   const c = await mcp();
   cards = [...(o.cards ?? [])];
   sheets = [...(o.sheets ?? [])];
+  display = o.display;
   release = noneHeld;
   const t0 = performance.now();
   const read = await c.readResource({ uri: o.uri });
@@ -233,6 +248,7 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
   const result = kept
     ? ({ content: [], structuredContent: o.output ?? undefined } as Awaited<ReturnType<Client["callTool"]>>)
     : await c.callTool({ name: o.tool, arguments: o.args });
+  withDisplay(result);
   if (o.evilImage) {
     const sc = result.structuredContent as { products?: { images?: string[]; variants?: { image_url?: string }[] }[] };
     for (const p of sc.products ?? []) {
@@ -339,7 +355,7 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
   // connect forwards tools/call to the client; record each call on the way.
   b.oncalltool = async (p) => {
     events.push({ kind: "tools/call", name: p.name, arguments: p.arguments });
-    return (await c.callTool(p)) as never;
+    return withDisplay(await c.callTool(p)) as never;
   };
   const t1 = performance.now();
   iframe.srcdoc = inject(content.text, head);

@@ -132,7 +132,9 @@ export function AddressText({ address, email, locale, busy, onChange }: { addres
   return (
     <div class="address-text row" id="address-text" style={{ alignItems: "flex-start", flexWrap: "nowrap" }}>
       <address style={{ fontStyle: "normal", minWidth: 0 }}>
-        <div>{[address.name, email].filter(Boolean).join(" · ")}</div>
+        <div>
+          {address.name} {email && <span class="muted nowrap">{email}</span>}
+        </div>
         <div class="muted">{[street, town].filter(Boolean).join(", ")}</div>
       </address>
       <button type="button" id="change-address" class="linkbtn" disabled={busy} aria-label={t("change") + ": " + t("shippingAddress")} onClick={onChange}>
