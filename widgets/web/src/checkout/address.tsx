@@ -29,6 +29,9 @@ const fields: Field[] = [
 // prefecture; elsewhere the field shows only when it holds something.
 const withState = new Set(["US", "CA", "AU", "BR", "MX", "IN", "JP", "CN", "AR", "MY"]);
 
+// cityFirst are the countries whose addresses write the city before the postal code.
+const cityFirst = new Set(["US", "CA", "AU", "GB"]);
+
 /** fieldParam is the JSONPath a session message names a form field by. */
 export function fieldParam(key: string): string {
   return key === "email" ? "$.buyer.email" : "$.fulfillment_address." + key;
@@ -56,7 +59,12 @@ export function AddressForm({ form, errors, busy, countries, locale, editing, on
   const names = [...new Set([...countries, ...(form.country ? [form.country] : [])])]
     .map((c) => [c, countryName(c, locale)] as const)
     .sort((a, b) => a[1].localeCompare(b[1], locale));
-  const shown = fields.filter((f) => f.key !== "state" || withState.has(form.country) || form.state || errors[fieldParam("state")]);
+  let shown = fields.filter((f) => f.key !== "state" || withState.has(form.country) || form.state || errors[fieldParam("state")]);
+  // "City, ST 12345" where the country writes it so; elsewhere "12345 City".
+  if (cityFirst.has(form.country)) {
+    const town = ["city", "state", "postal_code"].map((k) => shown.find((f) => f.key === k)).filter((f): f is Field => !!f);
+    shown = shown.filter((f) => !town.includes(f)).flatMap((f) => (f.key === "line_two" ? [f, ...town] : [f]));
+  }
   return (
     <form
       class="form"
