@@ -286,3 +286,57 @@ func testScreenshots(t *testing.T, p *page) {
 		}
 	}
 }
+
+// testRemembered: a linked buyer without a saved address sees "Save to my
+// account" ticked (and can untick and tick it: save_address follows); once
+// they paid, their next checkout starts with that order's address, shown
+// as text with Change, and the choice unticked (they have one now).
+func (h linkedHost) testRemembered(t *testing.T, guest *page) {
+	p := h.buyerPage(t, guest)
+	var s checkout.Session
+	p.call("create_checkout_session", map[string]any{
+		"items":               []map[string]any{{"id": "enamel-camp-mug-forest-green", "quantity": 1}},
+		"fulfillment_address": berlin,
+	}, &s)
+	if s.SaveAddress == nil || !*s.SaveAddress || s.Status != checkout.Ready {
+		t.Fatalf("a new linked buyer's session: %s, save_address %v: %+v", s.Status, s.SaveAddress, s.Messages)
+	}
+	p.loadCheckout(s.ID, loadOptions{Locale: "de-DE"})
+	const box = "#save-address-account"
+	p.waitFor("the choice, ticked", `(() => { const b = document.querySelector("`+box+`"); return !!b && b.checked && !b.disabled; })()`)
+	p.shot("save-ticked")
+	if got := p.text(`label[for="save-address-account"]`); !strings.Contains(got, "In meinem Konto speichern") {
+		t.Errorf("the choice reads %q", got)
+	}
+	for _, want := range []bool{false, true} {
+		p.in(chromedp.Click(chromedp.CSS(box)))
+		p.waitFor(fmt.Sprintf("the choice %v", want), fmt.Sprintf(`(() => { const b = document.querySelector("%s"); return b.checked === %v && !b.disabled; })()`, box, want))
+		if got := p.session(s.ID).SaveAddress; got == nil || *got != want {
+			t.Fatalf("after a click the session's save_address is %v, want %v", got, want)
+		}
+	}
+
+	var paid checkout.Session
+	p.call("complete_checkout", map[string]any{"checkout_session_id": s.ID, "payment_data": map[string]any{"token": "pm_card_visa", "provider": "stripe"}}, &paid)
+	if paid.Order == nil {
+		t.Fatalf("complete_checkout: %s %+v", paid.Status, paid.Messages)
+	}
+
+	var next checkout.Session
+	p.call("create_checkout_session", map[string]any{"items": []map[string]any{{"id": "enamel-camp-mug-forest-green", "quantity": 1}}}, &next)
+	defer p.cancel(next.ID)
+	if next.FulfillmentAddress == nil || next.FulfillmentAddress.LineOne != "Unter den Linden 1" {
+		t.Fatalf("the next session's address is %+v, want the last order's", next.FulfillmentAddress)
+	}
+	p.loadCheckout(next.ID, loadOptions{Locale: "de-DE"})
+	p.waitFor("the address as text", `!!document.querySelector("#address-text") && !document.querySelector("form.form")`)
+	p.shot("remembered")
+	if text := p.text("#address-text address"); !strings.Contains(text, "Unter den Linden 1") || !strings.Contains(text, "Deutschland") {
+		t.Errorf("the next checkout's address reads %q", text)
+	}
+	var ticked bool
+	p.eval(`document.querySelector("`+box+`").checked`, &ticked)
+	if ticked {
+		t.Error("Save to my account is ticked for a buyer who has a saved address")
+	}
+}
