@@ -32,6 +32,9 @@ type Request struct {
 	PromoCode *string
 	// Metadata replaces the session's metadata.
 	Metadata map[string]string
+	// SaveAddress, for a linked buyer only, says whether completing the
+	// session saves its address to their account.
+	SaveAddress *bool
 }
 
 // errConflict is a lost race on a session's version; the caller retries.
@@ -58,6 +61,9 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 	}
 	now := c.now().UTC()
 	buyer := shop.BuyerFrom(ctx)
+	if err := applySave(&st, req, buyer.Key()); err != nil {
+		return nil, err
+	}
 	fresh := sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now,
 		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, Channel: string(shop.ChannelFrom(ctx))}
 	var row sessionRow
@@ -102,6 +108,9 @@ func (c *Checkout) Update(ctx context.Context, id string, req Request) (*Session
 		}
 		st := row.state()
 		if err := c.apply(&st, req); err != nil {
+			return err
+		}
+		if err := applySave(&st, req, row.BuyerKey); err != nil {
 			return err
 		}
 		was := *row

@@ -200,6 +200,7 @@ func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow,
 		LineItems: snap.LineItems, Totals: snap.Totals, Links: c.links(),
 		Currency: row.Currency, Total: row.Total, Channel: row.Channel, AccountID: accountOf(row.BuyerKey),
 		Payment: contract.Payment{Provider: att.Provider, Mode: att.Mode, Reference: res.Reference, Status: string(payments.Succeeded)},
+		Display: c.policy.displayFor(st.Address),
 	}
 	if st.Buyer != nil {
 		in.Email = st.Buyer.Email
@@ -211,6 +212,9 @@ func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow,
 	}
 	short, err := c.take(ctx, tx, row, st)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.saveAddress(ctx, tx, row); err != nil {
 		return nil, nil, err
 	}
 	in.Short = short

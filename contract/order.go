@@ -12,9 +12,10 @@ type Payment struct {
 	Provider string `json:"provider"`
 	// Mode is "test" or "live".
 	Mode string `json:"mode"`
-	// Reference is the provider's id of the payment (a PaymentIntent id);
-	// staff see it, a buyer's receipt leaves it out.
-	Reference string `json:"reference,omitempty"`
+	// Reference is the provider's id of the payment (a PaymentIntent id),
+	// for machines (shop purchase checks the charge with it); no page or
+	// text a buyer reads shows it.
+	Reference string `json:"reference"`
 	// Status is the payment's status, PaymentSucceeded for a new order.
 	Status string `json:"status"`
 }

@@ -96,12 +96,17 @@ func (o *Orders) ForBuyer(ctx context.Context, accountID, email string, limit *i
 	if err != nil {
 		return nil, "", err
 	}
+	refunds, err := refundsOf(ctx, o.db, ids)
+	if err != nil {
+		return nil, "", err
+	}
 	for i := range rows {
 		ord, err := o.order(&rows[i], byOrder[rows[i].ID])
 		if err != nil {
 			return nil, "", err
 		}
 		ord.Receipt.Tracking = tracks[rows[i].ID]
+		withRefunds(&ord.Receipt, refunds[rows[i].ID])
 		out = append(out, *ord)
 	}
 	return out, next, nil
