@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -25,19 +27,31 @@ var berlin = map[string]any{
 	"name": "Erika Mustermann", "line_one": "Unter den Linden 1", "city": "Berlin", "country": "DE", "postal_code": "10117",
 }
 
-// shopperCases are TestWidgets' cases of this file, per host setup.
-func shopperCases() []widgetCase {
+// shopperCases are TestWidgets' cases of this file, per host setup. Each
+// opens the test host (at hostURL, in bctx) as a buyer of its own (an
+// anonymous host user id), so the sessions other cases leave open do not
+// count against its limits.
+func shopperCases(bctx context.Context, hostURL string) []widgetCase {
+	own := func(run func(*testing.T, *page)) func(*testing.T, *page) {
+		return func(t *testing.T, _ *page) {
+			p := openHost(t, bctx, hostURL+"#subject="+url.QueryEscape("buyer-"+t.Name()))
+			run(t, p)
+			if err := p.violations(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
 	var cases []widgetCase
 	for _, h := range pageHosts {
 		cases = append(cases,
-			widgetCase{name: "FiguresAddUp/" + h.name, run: func(t *testing.T, p *page) { testFiguresAddUp(t, p, h.o) }},
-			widgetCase{name: "WrongPromoGerman/" + h.name, run: func(t *testing.T, p *page) { testWrongPromoGerman(t, p, h.o) }},
-			widgetCase{name: "AddressAsText/" + h.name, run: func(t *testing.T, p *page) { testAddressAsText(t, p, h.o) }},
-			widgetCase{name: "Japanese/" + h.name, run: func(t *testing.T, p *page) { testJapanese(t, p, h.o) }},
-			widgetCase{name: "FullscreenAndBack/" + h.name, run: func(t *testing.T, p *page) { testFullscreenAndBack(t, p, h.o) }},
+			widgetCase{name: "FiguresAddUp/" + h.name, run: own(func(t *testing.T, p *page) { testFiguresAddUp(t, p, h.o) })},
+			widgetCase{name: "WrongPromoGerman/" + h.name, run: own(func(t *testing.T, p *page) { testWrongPromoGerman(t, p, h.o) })},
+			widgetCase{name: "AddressAsText/" + h.name, run: own(func(t *testing.T, p *page) { testAddressAsText(t, p, h.o) })},
+			widgetCase{name: "Japanese/" + h.name, run: own(func(t *testing.T, p *page) { testJapanese(t, p, h.o) })},
+			widgetCase{name: "FullscreenAndBack/" + h.name, run: own(func(t *testing.T, p *page) { testFullscreenAndBack(t, p, h.o) })},
 		)
 	}
-	return append(cases, widgetCase{name: "Screenshots", run: testScreenshots})
+	return append(cases, widgetCase{name: "Screenshots", run: own(testScreenshots)})
 }
 
 // berlinSession is a ready session of one mug for a buyer in Berlin.

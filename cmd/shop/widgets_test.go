@@ -55,7 +55,7 @@ func TestWidgets(t *testing.T) {
 		{name: "RemountGone", run: testRemountGone},
 		{name: "SavedCards", run: testSavedCards},
 	}
-	cases = append(cases, shopperCases()...)
+	cases = append(cases, shopperCases(bctx, hostURL)...)
 	linked := linkedHost{bctx: bctx, host: hostURL, shop: shop.url, dsn: dsn, mail: mail}
 	cases = append(cases, linked.cases()...)
 	for _, tc := range append(cases, roadCases(sheetDSN)...) {

@@ -109,6 +109,17 @@ function withDisplay<T>(result: T): T {
 
 // bearer is the linked buyer's access token the page was opened with ("" for a guest).
 const bearer = new URLSearchParams(location.hash.slice(1)).get("bearer") ?? "";
+// subject is the anonymous user id the page sends on every tool call
+// (_meta["openai/subject"], as ChatGPT does) when opened with #subject=…:
+// a buyer of its own, whom other tests' sessions do not count against.
+const subject = new URLSearchParams(location.hash.slice(1)).get("subject") ?? "";
+
+type CallParams = Parameters<Client["callTool"]>[0];
+
+/** callShop calls a tool of the shop as this page's buyer. */
+async function callShop(c: Client, p: CallParams): ReturnType<Client["callTool"]> {
+  return c.callTool(subject ? { ...p, _meta: { ...(p._meta ?? {}), "openai/subject": subject } } : p);
+}
 
 async function mcp(): Promise<Client> {
   if (!client) {
@@ -204,11 +215,11 @@ async function requestCheckout(frame: Window, id: number, session: { id?: string
   try {
     const c = await mcp();
     if (mode === "unknown") {
-      const result = await c.callTool({ name: "get_checkout_session", arguments: { checkout_session_id: session?.id } });
+      const result = await callShop(c, { name: "get_checkout_session", arguments: { checkout_session_id: session?.id } });
       frame.postMessage({ __testhost: true, kind: "checkout-result", id, result }, "*");
       return;
     }
-    const result = await c.callTool({
+    const result = await callShop(c, {
       name: "complete_checkout",
       arguments: { checkout_session_id: session?.id, buyer: null, payment_data: { token, provider: "stripe" } },
     });
@@ -223,7 +234,7 @@ async function requestCheckout(frame: Window, id: number, session: { id?: string
 async function callTool(frame: Window, id: number, name: string, args: Record<string, unknown>) {
   events.push({ kind: "tools/call", name, arguments: args, via: "callTool" });
   try {
-    const result = withDisplay(await (await mcp()).callTool({ name, arguments: args }));
+    const result = withDisplay(await callShop(await mcp(), { name, arguments: args }));
     frame.postMessage({ __testhost: true, kind: "call-result", id, result }, "*");
   } catch (e) {
     frame.postMessage({ __testhost: true, kind: "call-result", id, error: String(e) }, "*");
@@ -247,7 +258,7 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
   const kept = "output" in o;
   const result = kept
     ? ({ content: [], structuredContent: o.output ?? undefined } as Awaited<ReturnType<Client["callTool"]>>)
-    : await c.callTool({ name: o.tool, arguments: o.args });
+    : await callShop(c, { name: o.tool, arguments: o.args });
   withDisplay(result);
   if (o.evilImage) {
     const sc = result.structuredContent as { products?: { images?: string[]; variants?: { image_url?: string }[] }[] };
@@ -355,7 +366,7 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
   // connect forwards tools/call to the client; record each call on the way.
   b.oncalltool = async (p) => {
     events.push({ kind: "tools/call", name: p.name, arguments: p.arguments });
-    return withDisplay(await c.callTool(p)) as never;
+    return withDisplay(await callShop(c, p)) as never;
   };
   const t1 = performance.now();
   iframe.srcdoc = inject(content.text, head);
@@ -375,7 +386,7 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
 
 /** call runs a tool of the shop, for a test's setup. */
 async function call(name: string, args: Record<string, unknown>): Promise<unknown> {
-  const res = await (await mcp()).callTool({ name, arguments: args });
+  const res = await callShop(await mcp(), { name, arguments: args });
   return res.structuredContent;
 }
 
