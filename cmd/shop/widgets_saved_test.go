@@ -50,6 +50,7 @@ func (h linkedHost) cases() []widgetCase {
 		{name: "SavedCardPays", run: h.testSavedCardPays},
 		{name: "SavedCardNeedsAuth", run: h.testSavedCardNeedsAuth},
 		{name: "Remembered", run: h.testRemembered},
+		{name: "ReceiptRefund", run: h.testReceiptRefund},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -352,5 +353,35 @@ func (h linkedHost) testRemembered(t *testing.T, guest *page) {
 	p.eval(`document.querySelector("`+box+`").checked`, &ticked)
 	if ticked {
 		t.Error("Save to my account is ticked for a buyer who has a saved address")
+	}
+}
+
+// testReceiptRefund: a receipt shows what was refunded, with the amount,
+// in the buyer's language, and never the provider's references.
+func (h linkedHost) testReceiptRefund(t *testing.T, p *page) {
+	s := p.berlinSession()
+	var paid checkout.Session
+	p.call("complete_checkout", map[string]any{"checkout_session_id": s.ID, "payment_data": map[string]any{"token": "pm_card_visa", "provider": "stripe"}}, &paid)
+	if paid.Order == nil {
+		t.Fatalf("complete_checkout: %s %+v", paid.Status, paid.Messages)
+	}
+	// A refund of 5.00 the provider made (as refund_order records it).
+	now := time.Now().UTC()
+	res := openDB(t, h.dsn).Exec(`INSERT INTO refunds (id, order_id, amount, reason, idempotency_key, status, reference, actor, created_at, updated_at)
+		VALUES (?, ?, 500, 'damaged', ?, 'succeeded', 're_provider_secret', 'test', ?, ?)`, "rf_"+s.ID, paid.Order.ID, "key_"+s.ID, now, now)
+	if res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	if res = openDB(t, h.dsn).Exec(`UPDATE orders SET refunded = 500 WHERE id = ?`, paid.Order.ID); res.Error != nil || res.RowsAffected != 1 {
+		t.Fatalf("mark order %s refunded: %v", paid.Order.ID, res.Error)
+	}
+	p.loadCheckout(s.ID, loadOptions{Locale: "de-DE"})
+	p.waitFor("the refund on the receipt", `!!document.querySelector('[data-view="receipt"] #refunds')`)
+	p.shot("refunded")
+	if got := strings.ReplaceAll(p.text("#refunds"), "\u00a0", " "); !strings.Contains(got, "Erstattet: 5,00 $") {
+		t.Errorf("the receipt's refunds read %q, want Erstattet: 5,00 $", got)
+	}
+	if body := p.text("body"); strings.Contains(body, "re_provider_secret") || strings.Contains(body, "pi_") {
+		t.Errorf("the receipt shows a provider's reference:\n%s", body)
 	}
 }

@@ -2,7 +2,7 @@
 // the state and the tool calls live in ../checkout.tsx.
 
 import type { Display, FulfillmentOption, LineItem, Link, Order, Total } from "../lib/data";
-import { addressLines, dateTime, deliveryWindow, discount, money } from "../lib/format";
+import { addressLines, dateTime, day, deliveryWindow, discount, money } from "../lib/format";
 import { t, type Key } from "../lib/i18n";
 import { Img, Status, Stepper } from "../lib/ui";
 
@@ -215,7 +215,7 @@ export function Receipt({ order, fmt, onOpen }: { order: Order; fmt: Fmt; onOpen
           {order.refunds.map((r, i) => (
             <li key={i}>
               {t("refunded", { amount: money(r.amount, f.currency, f.locale) })}
-              {r.at && " · " + dateTime(r.at, fmt.locale)}
+              {r.at && " · " + day(r.at, fmt.locale)}
             </li>
           ))}
           {order.refunds.length > 1 && <li>{t("refundedTotal", { amount: money(refunded, f.currency, f.locale) })}</li>}

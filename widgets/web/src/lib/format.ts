@@ -146,3 +146,8 @@ export function addressLines(a: Postal, locale: string): [string, string] {
   else town = [[a.postal_code, a.city].filter(Boolean).join(" "), a.state].filter(Boolean).join(", ");
   return [street, [town, country].filter(Boolean).join(", ")];
 }
+
+/** day formats a timestamp as its date alone ("7 Dec 2026"). */
+export function day(iso: string, locale: string): string {
+  return date(iso, locale, { dateStyle: "medium" });
+}
