@@ -358,7 +358,8 @@ func (h linkedHost) testRemembered(t *testing.T, guest *page) {
 
 // testReceiptRefund: a receipt shows what was refunded, with the amount,
 // in the buyer's language, and never the provider's references.
-func (h linkedHost) testReceiptRefund(t *testing.T, p *page) {
+func (h linkedHost) testReceiptRefund(t *testing.T, _ *page) {
+	p := openHost(t, h.bctx, h.host+"#subject="+url.QueryEscape("buyer-"+t.Name())) // a buyer of its own
 	s := p.berlinSession()
 	var paid checkout.Session
 	p.call("complete_checkout", map[string]any{"checkout_session_id": s.ID, "payment_data": map[string]any{"token": "pm_card_visa", "provider": "stripe"}}, &paid)
