@@ -147,6 +147,18 @@ type Promotion struct {
 // maxPromoTitleLen bounds a promotion's title, which agents show.
 const maxPromoTitleLen = 100
 
+// ShippingCountries lists the countries of every shipping zone, sorted.
+func (p *Policy) ShippingCountries() []string {
+	var out []string
+	for _, z := range p.Shipping.Zones {
+		for _, c := range z.Countries {
+			out = append(out, strings.ToUpper(c))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // Zone returns the shipping zone of a country (case-insensitive).
 func (p *Policy) Zone(country string) (*Zone, bool) {
 	country = strings.ToUpper(country)

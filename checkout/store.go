@@ -205,6 +205,7 @@ func (c *Checkout) sessionWith(ctx context.Context, r *sessionRow, order *contra
 		ExpiresAt: r.ExpiresAt.UTC(), Metadata: st.Metadata, ExternalCheckout: c.policy.ExternalCheckout,
 		PaymentSheet: c.policy.SheetEnabled(), Display: c.policy.displayFor(st.Address), SaveAddress: st.SaveAddress,
 		Discounts: discountsOf(st.PromoCode, snap.Applied, snap.Rejected),
+		ShippingCountries: c.policy.ShippingCountries(),
 	}
 	if s.Status == Ready || s.Status == NotReady {
 		if !c.now().Before(r.ExpiresAt) {

@@ -61,6 +61,9 @@ type Session struct {
 	// payment sheet (requestCheckout); otherwise the checkout widget's Pay
 	// opens the shop's payment page.
 	PaymentSheet bool `json:"payment_sheet,omitempty"`
+	// ShippingCountries are the countries the merchant ships to (upper-case
+	// ISO 3166-1 alpha-2 codes, sorted), so an address form can offer them.
+	ShippingCountries []string `json:"shipping_countries,omitempty"`
 	// Order is the order a completed session became.
 	Order *Order `json:"order,omitempty"`
 	// Discounts are its promotion codes and what became of each, for the
