@@ -2,8 +2,8 @@ package shop
 
 import "strings"
 
-// The scopes a buyer grants a host when linking their account (CONTRACT.md
-// §10), each named for what it allows.
+// The scopes a buyer grants a host when linking their account (docs/accounts.md),
+// each named for what it allows.
 const (
 	// ScopeOrdersRead lets the host read the buyer's own orders.
 	ScopeOrdersRead = "orders:read"

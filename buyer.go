@@ -9,14 +9,14 @@ import (
 )
 
 // Buyer identifies who calls the buyers' tools, for the limits on what one
-// buyer may hold (CONTRACT.md §4) and the rate limits (§9): the linked
+// buyer may hold (docs/buying.md) and the rate limits (docs/limits.md): the linked
 // account a valid bearer token names, else the host's anonymous user id when
 // the call carries one, else the buyer an agent names (an agent platform
 // serves many buyers from one address), else the client's address as the
 // server sees it. They never collide: Key prefixes its kind.
 type Buyer struct {
-	// AccountID is the buyer account a valid access token names (CONTRACT.md
-	// §10), "" for a guest. Only the server sets it, after checking the token.
+	// AccountID is the buyer account a valid access token names (docs/accounts.md),
+	// "" for a guest. Only the server sets it, after checking the token.
 	AccountID string
 	// AccountEmail is that account's email, verified by the login's code.
 	AccountEmail string

@@ -6,7 +6,7 @@ import "context"
 // through; the session and the order made from it keep it, and staff see it.
 type Channel string
 
-// The channels of CONTRACT.md §1 and §8.
+// The channels of docs/architecture.md.
 const (
 	// ChannelMCP: /mcp, the ChatGPT Apps dialect (and stdio); the default.
 	ChannelMCP Channel = "mcp"

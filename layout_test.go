@@ -9,7 +9,7 @@ import (
 
 // allowed is DESIGN.md's table of who may import whom, for the shop's own
 // packages. Beside it: the root package shop (errors, tool declarations, the
-// demo merchant) and contract (the wire shapes of CONTRACT.md §4), which
+// demo merchant) and contract (the wire shapes of docs/buying.md), which
 // anyone may import and which import no other of ours;
 // migrations (embedded SQL); database (opens and migrates, for the wiring;
 // the one transaction helper and row locks, for the packages that store);

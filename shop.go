@@ -11,7 +11,7 @@ import (
 	"fmt"
 )
 
-// Code classifies an error a caller may see. The message codes of CONTRACT.md §4
+// Code classifies an error a caller may see. The message codes of docs/buying.md
 // are here, with the few more that tool errors need.
 type Code string
 
@@ -102,7 +102,7 @@ func ErrorCode(err error) Code {
 	return ""
 }
 
-// Role is what a merchant's staff member may do (CONTRACT.md §6).
+// Role is what a merchant's staff member may do (docs/staff.md).
 type Role string
 
 // Roles, each allowed what the ones before it are.

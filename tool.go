@@ -30,8 +30,8 @@ type Tool struct {
 	OutputSchema json.RawMessage
 	// ReadOnly, Destructive and Idempotent become the tool's annotations.
 	ReadOnly, Destructive, Idempotent bool
-	// Auth is what the tool asks of the buyer's linked account (CONTRACT.md
-	// §10); the zero value is a guest tool. Package server declares it as
+	// Auth is what the tool asks of the buyer's linked account (docs/accounts.md)
+	//; the zero value is a guest tool. Package server declares it as
 	// the descriptor's securitySchemes and, for a buyer it does not allow,
 	// answers the refusal with the challenge that starts linking, without
 	// calling Handle.

@@ -16,7 +16,7 @@ import (
 	"shop/payments"
 )
 
-// Scopes a buyer's token may carry (CONTRACT.md §10), as the account tools
+// Scopes a buyer's token may carry (docs/accounts.md), as the account tools
 // need them.
 const (
 	// ScopeOrders allows reading the buyer's orders.

@@ -1,4 +1,4 @@
-// Package accounts keeps the shop's buyer accounts (CONTRACT.md §10): a
+// Package accounts keeps the shop's buyer accounts (docs/accounts.md): a
 // buyer who linked their account from a host by proving their email with a
 // one-time code. It owns the OAuth 2.1 authorization server the hosts link
 // through, the login and consent pages, and the account's own data; server

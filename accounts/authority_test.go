@@ -18,7 +18,7 @@ import (
 	"shop/i18n"
 )
 
-// The checks that keep a buyer's authority theirs (CONTRACT.md §11,
+// The checks that keep a buyer's authority theirs (docs/security.md,
 // docs/security.md): the pages name where the code goes, a refusal never
 // redirects, the scopes granted are the ones the buyer saw, and tokens are
 // only what they say.

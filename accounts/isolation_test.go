@@ -65,7 +65,7 @@ func TestTwoAccounts(t *testing.T) {
 		}
 
 		// Bob's token on Ada's session, its id in hand, finds no such
-		// session (CONTRACT.md §11); Ada changes and pays it, and the order
+		// session (docs/security.md); Ada changes and pays it, and the order
 		// is hers.
 		for what, err := range map[string]error{
 			"update": func() error {

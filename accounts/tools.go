@@ -17,7 +17,7 @@ import (
 // maxAddressIDLen bounds an address id as a caller sends it.
 const maxAddressIDLen = 64
 
-// toolScopes is the scope each account tool needs (CONTRACT.md §10): what
+// toolScopes is the scope each account tool needs (docs/accounts.md): what
 // the tool's securitySchemes name.
 var toolScopes = map[string]string{
 	"get_my_account": ScopeAccount, "add_my_address": ScopeAccount, "remove_my_address": ScopeAccount,
@@ -110,7 +110,7 @@ type DeletedResult struct {
 const needsAccount = " Needs the buyer's connected account (scope %s); without it the answer is an error, code unauthorized: " +
 	"ask the buyer to connect their account with the shop."
 
-// Tools returns the linked buyer's tools (CONTRACT.md §10).
+// Tools returns the linked buyer's tools (docs/accounts.md).
 func (d *Data) Tools() []shop.Tool {
 	acct, ord := fmt.Sprintf(needsAccount, ScopeAccount), fmt.Sprintf(needsAccount, ScopeOrders)
 	return append([]shop.Tool{

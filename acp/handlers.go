@@ -24,7 +24,7 @@ var handlers = []handler{
 }
 
 // testTokens are the Stripe test payment methods the test handler names
-// (CONTRACT.md §7); the sandbox and Stripe's test mode take the others of
+// (docs/payments.md); the sandbox and Stripe's test mode take the others of
 // Stripe's list too.
 var testTokens = []string{"pm_card_visa", "pm_card_visa_chargeDeclined", "pm_card_chargeDeclinedInsufficientFunds", "pm_card_authenticationRequired"}
 

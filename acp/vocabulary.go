@@ -3,7 +3,7 @@ package acp
 import "strings"
 
 // vocabulary rewrites what the shop's one checkout core says in /mcp's
-// words (its tools and fields, CONTRACT.md §3) into this binding's: its
+// words (its tools and fields, docs/buying.md) into this binding's: its
 // five tools and the payload's fields. Every message and error this dialect
 // answers passes through it. strings.Replacer tries the old strings in the
 // order given at each position, so a name comes before any name it starts

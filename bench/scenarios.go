@@ -42,7 +42,7 @@ func summaries(res *mcp.CallToolResult) []benchProduct {
 	return out
 }
 
-// item, buyer and address are the contract's shapes (CONTRACT.md §4) as
+// item, buyer and address are the contract's shapes (docs/buying.md) as
 // the bench sends them.
 type (
 	item struct {

@@ -2,7 +2,7 @@ package catalog
 
 import "shop/money"
 
-// ProductSummary is a product as a search lists it (CONTRACT.md §3).
+// ProductSummary is a product as a search lists it (docs/buying.md).
 type ProductSummary struct {
 	ID       string `json:"id"`
 	Title    string `json:"title"`
@@ -14,7 +14,7 @@ type ProductSummary struct {
 	VariantCount int         `json:"variant_count"`
 }
 
-// Product is a product with its variants (CONTRACT.md §3).
+// Product is a product with its variants (docs/buying.md).
 type Product struct {
 	ID          string     `json:"id"`
 	Title       string     `json:"title"`

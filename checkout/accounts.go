@@ -13,7 +13,7 @@ import (
 	"shop/database"
 )
 
-// A linked buyer's sessions (CONTRACT.md §10). Checkout does not import
+// A linked buyer's sessions (docs/accounts.md). Checkout does not import
 // package accounts: it learns the buyer from shop.BuyerFrom, and the
 // account's default address through Options.AccountAddress. A session
 // belongs to whoever created it (sessionRow.BuyerKey, "account:<id>" for a
@@ -87,7 +87,7 @@ func (c *Checkout) saveAddress(ctx context.Context, tx *gorm.DB, row *sessionRow
 }
 
 // owned checks that the caller of ctx may act on the session of row
-// (CONTRACT.md §11): a linked buyer's session belongs to that account, so
+// (docs/security.md): a linked buyer's session belongs to that account, so
 // only a call with that account's token (any scope) or the session's signed
 // payment page (OnPaymentPage) may read, change, pay or cancel it; anyone
 // else, a guest holding its id or another account, is told there is no

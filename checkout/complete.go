@@ -107,7 +107,7 @@ const claimHold = 24 * time.Hour
 
 // Complete pays for a ready session and turns it into an order, charging
 // exactly once whatever the retries, concurrent calls, replicas or crashes
-// (DESIGN.md §Completion):
+// (docs/architecture.md):
 //  1. claim: the session goes from ready_for_payment to in_progress by a
 //     conditional update on its version, after prices and stock are checked
 //     again (a change answers price_changed or out_of_stock, not ready, and

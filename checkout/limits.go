@@ -11,7 +11,7 @@ import (
 )
 
 // Limits bound what one buyer may hold at once, so that nobody can hold the
-// shop's stock hostage (CONTRACT.md §4). A buyer is the host's anonymous user
+// shop's stock hostage (docs/buying.md). A buyer is the host's anonymous user
 // id when the call carries one, else the client's address (shop.BuyerFrom).
 // A zero field takes its default; see [Policy.BuyerLimits].
 type Limits struct {

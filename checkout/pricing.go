@@ -71,8 +71,8 @@ type priced struct {
 //
 // Amounts are integers in minor units. Every rate is applied once per line
 // (or once per option) with [money.Percent], rounding half away from zero, and
-// totals are sums of those rounded integers, so the identities of CONTRACT.md
-// §4 hold exactly:
+// totals are sums of those rounded integers, so the identities of docs/buying.md
+// hold exactly:
 //
 //	line:   BaseAmount = UnitAmount × Quantity, Subtotal = BaseAmount − Discount, Total = Subtotal + Tax
 //	option: Total = Subtotal + Tax
@@ -83,7 +83,7 @@ type priced struct {
 //	        tax = Σ line Tax + the chosen option's Tax,
 //	        total = subtotal − discount + fulfillment + tax
 //
-// Shipping tax: CONTRACT.md §4 says fulfillment is the chosen option's total,
+// Shipping tax: docs/buying.md says fulfillment is the chosen option's total,
 // tax is Σ line tax + option tax, and total = subtotal − discount +
 // fulfillment + tax. Taken together these count shipping tax twice when
 // shipping is taxed. price resolves it by putting the option's pre-tax

@@ -600,7 +600,7 @@ func TestAddBusinessDays(t *testing.T) {
 }
 
 // TestPriceProperties prices random carts under random policies and checks
-// every identity of CONTRACT.md §4 (with fulfillment = the chosen option's
+// every identity of docs/buying.md (with fulfillment = the chosen option's
 // subtotal, see price).
 func TestPriceProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(20260306, 1))
@@ -757,7 +757,7 @@ func randomPricingInput(rng *rand.Rand, p *Policy) pricingInput {
 	return in
 }
 
-// checkPriced checks got against the identities of CONTRACT.md §4.
+// checkPriced checks got against the identities of docs/buying.md.
 func checkPriced(in pricingInput, got priced) error {
 	if got.LineItems == nil || got.Options == nil || got.Messages == nil {
 		return fmt.Errorf("nil slice")

@@ -2,7 +2,7 @@ package checkout
 
 import "shop/contract"
 
-// Status is where a checkout session stands (CONTRACT.md §4).
+// Status is where a checkout session stands (docs/buying.md).
 type Status = contract.SessionStatus
 
 // The statuses of a session. not_ready_for_payment ⇄ ready_for_payment →
@@ -16,7 +16,7 @@ const (
 	Expired    = contract.SessionExpired
 )
 
-// The shapes a session shows (CONTRACT.md §4) are declared once, in package
+// The shapes a session shows (docs/buying.md) are declared once, in package
 // contract, which the shop's clients decode its answers into; these aliases
 // let checkout name them as its own.
 type (

@@ -1,4 +1,4 @@
-// Package contract holds the shapes CONTRACT.md §4 puts on the wire: the
+// Package contract holds the shapes docs/buying.md puts on the wire: the
 // checkout session, its lines, totals and messages, the order and its
 // receipt, and the catalog's import format. They are plain data with JSON
 // tags, and methods only that read them.

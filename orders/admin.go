@@ -22,7 +22,7 @@ type Refunder interface {
 	Refund(ctx context.Context, r payments.RefundRequest) (*payments.Refund, error)
 }
 
-// Admin runs the shop's orders for its staff: the tools of CONTRACT.md §6,
+// Admin runs the shop's orders for its staff: the tools of docs/staff.md,
 // each allowed to a role, every change audited in the transaction that
 // makes it, and money or stock going out confirmed in two steps.
 type Admin struct {
@@ -39,7 +39,7 @@ func NewAdmin(o *Orders, cat *catalog.Catalog, refunder Refunder) *Admin {
 	return &Admin{orders: o, db: o.db, catalog: cat, refunder: refunder, now: o.now}
 }
 
-// Tools returns the staff's tools (CONTRACT.md §6), for /admin/mcp and
+// Tools returns the staff's tools (docs/staff.md), for /admin/mcp and
 // `shop admin` only: never the buyers' endpoint.
 func (a *Admin) Tools() []shop.Tool {
 	return append(a.readTools(), a.writeTools()...)

@@ -12,7 +12,7 @@ import (
 	"shop/database"
 )
 
-// A linked buyer's orders (CONTRACT.md §10): those their account's sessions
+// A linked buyer's orders (docs/accounts.md): those their account's sessions
 // made (orders.account_id) and those placed, as a guest or otherwise, with
 // the email their login verified.
 
@@ -51,7 +51,7 @@ func setAccount(tx *gorm.DB, id, accountID string) error {
 
 // AccountPaid reports, in db (a transaction or the pool), whether the
 // account accountID has placed a paid order: an account earns the shop's
-// trust by paying (CONTRACT.md §11). It is one probe of the orders_account
+// trust by paying (docs/security.md). It is one probe of the orders_account
 // index.
 func (o *Orders) AccountPaid(ctx context.Context, db *gorm.DB, accountID string) (bool, error) {
 	if accountID == "" {

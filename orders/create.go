@@ -52,8 +52,8 @@ type NewOrder struct {
 	// buyer paid): the order records them on its lines, for the staff to
 	// restock or refund.
 	Short map[string]int64
-	// AccountID is the linked account whose session this is (CONTRACT.md
-	// §10), "" for a guest's; see setAccount.
+	// AccountID is the linked account whose session this is (docs/accounts.md),
+	// "" for a guest's; see setAccount.
 	AccountID string
 	// Display is how the session showed its figures; the receipt, the
 	// emails and the texts show them the same way.

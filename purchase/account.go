@@ -20,7 +20,7 @@ import (
 )
 
 // --account: the run links the buyer's account first, as an MCP host does
-// (CONTRACT.md §10) with the buyer at the keyboard: it discovers the
+// (docs/accounts.md) with the buyer at the keyboard: it discovers the
 // authorization server from /mcp's protected resource metadata (RFC 9728),
 // registers itself dynamically (RFC 7591) with a loopback redirect URI it
 // listens on, sends the buyer to the authorization endpoint with PKCE S256

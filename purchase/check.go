@@ -16,10 +16,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The checks of a purchase run: the contract's tool surface (CONTRACT.md
-// §3), the identities of its figures (§4), and receipts against sessions.
+// The checks of a purchase run: the contract's tool surface (docs/buying.md),
+// the identities of its figures (§4), and receipts against sessions.
 
-// contractTool is a buyer tool as CONTRACT.md §3 lists it.
+// contractTool is a buyer tool as docs/buying.md lists it.
 type contractTool struct {
 	name     string
 	readOnly bool   // readOnlyHint: true for "data, read-only" tools and render tools (they change nothing, so hosts need not ask the buyer to confirm), false for the others
@@ -274,7 +274,7 @@ func totalOf(ts []contract.Total, t contract.TotalType) int64 {
 
 func sameTotals(a, b []contract.Total) bool { return slices.Equal(a, b) }
 
-// lineIdentities checks the line identities of CONTRACT.md §4.
+// lineIdentities checks the line identities of docs/buying.md.
 func lineIdentities(where string, lines []contract.LineItem) error {
 	for i, l := range lines {
 		switch {
@@ -291,7 +291,7 @@ func lineIdentities(where string, lines []contract.LineItem) error {
 	return nil
 }
 
-// totalsIdentities checks the totals identities of CONTRACT.md §4; option
+// totalsIdentities checks the totals identities of docs/buying.md; option
 // is the chosen fulfillment option, nil when none is chosen. Where shipping
 // is taxed, the contract's identities read literally count its tax twice
 // (fulfillment = the option's total, and tax = Σ line tax + option tax); the
@@ -346,7 +346,7 @@ func totalsIdentities(lines []contract.LineItem, totals []contract.Total, option
 	return nil
 }
 
-// sessionIdentities checks CONTRACT.md §4's identities on a session.
+// sessionIdentities checks docs/buying.md's identities on a session.
 func sessionIdentities(s contract.Session) error {
 	if err := lineIdentities("line_items", s.LineItems); err != nil {
 		return err
@@ -362,7 +362,7 @@ func sessionIdentities(s contract.Session) error {
 	return totalsIdentities(s.LineItems, s.Totals, option)
 }
 
-// receiptIdentities checks CONTRACT.md §4's identities on a receipt.
+// receiptIdentities checks docs/buying.md's identities on a receipt.
 func receiptIdentities(r contract.Receipt) error {
 	if err := lineIdentities("line_items", r.LineItems); err != nil {
 		return err

@@ -26,7 +26,7 @@ func agreeingSession() contract.Session {
 	}
 }
 
-// TestSessionIdentities: the identities of CONTRACT.md §4 hold on agreeing
+// TestSessionIdentities: the identities of docs/buying.md hold on agreeing
 // figures, and each broken one is named.
 func TestSessionIdentities(t *testing.T) {
 	if err := sessionIdentities(agreeingSession()); err != nil {

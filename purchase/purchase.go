@@ -1,5 +1,5 @@
 // Package purchase is `shop purchase`: a whole test-mode purchase against a
-// running shop, made as a host makes it (CONTRACT.md §3–§5), over streamable
+// running shop, made as a host makes it (docs/buying.md), over streamable
 // HTTP with go-sdk's client, checking every answer and figure on the way. It
 // is an MCP client and nothing more: it knows the shop only by what the shop
 // answers, and imports none of its packages. Its checks are in check.go,
@@ -46,7 +46,7 @@ var (
 	}
 )
 
-// ParseAddress reads --address: an Address of CONTRACT.md §4 in JSON, with
+// ParseAddress reads --address: an Address of docs/buying.md in JSON, with
 // at least the fields every shop needs. Whether the shop ships there is for
 // the run to find out.
 func ParseAddress(s string) (Address, error) {
@@ -379,7 +379,7 @@ func (p *purchaser) connect(ctx context.Context) (string, error) {
 
 // call calls a tool and decodes its structuredContent into out. A result
 // with isError, without structuredContent or without a text block is an
-// error (CONTRACT.md §3: every tool answers both).
+// error (docs/buying.md: every tool answers both).
 func (p *purchaser) call(ctx context.Context, name string, args, out any) (*mcp.CallToolResult, error) {
 	res, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {

@@ -288,7 +288,7 @@ func (p *purchaser) payWith(ctx context.Context, card string) (s contract.Sessio
 }
 
 // payDeclined pays with a declining card: the session must stay payable,
-// with a payment_declined message and isError false (CONTRACT.md §5.6).
+// with a payment_declined message and isError false (docs/buying.md).
 func (p *purchaser) payDeclined(ctx context.Context) (string, error) {
 	s, via, err := p.payWith(ctx, "pm_card_visa_chargeDeclined")
 	if err != nil {
@@ -335,7 +335,7 @@ func (p *purchaser) placed(s contract.Session, via string) (string, error) {
 }
 
 // payAgain pays the completed session again, as a host retrying after a
-// lost answer would: the same order, nothing charged (CONTRACT.md §5.7).
+// lost answer would: the same order, nothing charged (docs/buying.md).
 func (p *purchaser) payAgain(ctx context.Context) (string, error) {
 	res, err := p.complete(ctx, "pm_card_visa")
 	if err != nil {
@@ -355,7 +355,7 @@ func (p *purchaser) payAgain(ctx context.Context) (string, error) {
 }
 
 // refusedInLive pays a live-mode shop with a test card, which it must
-// refuse (CONTRACT.md §5.2): the --live run checks everything but moves no money.
+// refuse (docs/buying.md): the --live run checks everything but moves no money.
 func (p *purchaser) refusedInLive(ctx context.Context) (string, error) {
 	res, err := p.complete(ctx, "pm_card_visa")
 	if err != nil {
@@ -417,7 +417,7 @@ func (p *purchaser) permalink(ctx context.Context) (string, error) {
 }
 
 // figures checks that every figure agrees: the session's and the receipt's
-// identities (CONTRACT.md §4), the receipt against the session as paid, and
+// identities (docs/buying.md), the receipt against the session as paid, and
 // the total against the amount charged.
 func (p *purchaser) figures(ctx context.Context) (string, error) {
 	s, r := p.done, p.done.Order.Receipt

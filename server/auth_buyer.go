@@ -10,8 +10,8 @@ import (
 	"shop/accounts"
 )
 
-// bearerAuth checks the bearer token of a request to /mcp (CONTRACT.md
-// §10): none is a guest, as always; a valid one makes the request's
+// bearerAuth checks the bearer token of a request to /mcp (docs/accounts.md):
+// none is a guest, as always; a valid one makes the request's
 // shop.Buyer that account (with its email and scopes); any other (unknown,
 // expired, revoked, for another resource, not a Bearer header) is answered
 // 401 with the challenge that tells the host where to link the account.

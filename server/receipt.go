@@ -29,7 +29,7 @@ var receiptTemplates = template.Must(template.Must(template.New("receipt.html").
 const receiptCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
 
 // ReceiptHandler serves the order receipt page, GET /orders/{order_id}?t=…,
-// the permalink_url of CONTRACT.md: a small, accessible, printable HTML page
+// the permalink_url of docs/buying.md: a small, accessible, printable HTML page
 // when t is the order's signed token; for a missing or wrong token or an
 // unknown order, a 404 page that tells nothing about which. The page is in
 // the buyer's language (Accept-Language), English by default.

@@ -333,7 +333,7 @@ var (
 )
 
 // checkoutPath translates the JSONPath of a field of the shop's checkout
-// (CONTRACT.md §4) into UCP's: $.items[1].quantity is
+// (docs/buying.md) into UCP's: $.items[1].quantity is
 // $.line_items[1].quantity, $.fulfillment_address.city is
 // $.fulfillment.methods[0].destinations[0].address_locality.
 func checkoutPath(p string) string {

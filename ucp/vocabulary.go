@@ -3,7 +3,7 @@ package ucp
 import "strings"
 
 // vocabulary rewrites what the shop's one checkout core says to buyers and
-// models in /mcp's words (its tools and fields, CONTRACT.md §3) into UCP's:
+// models in /mcp's words (its tools and fields, docs/buying.md) into UCP's:
 // its operations and fields. Every message and error this dialect answers
 // passes through it, so no UCP agent is told to call a tool it does not
 // have. strings.Replacer tries the old strings in the order given at each

@@ -76,7 +76,7 @@ func (w *Widgets) Tools() []shop.Tool {
 	return tools
 }
 
-// toolMeta is a render tool's _meta in both conventions (CONTRACT.md §3).
+// toolMeta is a render tool's _meta in both conventions (docs/buying.md).
 func toolMeta(uri, invoking, invoked string) map[string]any {
 	return map[string]any{
 		"ui":                             map[string]any{"resourceUri": uri},

@@ -7,7 +7,7 @@
 // as cards the buyer adds to a cart; render_checkout shows a checkout
 // session the buyer completes and pays through the host's payment sheet.
 // Both carry the metadata of the MCP Apps extension and of the OpenAI Apps
-// SDK (CONTRACT.md §3), so every host finds its template.
+// SDK (docs/buying.md), so every host finds its template.
 package widgets
 
 import (

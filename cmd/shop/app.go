@@ -46,7 +46,7 @@ type app struct {
 	charger     checkout.Charger
 	acp         *acp.ACP
 	idem        *idempotency.Store
-	// accounts is the buyers' authorization server (CONTRACT.md §10).
+	// accounts is the buyers' authorization server (docs/accounts.md).
 	accounts *accounts.Server
 	// signingKey is the shop's ECDSA P-256 key (the UCP profile's keys[]).
 	signingKey *ecdsa.PrivateKey

@@ -19,7 +19,7 @@ import (
 const testWidgetDomain = "https://northwind-widgets.example.com"
 
 // appsExtension is initialize's capabilities.extensions entry of the MCP
-// Apps extension, as CONTRACT.md §3 declares it.
+// Apps extension, as docs/buying.md declares it.
 var appsExtension = map[string]any{"io.modelcontextprotocol/ui": map[string]any{"mimeTypes": []any{"text/html;profile=mcp-app"}}}
 
 // connectAs joins the buyers' endpoint as a client that advertises caps.

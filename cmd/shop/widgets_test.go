@@ -642,7 +642,7 @@ func testCSPViolation(t *testing.T, p *page) {
 
 // TestWidgetToolsAccessible: every tool the widgets call through tools/call
 // (host.call in widgets/web/src) is marked widget-accessible in tools/list
-// as CONTRACT.md §3 says (_meta["openai/widgetAccessible"] = true), and no
+// as docs/buying.md says (_meta["openai/widgetAccessible"] = true), and no
 // MCP Apps visibility (_meta.ui.visibility) hides it from the app.
 func TestWidgetToolsAccessible(t *testing.T) {
 	called := map[string]bool{"create_checkout_session": true, "update_checkout_session": true}

@@ -1,4 +1,4 @@
-// The shapes of CONTRACT.md §3 and §4 as the widgets read them. Everything
+// The shapes of docs/buying.md as the widgets read them. Everything
 // here comes from a tool result, which the widgets treat as untrusted input:
 // each reader keeps only fields of the expected type, bounds lengths, and
 // never throws, so a malformed result renders as "nothing to show" instead of
@@ -427,7 +427,7 @@ export function paymentLink(v: unknown): PaymentLink | null {
 
 /**
  * checkoutOutcome reads what requestCheckout resolved with, since hosts
- * differ (CONTRACT.md §3): a raw tool result (structuredContent.order), a
+ * differ (docs/buying.md): a raw tool result (structuredContent.order), a
  * completed session (order), or a bare order. It answers the order when
  * there is one, else the session when there is one (a declined payment).
  */

@@ -1,5 +1,5 @@
 // Amounts and dates in the host's locale. Amounts arrive as integers in the
-// currency's minor unit (CONTRACT.md §2), counted with the shop's ISO 4217
+// currency's minor unit (docs/buying.md), counted with the shop's ISO 4217
 // exponents (money/money.go), not with Intl's: Intl takes its digits from
 // CLDR, which says 0 for huf and idr where ISO 4217 (and so the shop) says 2.
 
