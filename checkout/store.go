@@ -204,7 +204,7 @@ func (c *Checkout) sessionWith(ctx context.Context, r *sessionRow, order *contra
 		Totals: snap.Totals, Messages: snap.Messages, Links: c.links(),
 		ExpiresAt: r.ExpiresAt.UTC(), Metadata: st.Metadata, ExternalCheckout: c.policy.ExternalCheckout,
 		PaymentSheet: c.policy.SheetEnabled(), Display: c.policy.displayFor(st.Address), SaveAddress: st.SaveAddress,
-		Discounts: discountsOf(st.PromoCode, snap.Applied, snap.Rejected),
+		Discounts:         discountsOf(st.PromoCode, snap.Applied, snap.Rejected),
 		ShippingCountries: c.policy.ShippingCountries(),
 	}
 	if s.Status == Ready || s.Status == NotReady {
