@@ -278,20 +278,25 @@ func (a *Admin) listOrders(ctx context.Context, args ListOrdersArgs) (OrderList,
 		s := OrderSummary{ID: r.ID, Number: r.Number, Status: r.Status, Email: r.Email, Total: priceOf(r.Currency, r.Total),
 			Refunded: priceOf(r.Currency, r.Refunded), CreatedAt: r.CreatedAt.UTC(), Items: r.Items, ShortUnits: r.ShortUnits, Channel: r.Channel, AccountID: deref(r.AccountID)}
 		list.Orders = append(list.Orders, s)
-		line := fmt.Sprintf("%d %s %s %s %s, %d units, total %s, via %s", s.Number, s.ID, s.CreatedAt.Format("2006-01-02 15:04 UTC"),
-			s.Status, s.Email, s.Items, s.Total.Display, s.Channel)
-		if s.Refunded.Amount > 0 {
-			line += ", refunded " + s.Refunded.Display
-		}
-		if s.ShortUnits > 0 {
-			line += fmt.Sprintf(", SHORT %d units of stock", s.ShortUnits)
-		}
-		if s.AccountID != "" {
-			line += ", account " + s.AccountID
-		}
-		lines = append(lines, line)
+		lines = append(lines, s.line())
 	}
 	return list, listText(lines, "No orders match.", next), nil
+}
+
+// line is the order as list_orders' text lists it.
+func (s OrderSummary) line() string {
+	line := fmt.Sprintf("%d %s %s %s %s, %d units, total %s, via %s", s.Number, s.ID, s.CreatedAt.Format("2006-01-02 15:04 UTC"),
+		s.Status, s.Email, s.Items, s.Total.Display, s.Channel)
+	if s.Refunded.Amount > 0 {
+		line += ", refunded " + s.Refunded.Display
+	}
+	if s.ShortUnits > 0 {
+		line += fmt.Sprintf(", SHORT %d units of stock", s.ShortUnits)
+	}
+	if s.AccountID != "" {
+		line += ", account " + s.AccountID
+	}
+	return line
 }
 
 // getOrderDetail answers the order (its receipt as buyers see it) and

@@ -236,19 +236,7 @@ func (s *Stripe) Charge(ctx context.Context, r Request) (*Result, error) {
 	case !errors.As(err, &se):
 		return nil, err // ErrUnknownOutcome
 	case se.Type == stripe.ErrorTypeCard:
-		code := string(se.DeclineCode)
-		if code == "" {
-			code = string(se.Code)
-		}
-		res := &Result{Status: declinedStatus(code), DeclineCode: code, Message: buyerMessage(code, se.Msg)}
-		res.CardBrand, res.CardLast4 = methodCard(se.PaymentMethod)
-		if pi := se.PaymentIntent; pi != nil {
-			res.Reference, res.Amount, res.Currency, res.Metadata = pi.ID, pi.Amount, string(pi.Currency), pi.Metadata
-			if res.CardLast4 == "" {
-				res.CardBrand, res.CardLast4 = intentCard(se.PaymentIntent)
-			}
-		}
-		return res, nil
+		return cardDeclined(se), nil
 	case se.Type == stripe.ErrorTypeIdempotency:
 		return nil, fmt.Errorf("%w: Stripe saw idempotency key %s with other parameters: %s", ErrKeyReused, r.IdempotencyKey, s.describe(se))
 	case se.Type == stripe.ErrorTypeInvalidRequest && (se.Param == "payment_method" || strings.HasPrefix(se.Param, "payment_method_data") ||
@@ -257,6 +245,24 @@ func (s *Stripe) Charge(ctx context.Context, r Request) (*Result, error) {
 		return nil, shop.Errorf(shop.Invalid, "$.payment_data.token", "the payment provider did not accept this payment token (it may be unknown, used or expired); ask the buyer to pay again for a new one")
 	}
 	return nil, fmt.Errorf("stripe: create payment intent (idempotency key %s): %s", r.IdempotencyKey, s.describe(se))
+}
+
+// cardDeclined is the Result of a card error: the decline, its message for the
+// buyer, and the card and PaymentIntent Stripe names in it.
+func cardDeclined(se *stripe.Error) *Result {
+	code := string(se.DeclineCode)
+	if code == "" {
+		code = string(se.Code)
+	}
+	res := &Result{Status: declinedStatus(code), DeclineCode: code, Message: buyerMessage(code, se.Msg)}
+	res.CardBrand, res.CardLast4 = methodCard(se.PaymentMethod)
+	if pi := se.PaymentIntent; pi != nil {
+		res.Reference, res.Amount, res.Currency, res.Metadata = pi.ID, pi.Amount, string(pi.Currency), pi.Metadata
+		if res.CardLast4 == "" {
+			res.CardBrand, res.CardLast4 = intentCard(se.PaymentIntent)
+		}
+	}
+	return res
 }
 
 // Lookup finds the charge made with an idempotency key, by the metadata

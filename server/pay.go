@@ -11,6 +11,7 @@ import (
 
 	"shop"
 	"shop/checkout"
+	"shop/contract"
 	"shop/i18n"
 	"shop/payments"
 )
@@ -193,46 +194,10 @@ func (p *payPages) pay(w http.ResponseWriter, r *http.Request, id, token string)
 		return
 	}
 	l := i18n.FromRequest(r)
-	card := r.PostForm.Get("card")
 	email := strings.TrimSpace(r.PostForm.Get("email"))
-	known := false
-	for _, c := range testCards {
-		known = known || c.Value == card
-	}
-	saved := false
-	if !known {
-		s, err := p.c.Get(r.Context(), id)
-		if err != nil {
-			p.failed(w, r, err)
-			return
-		}
-		for _, m := range s.PaymentProvider.ManagedPaymentMethods {
-			saved = saved || m.ID == card
-		}
-		if !saved {
-			p.show(w, r, s, token, l.T("pay_choose_card"), email)
-			return
-		}
-	}
-	if known && r.PostForm.Get("save_card") == "1" && p.canSave(r.Context(), id) {
-		// The buyer ticked "Save this card for next time": the card is
-		// saved with the provider for their account, and pays as saved.
-		savedID, err := p.c.SaveCard(r.Context(), id, card)
-		if err != nil {
-			var e *shop.Error
-			if !errors.As(err, &e) {
-				p.failed(w, r, err)
-				return
-			}
-			s, err := p.c.Get(r.Context(), id)
-			if err != nil {
-				p.failed(w, r, err)
-				return
-			}
-			p.show(w, r, s, token, e.Message, email)
-			return
-		}
-		card = savedID
+	card, ok := p.chosenCard(w, r, id, token, email)
+	if !ok {
+		return
 	}
 	seen := r.PostForm.Get("seen")
 	if seen == "" {
@@ -258,17 +223,71 @@ func (p *payPages) pay(w http.ResponseWriter, r *http.Request, id, token string)
 			p.changed(w, r, s, token, email)
 			return
 		}
-		problem = l.T("pay_not_completed")
-		if l == i18n.English {
-			problem = e.Message // checkout's words are English
-		}
-		if e.Param == "$.buyer.email" {
-			problem = l.T("pay_bad_email")
-		}
+		problem = refusalText(l, e, formatter(s.Currency, l))
 	} else if s.Status == checkout.Ready {
 		problem = declineOf(l, s)
 	}
 	p.show(w, r, s, token, problem, email)
+}
+
+// refusalText is why checkout refused the payment, in the page's language:
+// the catalog's sentence for the refusal's key, else a general one
+// (checkout's own message is written for the model).
+func refusalText(l *i18n.Lang, e *shop.Error, format func(int64) string) string {
+	switch {
+	case e.Param == "$.buyer.email":
+		return l.T("pay_bad_email")
+	case e.Key != "" && l.Has(e.Key):
+		return messageText(l, contract.Message{Key: e.Key, Params: e.Params, Content: e.Message}, format)
+	}
+	return l.T("pay_not_completed")
+}
+
+// chosenCard is the card the sandbox page's form chose: a test card, or one
+// of the buyer's saved cards (saved now when they ticked "Save this card").
+// When the form chose none it answers the page again, and false.
+func (p *payPages) chosenCard(w http.ResponseWriter, r *http.Request, id, token, email string) (string, bool) {
+	card := r.PostForm.Get("card")
+	known := false
+	for _, c := range testCards {
+		known = known || c.Value == card
+	}
+	saved := false
+	if !known {
+		s, err := p.c.Get(r.Context(), id)
+		if err != nil {
+			p.failed(w, r, err)
+			return "", false
+		}
+		for _, m := range s.PaymentProvider.ManagedPaymentMethods {
+			saved = saved || m.ID == card
+		}
+		if !saved {
+			p.show(w, r, s, token, i18n.FromRequest(r).T("pay_choose_card"), email)
+			return "", false
+		}
+	}
+	if known && r.PostForm.Get("save_card") == "1" && p.canSave(r.Context(), id) {
+		// The buyer ticked "Save this card for next time": the card is
+		// saved with the provider for their account, and pays as saved.
+		savedID, err := p.c.SaveCard(r.Context(), id, card)
+		if err != nil {
+			var e *shop.Error
+			if !errors.As(err, &e) {
+				p.failed(w, r, err)
+				return "", false
+			}
+			s, err := p.c.Get(r.Context(), id)
+			if err != nil {
+				p.failed(w, r, err)
+				return "", false
+			}
+			p.show(w, r, s, token, e.Message, email)
+			return "", false
+		}
+		card = savedID
+	}
+	return card, true
 }
 
 // changed answers a payment refused because the session changed after the

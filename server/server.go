@@ -229,38 +229,48 @@ func New(opts Options) (*Server, error) {
 		mux.Handle("GET /.well-known/ucp", opts.UCPProfile)
 		mux.Handle("GET /.well-known/ucp/{version}", opts.UCPProfile) // an older release's profile
 	}
-	if opts.MCP != nil || opts.AdminMCP != nil || opts.ACP != nil || opts.UCPMCP != nil || opts.UCPREST != nil {
-		cop := http.NewCrossOriginProtection()
-		for _, o := range origins {
-			if err := cop.AddTrustedOrigin(o); err != nil {
-				return nil, fmt.Errorf("trusted origin %q: %w", o, err)
-			}
-		}
-		cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			http.Error(w, "cross-origin request refused: this origin is not trusted by the shop", http.StatusForbidden)
-		}))
-		if opts.MCP != nil {
-			var buyers http.Handler = s.streamable(opts.MCP)
-			if opts.Accounts != nil {
-				buyers = bearerAuth(opts.Accounts, buyers)
-			}
-			mux.Handle("/mcp", checkHost(hosts, cop.Handler(buyers)))
-		}
-		if opts.UCPMCP != nil {
-			mux.Handle("/ucp/mcp", rpcErrors(checkHost(hosts, cop.Handler(acceptJSON(ucpStatus(s.streamable(opts.UCPMCP)))))))
-		}
-		if opts.UCPREST != nil {
-			mux.Handle(ucpRESTPrefix, checkHost(hosts, cop.Handler(restBody(opts.UCPREST))))
-		}
-		if opts.AdminMCP != nil {
-			mux.Handle("/admin/mcp", checkHost(hosts, cop.Handler(adminAuth(opts.AdminTokens, s.streamable(opts.AdminMCP)))))
-		}
-		if opts.ACP != nil {
-			mux.Handle("/acp/mcp", checkHost(hosts, cop.Handler(agentAuth(opts.AgentTokens, s.streamable(opts.ACP)))))
-		}
+	if err := s.mountMCP(mux, hosts, origins); err != nil {
+		return nil, err
 	}
 	s.handler = recoverPanics(s.logger, securityHeaders(limitBody(s.limiter().handler(mux))))
 	return s, nil
+}
+
+// mountMCP mounts the MCP endpoints and UCP's REST binding, each behind the
+// Host check and the cross-origin protection (trusting origins).
+func (s *Server) mountMCP(mux *http.ServeMux, hosts map[string]bool, origins []string) error {
+	if s.opts.MCP == nil && s.opts.AdminMCP == nil && s.opts.ACP == nil && s.opts.UCPMCP == nil && s.opts.UCPREST == nil {
+		return nil
+	}
+	cop := http.NewCrossOriginProtection()
+	for _, o := range origins {
+		if err := cop.AddTrustedOrigin(o); err != nil {
+			return fmt.Errorf("trusted origin %q: %w", o, err)
+		}
+	}
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "cross-origin request refused: this origin is not trusted by the shop", http.StatusForbidden)
+	}))
+	if s.opts.MCP != nil {
+		var buyers http.Handler = s.streamable(s.opts.MCP)
+		if s.opts.Accounts != nil {
+			buyers = bearerAuth(s.opts.Accounts, buyers)
+		}
+		mux.Handle("/mcp", checkHost(hosts, cop.Handler(buyers)))
+	}
+	if s.opts.UCPMCP != nil {
+		mux.Handle("/ucp/mcp", rpcErrors(checkHost(hosts, cop.Handler(acceptJSON(ucpStatus(s.streamable(s.opts.UCPMCP)))))))
+	}
+	if s.opts.UCPREST != nil {
+		mux.Handle(ucpRESTPrefix, checkHost(hosts, cop.Handler(restBody(s.opts.UCPREST))))
+	}
+	if s.opts.AdminMCP != nil {
+		mux.Handle("/admin/mcp", checkHost(hosts, cop.Handler(adminAuth(s.opts.AdminTokens, s.streamable(s.opts.AdminMCP)))))
+	}
+	if s.opts.ACP != nil {
+		mux.Handle("/acp/mcp", checkHost(hosts, cop.Handler(agentAuth(s.opts.AgentTokens, s.streamable(s.opts.ACP)))))
+	}
+	return nil
 }
 
 // streamable serves an MCP server over streamable HTTP, statelessly, so that
