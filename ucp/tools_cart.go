@@ -136,28 +136,31 @@ func (u *UCP) orderTool() shop.Tool {
 		Description: "Get an order by its id (the order.id of a completed checkout) and the email the buyer placed it with: " +
 			"its lines, quantities fulfilled, where it ships, totals (minor units) and permalink_url, the buyer's receipt page. " +
 			"An order whose email does not match is answered like an unknown one.",
-	}, func(ctx context.Context, args OrderArgs) (OrderResult, string, error) {
-		c, refused, err := u.begin(ctx, args.Meta, CapOrder)
+	}, u.getOrder)
+}
+
+// getOrder answers an order by its id and the email it was placed with.
+func (u *UCP) getOrder(ctx context.Context, args OrderArgs) (OrderResult, string, error) {
+	c, refused, err := u.begin(ctx, args.Meta, CapOrder)
+	if err != nil {
+		return OrderResult{}, "", err
+	}
+	if refused != nil {
+		return OrderResult{Error: refused}, text(refused), nil
+	}
+	o, err := u.orders.Get(ctx, args.ID, args.Email)
+	if err != nil {
+		refused, err := u.refusal(c, err, func(p string) string {
+			if p == "$.email" {
+				return p
+			}
+			return "$.id"
+		})
 		if err != nil {
 			return OrderResult{}, "", err
 		}
-		if refused != nil {
-			return OrderResult{Error: refused}, text(refused), nil
-		}
-		o, err := u.orders.Get(ctx, args.ID, args.Email)
-		if err != nil {
-			refused, err := u.refusal(c, err, func(p string) string {
-				if p == "$.email" {
-					return p
-				}
-				return "$.id"
-			})
-			if err != nil {
-				return OrderResult{}, "", err
-			}
-			return OrderResult{Error: refused}, text(refused), nil
-		}
-		out := u.toOrder(c, o)
-		return OrderResult{Order: out}, text(out), nil
-	})
+		return OrderResult{Error: refused}, text(refused), nil
+	}
+	out := u.toOrder(c, o)
+	return OrderResult{Order: out}, text(out), nil
 }

@@ -242,6 +242,13 @@ func idempotencyKey(m Meta) error {
 }
 
 func (u *UCP) completeCheckout(ctx context.Context, args UpdateCheckoutArgs) (CheckoutResult, string, error) {
+	return u.complete(ctx, args, u.once)
+}
+
+// complete places the order of a checkout, its change run by keyed: once
+// for /ucp/mcp, direct for the REST binding (whose Idempotency-Key is the
+// one layer of its calls).
+func (u *UCP) complete(ctx context.Context, args UpdateCheckoutArgs, keyed keyed) (CheckoutResult, string, error) {
 	c, refused, t, err := u.begun(ctx, args.Meta, CapCheckout)
 	if c == nil {
 		return deref(refused), t, err
@@ -254,13 +261,18 @@ func (u *UCP) completeCheckout(ctx context.Context, args UpdateCheckoutArgs) (Ch
 		return u.checkoutAnswer(c, nil, err)
 	}
 	ctx = buyerContext(ctx, c, fromBuyer(args.Checkout.Buyer))
-	return u.once(ctx, c, "complete_checkout", args, func(ctx context.Context) (*checkout.Session, error) {
+	return keyed(ctx, c, "complete_checkout", args, func(ctx context.Context) (*checkout.Session, error) {
 		s, err := u.checkout.Complete(ctx, checkout.CompleteRequest{SessionID: args.ID, Buyer: fromBuyer(args.Checkout.Buyer), Payment: pay})
 		return s, idPath(err)
 	})
 }
 
 func (u *UCP) cancelCheckout(ctx context.Context, args IDArgs) (CheckoutResult, string, error) {
+	return u.cancel(ctx, args, u.once)
+}
+
+// cancel cancels a checkout, its change run by keyed (as complete's).
+func (u *UCP) cancel(ctx context.Context, args IDArgs, keyed keyed) (CheckoutResult, string, error) {
 	c, refused, t, err := u.begun(ctx, args.Meta, CapCheckout)
 	if c == nil {
 		return deref(refused), t, err
@@ -268,7 +280,7 @@ func (u *UCP) cancelCheckout(ctx context.Context, args IDArgs) (CheckoutResult, 
 	if err := idempotencyKey(args.Meta); err != nil {
 		return u.checkoutAnswer(c, nil, err)
 	}
-	return u.once(ctx, c, "cancel_checkout", args, func(ctx context.Context) (*checkout.Session, error) {
+	return keyed(ctx, c, "cancel_checkout", args, func(ctx context.Context) (*checkout.Session, error) {
 		s, err := u.checkout.Cancel(ctx, args.ID)
 		return s, idPath(err)
 	})
