@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
@@ -125,8 +126,16 @@ func protocolError(rpcCode int64, message, code, content string, extra map[strin
 		panic(err) // strings and numbers only
 	}
 	retry, _ := extra["retry_after"].(int)
-	return &protoError{rpc: &shop.ProtocolError{Code: rpcCode, Message: message + ": " + content, Data: b},
+	return &protoError{rpc: &shop.ProtocolError{Code: rpcCode, Message: message + ": " + content, Data: b, Status: mcpStatuses[code]},
 		code: code, content: content, retryAfter: retry}
+}
+
+// mcpStatuses are the HTTP statuses UCP gives protocol errors over MCP's
+// streamable HTTP, by code (overview.md, Error Handling): its idempotency
+// errors; the others, discovery's included, stay 200.
+var mcpStatuses = map[string]int{
+	"idempotency_conflict":  http.StatusConflict,
+	"idempotency_in_flight": http.StatusConflict,
 }
 
 func discoveryError(code, content string) *protoError {
