@@ -84,7 +84,7 @@ func (u *UCP) once(ctx context.Context, c *call, tool string, args any, fn func(
 		}
 	}
 	if rec.ID == "" {
-		return CheckoutResult{Error: rec.Error}, text(rec.Error), nil
+		return CheckoutResult{Error: rec.Error}, "", nil
 	}
 	s, err := u.checkout.Get(ctx, rec.ID)
 	return u.checkoutAnswer(c, s, idPath(err))

@@ -50,17 +50,17 @@ func (u *UCP) cartAnswer(c *call, ct *checkout.Cart, err error) (CartResult, str
 		if err != nil {
 			return CartResult{}, "", err
 		}
-		return CartResult{Error: refused}, text(refused), nil
+		return CartResult{Error: refused}, "", nil
 	}
 	out := u.toCart(c, ct)
-	return CartResult{Cart: out}, text(out), nil
+	return CartResult{Cart: out}, "", nil
 }
 
 func (u *UCP) beginCart(ctx context.Context, meta Meta) (*call, *CartResult, string, error) {
 	c, refused, err := u.begin(ctx, meta, CapCart)
 	if err != nil || refused != nil {
 		if refused != nil {
-			return nil, &CartResult{Error: refused}, text(refused), nil
+			return nil, &CartResult{Error: refused}, "", nil
 		}
 		return nil, &CartResult{}, "", err
 	}
@@ -146,7 +146,7 @@ func (u *UCP) getOrder(ctx context.Context, args OrderArgs) (OrderResult, string
 		return OrderResult{}, "", err
 	}
 	if refused != nil {
-		return OrderResult{Error: refused}, text(refused), nil
+		return OrderResult{Error: refused}, "", nil
 	}
 	o, err := u.orders.Get(ctx, args.ID, args.Email)
 	if err != nil {
@@ -159,8 +159,8 @@ func (u *UCP) getOrder(ctx context.Context, args OrderArgs) (OrderResult, string
 		if err != nil {
 			return OrderResult{}, "", err
 		}
-		return OrderResult{Error: refused}, text(refused), nil
+		return OrderResult{Error: refused}, "", nil
 	}
 	out := u.toOrder(c, o)
-	return OrderResult{Order: out}, text(out), nil
+	return OrderResult{Order: out}, "", nil
 }
