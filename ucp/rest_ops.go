@@ -144,30 +144,16 @@ func ofCart(r CartResult) outcome {
 	return outcome{value: r.Cart, id: r.Cart.ID, final: settled(r.Cart.Messages)}
 }
 
-func ofSearch(r SearchResult) outcome {
-	if r.Response == nil {
-		return failed(r.Error)
+// read is the outcome of a read answering v or, when nil, the error
+// response e.
+func read[T any](v *T, e *ErrorResponse) outcome {
+	if v == nil {
+		return failed(e)
 	}
-	return outcome{value: r.Response, final: true}
+	return outcome{value: v, final: true}
 }
 
-func ofLookup(r LookupResult) outcome {
-	if r.Response == nil {
-		return failed(r.Error)
-	}
-	return outcome{value: r.Response, final: true}
-}
-
-func ofProduct(r ProductResult) outcome {
-	if r.Response == nil {
-		return failed(r.Error)
-	}
-	return outcome{value: r.Response, final: true}
-}
-
-func ofOrder(r OrderResult) outcome {
-	if r.Order == nil {
-		return failed(r.Error)
-	}
-	return outcome{value: r.Order, final: true}
-}
+func ofSearch(r SearchResult) outcome   { return read(r.Response, r.Error) }
+func ofLookup(r LookupResult) outcome   { return read(r.Response, r.Error) }
+func ofProduct(r ProductResult) outcome { return read(r.Response, r.Error) }
+func ofOrder(r OrderResult) outcome     { return read(r.Order, r.Error) }
