@@ -4,8 +4,9 @@
 # server at $SHOP_TEST_POSTGRES (default postgres://postgres@127.0.0.1:5432/test).
 # It also builds the widgets (npm ci in widgets/web; Debian's chromium is
 # installed when missing) and checks that widgets/dist is what they build.
-# It starts `shop serve` on a fresh database, makes four purchases with
-# `shop purchase` (the third on create_payment_link's page, the last as a
+# It starts `shop serve` on a fresh database, makes five purchases with
+# `shop purchase` (the third returned in full, accepted by staff with an
+# admin token; the fourth on create_payment_link's page, the last as a
 # buyer who links their account, reading the sign-in code from the email
 # the shop sends to its SMTP listener), and runs the MCP
 # conformance suite and the MCP Inspector CLI against it (npm ci in
@@ -111,8 +112,10 @@ trap 'status=$?; [ "$status" = 0 ] || [ ! -f "$shop_dir/shop.log" ] || { echo "s
 # free now), which reads the sign-in code from them.
 smtp_capture=127.0.0.1:$(conformance/node_modules/.bin/node -e \
 	'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
-env -u STRIPE_SECRET_KEY -u STRIPE_WEBHOOK_SECRET -u SHOP_PUBLIC_URL -u SHOP_ADMIN_TOKENS -u SHOP_TEST_FAULT SHOP_UCP_TEST_ALLOW_LOOPBACK=true \
-	SHOP_SMTP_URL="smtp://$smtp_capture?tls=none" .bin/shop serve --addr 127.0.0.1:0 --db "$shop_dir/shop.db" >"$shop_dir/shop.log" 2>&1 &
+# An owner's admin token for the staff steps of `shop purchase --return`.
+admin_token=$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')
+env -u STRIPE_SECRET_KEY -u STRIPE_WEBHOOK_SECRET -u SHOP_PUBLIC_URL -u SHOP_TEST_FAULT SHOP_UCP_TEST_ALLOW_LOOPBACK=true \
+	SHOP_ADMIN_TOKENS="owner:$admin_token" SHOP_SMTP_URL="smtp://$smtp_capture?tls=none" .bin/shop serve --addr 127.0.0.1:0 --db "$shop_dir/shop.db" >"$shop_dir/shop.log" 2>&1 &
 shop_pid=$!
 shop_url=
 for _ in $(seq 150); do
@@ -133,6 +136,10 @@ env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp" \
 	--address '{"name":"Purchase Check","line_one":"350 Fifth Ave","city":"New York","state":"NY","country":"US","postal_code":"10118"}'
 echo
 env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp" --decline --items 3 --promo WELCOME10
+echo
+# A buyer returns the whole order; staff ship it and accept the return
+# (the refund) at /admin/mcp with the owner's token.
+env -u STRIPE_SECRET_KEY SHOP_ADMIN_TOKEN="$admin_token" .bin/shop purchase --url "$shop_url/mcp" --items 2 --return
 echo
 env -u STRIPE_SECRET_KEY .bin/shop purchase --url "$shop_url/mcp" --link --decline
 echo

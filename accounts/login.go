@@ -334,7 +334,7 @@ func (p *pages) code(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	csrf := r.PostFormValue("csrf")
-	now := time.Now().UTC()
+	now := p.s.now().UTC()
 	res := p.s.db.WithContext(ctx).Model(&flowRow{}).
 		Where("id_hash = ? AND code_hash <> '' AND account_id IS NULL AND tries < ? AND code_expires_at > ?", row.IDHash, maxCodeTries, now).
 		Update("tries", gorm.Expr("tries + 1"))

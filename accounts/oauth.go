@@ -57,6 +57,8 @@ type Options struct {
 	// Emails, when false, refuses logins up front: without an outbox
 	// worker the code would never arrive (no SMTP configured).
 	Emails bool
+	// Now is the clock (default time.Now).
+	Now func() time.Time
 }
 
 // Server is the buyers' authorization server: metadata, authorize, token,
@@ -85,12 +87,15 @@ func New(db *gorm.DB, opts Options) (*Server, error) {
 		return nil, errors.New("accounts: no fetcher for client metadata documents")
 	}
 	issuer := strings.TrimRight(opts.PublicURL, "/")
-	s := &Server{db: db, opts: opts, issuer: issuer, resource: issuer + "/mcp", logger: opts.Logger, now: time.Now}
+	s := &Server{db: db, opts: opts, issuer: issuer, resource: issuer + "/mcp", logger: opts.Logger, now: opts.Now}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	s.clients = &clients{db: db, fetch: opts.Fetch, audience: s.resource, cache: map[string]cachedClient{}, now: time.Now}
-	s.store = &store{db: db, clients: s.clients}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.clients = &clients{db: db, fetch: opts.Fetch, audience: s.resource, cache: map[string]cachedClient{}, now: s.now}
+	s.store = &store{db: db, clients: s.clients, now: s.now}
 	mac := hmac.New(sha256.New, opts.Key)
 	mac.Write([]byte("shop oauth tokens"))
 	cfg := &fosite.Config{

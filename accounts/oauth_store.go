@@ -26,6 +26,7 @@ import (
 type store struct {
 	db      *gorm.DB
 	clients *clients
+	now     func() time.Time
 }
 
 // The kinds of grant.
@@ -83,13 +84,13 @@ func (s *store) create(ctx context.Context, kind, signature string, req fosite.R
 	sess := req.GetSession()
 	exp := sess.GetExpiresAt(tokenType[kind])
 	if exp.IsZero() {
-		exp = time.Now().Add(refreshLifespan)
+		exp = s.now().Add(refreshLifespan)
 	}
 	row := grantRow{
 		SignatureHash: grantKey(kind, signature), Kind: kind, RequestID: req.GetID(), ClientID: req.GetClient().GetID(),
 		AccountID: sess.GetSubject(), Scopes: strings.Join(req.GetGrantedScopes(), " "),
 		Audience: strings.Join(req.GetGrantedAudience(), " "), Form: string(formJSON),
-		RequestedAt: req.GetRequestedAt().UTC(), ExpiresAt: exp.UTC(), Active: true, CreatedAt: time.Now().UTC(),
+		RequestedAt: req.GetRequestedAt().UTC(), ExpiresAt: exp.UTC(), Active: true, CreatedAt: s.now().UTC(),
 	}
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return fmt.Errorf("store %s grant: %w", kind, err)
@@ -133,7 +134,7 @@ func (s *store) get(ctx context.Context, kind, signature string, sess fosite.Ses
 		RequestedScope: fields(row.Scopes), GrantedScope: fields(row.Scopes),
 		RequestedAudience: fields(row.Audience), GrantedAudience: fields(row.Audience),
 	}
-	if !row.Active || (row.RotatedAt != nil && !time.Now().Before(row.RotatedAt.Add(refreshGrace))) {
+	if !row.Active || (row.RotatedAt != nil && !s.now().Before(row.RotatedAt.Add(refreshGrace))) {
 		return req, inactive
 	}
 	return req, nil
@@ -234,7 +235,7 @@ func (s *store) DeleteRefreshTokenSession(ctx context.Context, sig string) error
 // once both get tokens. After the grace, get finds the token inactive and
 // fosite revokes its family as a reuse.
 func (s *store) RotateRefreshToken(ctx context.Context, _ string, sig string) error {
-	now := time.Now().UTC()
+	now := s.now().UTC()
 	res := s.db.WithContext(ctx).Model(&grantRow{}).
 		Where("signature_hash = ? AND kind = ? AND active AND (rotated_at IS NULL OR rotated_at > ?)", grantKey(kindRefresh, sig), kindRefresh, now.Add(-refreshGrace)).
 		Update("rotated_at", gorm.Expr("COALESCE(rotated_at, ?)", now))

@@ -133,12 +133,12 @@ func (d *Data) Tools() []shop.Tool {
 		}, d.setMyDefault),
 		shop.NewTool(shop.Tool{Name: "list_my_orders", Auth: authFor("list_my_orders"), Title: "List my orders", ReadOnly: true, Idempotent: true,
 			Description: "The buyer's own orders, newest first, each whole: status, lines, totals in minor units, the receipt link " +
-				"(permalink_url) and tracking per parcel once shipped; orders placed as a guest with the account's email are included. " +
+				"(permalink_url), tracking per parcel once shipped and returns[] (id, status, refund_amount; request_return starts one); orders placed as a guest with the account's email are included. " +
 				"For the next page pass next_cursor as cursor." + ord + " Errors: invalid $.limit, invalid $.cursor.",
 		}, d.listMyOrders),
 		shop.NewTool(shop.Tool{Name: "get_my_order", Auth: authFor("get_my_order"), Title: "Get my order", ReadOnly: true, Idempotent: true,
-			Description: "One of the buyer's own orders (order_id from list_my_orders): status, lines, totals, the receipt link and tracking " +
-				"per parcel once shipped." + ord + " Errors: missing or invalid $.order_id, not_found.",
+			Description: "One of the buyer's own orders (order_id from list_my_orders): status, lines, totals, the receipt link, tracking " +
+				"per parcel once shipped and returns[] (id, status, refund_amount; request_return starts one)." + ord + " Errors: missing or invalid $.order_id, not_found.",
 		}, d.getMyOrder),
 		shop.NewTool(shop.Tool{Name: "delete_my_account", Auth: authFor("delete_my_account"), Title: "Delete my account", Destructive: true,
 			Description: "Delete the buyer's account with the shop, only when the buyer asked for it: its saved addresses and saved cards are removed " +

@@ -206,6 +206,7 @@ func order(o *contract.Order) *Order {
 			UnitPrice: l.UnitAmount, Subtotal: l.Subtotal, Totals: li.Totals,
 		})
 	}
+	out.Adjustments = adjustments(o.Receipt)
 	return out
 }
 

@@ -194,14 +194,15 @@ type Link struct {
 
 // Order is the order a completed session made.
 type Order struct {
-	Type              string      `json:"type"`
-	ID                string      `json:"id"`
-	CheckoutSessionID string      `json:"checkout_session_id"`
-	OrderNumber       string      `json:"order_number"`
-	PermalinkURL      string      `json:"permalink_url"`
-	Status            string      `json:"status"`
-	LineItems         []OrderLine `json:"line_items"`
-	Totals            []Total     `json:"totals"`
+	Type              string       `json:"type"`
+	ID                string       `json:"id"`
+	CheckoutSessionID string       `json:"checkout_session_id"`
+	OrderNumber       string       `json:"order_number"`
+	PermalinkURL      string       `json:"permalink_url"`
+	Status            string       `json:"status"`
+	LineItems         []OrderLine  `json:"line_items"`
+	Totals            []Total      `json:"totals"`
+	Adjustments       []Adjustment `json:"adjustments,omitempty"`
 }
 
 // OrderLine is an OrderLineItem.

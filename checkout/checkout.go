@@ -237,6 +237,9 @@ func (c *Checkout) links() []Link {
 		return u
 	}
 	l := c.policy.Links
+	if l.ReturnPolicy == "" { // the page the shop makes from the policy's returns:
+		l.ReturnPolicy = orders.ReturnPagePath
+	}
 	return []Link{
 		{Type: "terms_of_use", URL: abs(l.TermsOfUse)},
 		{Type: "privacy_policy", URL: abs(l.PrivacyPolicy)},

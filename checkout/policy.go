@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/mail"
 	"net/url"
 	"path"
@@ -19,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"shop/money"
+	"shop/orders"
 )
 
 // Policy is the merchant policy: who sells, in which currency, where to, at
@@ -52,6 +54,8 @@ type Policy struct {
 	Limits     Limits      `yaml:"limits"`   // what one buyer may hold; defaults when left out
 	Sessions   Sessions    `yaml:"sessions"` // how long sessions live and are kept
 	Emails     Emails      `yaml:"emails"`   // the buyer's emails' addresses; none without From
+	// Returns is the return policy (docs/returns.md); defaults when left out.
+	Returns orders.ReturnPolicy `yaml:"returns"`
 }
 
 // Emails are the addresses of the emails orders send their buyers (sent
@@ -310,13 +314,19 @@ func (p *Policy) problems() []*keyError {
 	v.paymentSheet(p.PaymentSheet)
 	v.link("links.terms_of_use", p.Links.TermsOfUse)
 	v.link("links.privacy_policy", p.Links.PrivacyPolicy)
-	v.link("links.return_policy", p.Links.ReturnPolicy)
+	if p.Links.ReturnPolicy != "" { // none: the shop's page made from returns:
+		v.link("links.return_policy", p.Links.ReturnPolicy)
+	}
 	v.link("links.support", p.Links.Support)
 	v.zones(p.Shipping.Zones)
 	v.taxes(p.Tax)
 	v.promotions(p.Promotions)
 	v.limits(p.Limits, p.Sessions)
 	v.emails(p.Emails)
+	rp := p.Returns.Problems()
+	for _, key := range slices.Sorted(maps.Keys(rp)) {
+		v.add("returns."+key, "%s", rp[key])
+	}
 	return v.errs
 }
 

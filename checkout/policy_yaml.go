@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"shop/money"
+	"shop/orders"
 )
 
 // rawPolicy is the YAML form of a Policy: rates and times are read as text,
@@ -38,7 +39,7 @@ type rawPromotion struct {
 // knownKeys lists the keys of each YAML mapping by the name of its Go type.
 var knownKeys = func() map[string][]string {
 	m := map[string][]string{}
-	for _, v := range []any{rawPolicy{}, Links{}, Shipping{}, Zone{}, ShippingRate{}, rawTax{}, rawPromotion{}, Limits{}, HostAddress{}, Sessions{}, Emails{}, PaymentSheet{}} {
+	for _, v := range []any{rawPolicy{}, Links{}, Shipping{}, Zone{}, ShippingRate{}, rawTax{}, rawPromotion{}, Limits{}, HostAddress{}, Sessions{}, Emails{}, PaymentSheet{}, orders.ReturnPolicy{}, orders.NotReturnable{}} {
 		m[reflect.TypeOf(v).String()] = yamlKeys(reflect.TypeOf(v))
 	}
 	return m
@@ -64,7 +65,8 @@ var wholeNumbers = map[string]string{"price": minorUnits, "free_over": minorUnit
 	"open_sessions": wholeLimit, "lifetime_hours": wholeLimit, "retention_days": wholeLimit,
 	"units_per_account": wholeLimit, "units_per_address": wholeLimit, "unverified_share_percent": wholeLimit,
 	"sessions_per_hour": wholeLimit, "sessions_per_address_hour": wholeLimit, "payments_per_hour": wholeLimit,
-	"payments_per_address_hour": wholeLimit, "declines_before_lock": wholeLimit, "decline_lock_minutes": wholeLimit, "units": wholeLimit}
+	"payments_per_address_hour": wholeLimit, "declines_before_lock": wholeLimit, "decline_lock_minutes": wholeLimit, "units": wholeLimit,
+	"window_days": "a whole number of days from 0 to 365", "shipping_fee": minorUnits}
 
 // wholeLimit describes the keys of limits and sessions.
 const wholeLimit = "a whole number > 0"

@@ -68,6 +68,43 @@ type Receipt struct {
 	// Tracking is one entry per parcel the staff shipped, oldest first;
 	// absent until the first.
 	Tracking []Tracking `json:"tracking,omitempty"`
+	// Returns are the returns the buyer started, oldest first; absent
+	// until the first.
+	Returns []Return `json:"returns,omitempty"`
+}
+
+// Return is a return of some of an order's units as the buyer and agents
+// see it: its status (requested, canceled, rejected, accepted, refunded),
+// the units, why, and the refund (minor units; paid once refunded).
+type Return struct {
+	ID           string       `json:"id"`
+	Status       string       `json:"status"`
+	Lines        []ReturnLine `json:"lines"`
+	Reason       string       `json:"reason"`
+	RefundAmount int64        `json:"refund_amount"`
+	// RejectReason is the staff's reason, shown to the buyer, when rejected.
+	RejectReason string    `json:"reject_reason,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// AdjustmentStatus is the return's status as agents' order adjustments
+// (ACP's and UCP's) name it: pending until refunded, completed once
+// refunded, failed when canceled or rejected.
+func (r Return) AdjustmentStatus() string {
+	switch r.Status {
+	case "refunded":
+		return "completed"
+	case "canceled", "rejected":
+		return "failed"
+	}
+	return "pending"
+}
+
+// ReturnLine is a quantity of one order line in a return.
+type ReturnLine struct {
+	LineItemID string `json:"line_item_id"`
+	Quantity   int64  `json:"quantity"`
 }
 
 // Tracking is how to follow one parcel of an order: the carrier, its

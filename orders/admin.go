@@ -49,7 +49,8 @@ func (a *Admin) Tools() []shop.Tool {
 // tools do for the shop named shopName, whose amounts are in currency.
 func (a *Admin) Instructions(shopName, currency string) string {
 	return fmt.Sprintf("The order administration of %s: find orders (list_orders, get_order), fulfil them, add notes, "+
-		"refund, cancel and adjust stock (two steps: the first call previews and returns a confirm token), and read the sales "+
+		"refund, cancel and adjust stock (two steps: the first call previews and returns a confirm token), handle the returns buyers start "+
+		"(list_returns, accept_return in two steps, reject_return), and read the sales "+
 		"report and the audit log. Amounts are integers in minor units of %s.", shopName, currency)
 }
 

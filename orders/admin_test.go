@@ -27,6 +27,8 @@ type staffShop struct {
 	db    *gorm.DB
 	co    *checkout.Checkout
 	admin *orders.Admin
+	ret   *orders.Returns
+	ords  *orders.Orders
 	now   time.Time
 	mu    sync.Mutex
 }
@@ -83,6 +85,7 @@ func newStaffShopWith(t *testing.T, db *gorm.DB, charger checkout.Charger, refun
 	o := orders.New(db, opts)
 	s.co = checkout.New(db, policy, cat, &checkout.Options{Now: s.clock, Charger: charger, Orders: o})
 	s.admin = orders.NewAdmin(o, cat, refunder)
+	s.ret, s.ords = orders.NewReturns(s.admin, policy.Returns), o
 	return s
 }
 
@@ -136,12 +139,19 @@ var (
 // call runs an admin tool as actor.
 func (s *staffShop) call(t *testing.T, actor shop.Actor, tool string, args map[string]any) (map[string]any, error) {
 	t.Helper()
-	for _, tl := range s.admin.Tools() {
+	return callTool(t, shop.WithActor(context.Background(), actor), append(s.admin.Tools(), s.ret.AdminTools()...), tool, args)
+}
+
+// callTool runs the tool named tool of tools in ctx and decodes its
+// structured content.
+func callTool(t *testing.T, ctx context.Context, tools []shop.Tool, tool string, args map[string]any) (map[string]any, error) {
+	t.Helper()
+	for _, tl := range tools {
 		if tl.Name != tool {
 			continue
 		}
 		raw, _ := json.Marshal(args)
-		res, err := tl.Handle(shop.WithActor(context.Background(), actor), raw)
+		res, err := tl.Handle(ctx, raw)
 		if err != nil {
 			return nil, err
 		}
@@ -150,7 +160,7 @@ func (s *staffShop) call(t *testing.T, actor shop.Actor, tool string, args map[s
 		_ = json.Unmarshal(b, &out)
 		return out, nil
 	}
-	t.Fatalf("no admin tool %s", tool)
+	t.Fatalf("no tool %s", tool)
 	return nil, nil
 }
 

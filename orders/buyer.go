@@ -113,12 +113,17 @@ func (o *Orders) ForBuyer(ctx context.Context, accountID, email string, limit *i
 	if err != nil {
 		return nil, "", err
 	}
+	rets, err := returnsOf(ctx, o.db, ids)
+	if err != nil {
+		return nil, "", err
+	}
 	for i := range rows {
 		ord, err := o.order(&rows[i], byOrder[rows[i].ID])
 		if err != nil {
 			return nil, "", err
 		}
 		ord.Receipt.Tracking = tracks[rows[i].ID]
+		ord.Receipt.Returns = rets[rows[i].ID]
 		out = append(out, *ord)
 	}
 	return out, next, nil

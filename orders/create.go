@@ -87,8 +87,11 @@ type orderRow struct {
 	Channel string
 	// AccountID is the linked account that placed the order, nil for a guest.
 	AccountID *string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	// DeliveredAt is when staff marked the order delivered: the return
+	// window starts then.
+	DeliveredAt *time.Time
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 func (orderRow) TableName() string { return "orders" }
@@ -110,6 +113,9 @@ type lineRow struct {
 	Total      int64
 	Fulfilled  int64
 	Restocked  int64
+	// Returned counts the units in returns that are requested, accepted or
+	// refunded: at most Fulfilled (returns.go).
+	Returned int64
 	// ShortQuantity is how many of the line's units were not on hand when
 	// the order was written: they were sold without being taken from stock.
 	ShortQuantity int64

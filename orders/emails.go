@@ -67,6 +67,8 @@ type emailView struct {
 	// Refunded: how much, and what is left; Canceled: the refund on its way.
 	Refunded, Left string
 	Support        string
+	// Return: the return a return_* email is about.
+	Return *returnView
 }
 
 type emailLine struct {
@@ -164,6 +166,8 @@ func (v *emailView) subject() string {
 		return fmt.Sprintf("%s: your order %d has shipped", v.Shop, v.Number)
 	case emailRefunded:
 		return fmt.Sprintf("%s: %s refunded on your order %d", v.Shop, v.Refunded, v.Number)
+	case emailReturnRequested, emailReturnRefunded, emailReturnRejected:
+		return v.returnSubject()
 	default:
 		return fmt.Sprintf("%s: your order %d is canceled", v.Shop, v.Number)
 	}

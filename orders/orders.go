@@ -41,6 +41,9 @@
 // idempotency key, so nothing is refunded twice. settleRefund leaves
 // pending only; the reservation is a conditional update (refunded + amount
 // <= total), so concurrent refunds never pass the order's total.
+//
+// The return a buyer starts (returns.status, ReturnStatus) has its own
+// machine, drawn on [Returns]; its refund is one of the refunds above.
 package orders
 
 import (
@@ -243,6 +246,11 @@ func (o *Orders) find(ctx context.Context, db *gorm.DB, cond string, args ...any
 		return nil, err
 	}
 	ord.Receipt.Tracking = tracks[row.ID]
+	rets, err := returnsOf(ctx, db, []string{row.ID})
+	if err != nil {
+		return nil, err
+	}
+	ord.Receipt.Returns = rets[row.ID]
 	return ord, nil
 }
 

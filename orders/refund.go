@@ -56,7 +56,9 @@ type refundRow struct {
 	Actor          string
 	// Restock is the JSON of the units the refund puts back on sale when it
 	// succeeds ("" for none).
-	Restock   string
+	Restock string
+	// ReturnID is the return the refund pays ("" for refund_order's own).
+	ReturnID  string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -237,8 +239,10 @@ func (a *Admin) sendRefund(ctx context.Context, actor shop.Actor, o *orderRow, r
 			if err := a.restock(ctx, tx, cur, lines, restock); err != nil {
 				return err
 			}
-			if err := a.orders.emailRefunded(ctx, tx, cur, lines, ref); err != nil {
-				return err
+			if ref.ReturnID == "" { // a return's refund tells the buyer as the return's (settleReturn)
+				if err := a.orders.emailRefunded(ctx, tx, cur, lines, ref); err != nil {
+					return err
+				}
 			}
 			if err := queueWebhook(tx, cur.ID, WebhookRefunded, cur.ID+"/"+ref.ID); err != nil {
 				return err
@@ -248,6 +252,9 @@ func (a *Admin) sendRefund(ctx context.Context, actor shop.Actor, o *orderRow, r
 					return err
 				}
 			}
+		}
+		if err := a.orders.settleReturn(ctx, tx, cur, lines, ref, status); err != nil {
+			return err
 		}
 		plan.Status, plan.RefundID = string(status), ref.ID
 		if got != nil {

@@ -58,7 +58,15 @@ func shipOrder(ctx context.Context, tx *gorm.DB, o *orderRow, all bool, now time
 
 // deliverOrder moves a shipped order to delivered.
 func deliverOrder(ctx context.Context, tx *gorm.DB, o *orderRow, now time.Time) error {
-	return moveOrder(ctx, tx, o, deliverFrom, StatusDelivered, now)
+	if err := moveOrder(ctx, tx, o, deliverFrom, StatusDelivered, now); err != nil {
+		return err
+	}
+	// The delivery starts the return window (returns.go).
+	if err := tx.WithContext(ctx).Model(&orderRow{}).Where("id = ?", o.ID).Update("delivered_at", now).Error; err != nil {
+		return fmt.Errorf("order %s delivered at: %w", o.ID, err)
+	}
+	o.DeliveredAt = &now
+	return nil
 }
 
 // cancelOrder moves a confirmed order to canceled.

@@ -23,7 +23,7 @@ func (o *Orders) Tools() []shop.Tool {
 		Name:  "get_order",
 		Title: "Get an order",
 		Description: "Get the receipt of an order the buyer placed: lines, shipping address and option, totals in minor units " +
-			"of the currency (1250 = 12.50 USD), payment, the legal links and, once shipped, tracking per parcel (carrier, number, link). Needs the order id and the email the order was " +
+			"of the currency (1250 = 12.50 USD), payment, the legal links, once shipped, tracking per parcel (carrier, number, link), and the buyer's returns (id, status, refund_amount; request_return starts one). Needs the order id and the email the order was " +
 			"placed with, both as in the order confirmation; an order whose email does not match is answered like an unknown one. " +
 			"Errors: missing or invalid order_id, missing or invalid email, not_found.",
 		ReadOnly:   true,
@@ -98,6 +98,9 @@ func summary(ord *contract.Order) string {
 			fmt.Fprintf(&sb, " (%s)", t.TrackingURL)
 		}
 		sb.WriteString(".")
+	}
+	for _, x := range r.Returns {
+		fmt.Fprintf(&sb, " Return %s (%d line(s), %s): %s, refund %s.", x.ID, len(x.Lines), x.CreatedAt.Format("2 January 2006"), x.Status, format(x.RefundAmount))
 	}
 	p := r.Payment
 	fmt.Fprintf(&sb, " Paid with %s (%s mode, payment %s, reference %s).", p.Provider, p.Mode, p.Status, p.Reference)

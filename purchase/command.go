@@ -12,7 +12,7 @@ import (
 type Env struct {
 	// Stdout receives the report.
 	Stdout io.Writer
-	// Getenv reads the environment (STRIPE_SECRET_KEY).
+	// Getenv reads the environment (STRIPE_SECRET_KEY, SHOP_ADMIN_TOKEN).
 	Getenv func(string) string
 	// Version is the program's, sent in the MCP initialize request.
 	Version string
@@ -53,6 +53,7 @@ func ParseArgs(args []string, env Env) (Options, error) {
 	o := Options{
 		StripeKey: env.Getenv("STRIPE_SECRET_KEY"), StripeAPI: DefaultStripeAPI,
 		SPTVersion: env.SPTVersion, Version: env.Version, Address: DefaultAddress,
+		AdminToken: env.Getenv("SHOP_ADMIN_TOKEN"),
 	}
 	var address string
 	fs := flag.NewFlagSet("shop purchase", flag.ContinueOnError)
@@ -67,6 +68,7 @@ func ParseArgs(args []string, env Env) (Options, error) {
 	fs.DurationVar(&o.Timeout, "timeout", DefaultTimeout, "the whole run's time limit")
 	fs.BoolVar(&o.Account, "account", false, "link the buyer's account first (OAuth with the shop's login pages) and buy with its token")
 	fs.StringVar(&o.SMTPCapture, "smtp-capture", "", "with --account: listen for the shop's emails here (the shop's SHOP_SMTP_URL=smtp://ADDR?tls=none)")
+	fs.BoolVar(&o.Return, "return", false, "after the purchase, return the whole order: staff ship and accept it with the owner token in SHOP_ADMIN_TOKEN")
 	fs.StringVar(&address, "address", "", "the address to ship to, as the contract's Address JSON")
 	bad := func(format string, a ...any) (Options, error) {
 		return o, env.Usage(fmt.Sprintf(format, a...))

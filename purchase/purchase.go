@@ -109,6 +109,11 @@ type Options struct {
 	// shop's emails, to read the sign-in code.
 	Account     bool
 	SMTPCapture string
+	// Return has the run return the whole order after buying it, with
+	// staff shipping and accepting it at /admin/mcp with AdminToken (an
+	// owner's; SHOP_ADMIN_TOKEN in the environment): returns.go.
+	Return     bool
+	AdminToken string
 }
 
 // Validate checks the options a command line gave, saying what to send
@@ -125,6 +130,10 @@ func (o Options) Validate() error {
 		return errNoMailbox
 	case !o.Account && o.SMTPCapture != "":
 		return errors.New("--smtp-capture goes with --account")
+	case o.Return && o.AdminToken == "":
+		return errors.New("--return needs an owner's admin token of the shop in SHOP_ADMIN_TOKEN (staff ship and accept the return)")
+	case o.Return && o.Live:
+		return errors.New("--return refunds: it runs against a test-mode shop only")
 	}
 	return nil
 }
@@ -343,6 +352,9 @@ func (p *purchaser) run(ctx context.Context) {
 	p.step("figures", func() (string, error) { return p.figures(ctx) })
 	if p.link != nil {
 		p.step("list_my_orders", func() (string, error) { return p.myOrders(ctx) })
+	}
+	if p.o.Return && p.done.Order != nil {
+		p.returns(ctx)
 	}
 }
 

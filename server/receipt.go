@@ -114,6 +114,8 @@ type receiptView struct {
 	Links                              []linkView
 	// Tracking is the order's parcels, oldest first.
 	Tracking []contract.Tracking
+	// Returns are the buyer's returns, oldest first, each in a sentence.
+	Returns []string
 	// Paid: the buyer just paid on the shop's payment page, which sent
 	// them here; the page says they can go back to the conversation.
 	Paid bool
@@ -174,6 +176,10 @@ func newReceiptView(ord *contract.Order, l *i18n.Lang) *receiptView {
 		v.Option = newOptionView(l, opt.Title, opt.Subtitle, opt.Carrier, format(opt.Total), opt.EarliestDeliveryTime, opt.LatestDeliveryTime)
 	}
 	v.Links = linkViews(l, rec.Links)
+	for _, r := range rec.Returns {
+		v.Returns = append(v.Returns, l.T("receipt_return", "id", r.ID, "date", l.Date(r.CreatedAt),
+			"status", word(l, "return_status_", r.Status), "amount", format(r.RefundAmount)))
+	}
 	return v
 }
 

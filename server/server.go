@@ -24,6 +24,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"shop/accounts"
+	"shop/orders"
 )
 
 // Limits of the HTTP server (bodies: body.go); the timeouts are the
@@ -132,6 +133,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Receipts, when set, serves the receipt pages GET /orders/{order_id}.
 	Receipts http.Handler
+	// ReturnPage, when set, serves the return policy page the shop makes
+	// from its policy (GET orders.ReturnPagePath).
+	ReturnPage http.Handler
 	// Webhook, when set, serves POST /webhooks/stripe.
 	Webhook http.Handler
 	// Pay, when set, serves the payment pages under /pay/ (PayPages).
@@ -195,6 +199,9 @@ func New(opts Options) (*Server, error) {
 	mux.HandleFunc("GET /readyz", s.readyz)
 	if opts.Receipts != nil {
 		mux.Handle("GET /orders/{order_id}", pageHeaders(opts.PublicURL, opts.Receipts))
+	}
+	if opts.ReturnPage != nil {
+		mux.Handle("GET "+orders.ReturnPagePath, pageHeaders(opts.PublicURL, opts.ReturnPage))
 	}
 	if opts.Webhook != nil {
 		mux.Handle("POST /webhooks/stripe", opts.Webhook)

@@ -55,7 +55,7 @@ func (u *UCP) toCheckout(c *call, s *checkout.Session) *Checkout {
 		Links: links(s.Links),
 	}
 	if current(c.version) {
-		out.Policies = policies(s.Links)
+		out.Policies = u.withReturns(policies(s.Links))
 	}
 	out.Messages = append(out.Messages, messages(s.Messages, s.Discounts)...)
 	if out.Status == "requires_escalation" && s.ExternalCheckout {
@@ -404,6 +404,10 @@ func (u *UCP) toOrder(c *call, o *contract.Order) *Order {
 			exp.FulfillableOn = "by " + fo.LatestDeliveryTime.UTC().Format(time.DateOnly)
 		}
 		out.Fulfillment.Expectations = append(out.Fulfillment.Expectations, exp)
+	}
+	out.Adjustments = adjustments(r)
+	if current(c.version) {
+		out.Policies = u.withReturns(policies(r.Links))
 	}
 	return out
 }

@@ -145,6 +145,9 @@ func (u *UCP) search(ctx context.Context, args SearchArgs) (SearchResult, string
 		}
 		out.Products = append(out.Products, u.toProduct(p))
 	}
+	if current(c.version) {
+		out.Policies = u.returnPolicy()
+	}
 	return SearchResult{Response: out}, "", nil
 }
 
@@ -256,6 +259,9 @@ func (u *UCP) lookup(ctx context.Context, args LookupArgs) (LookupResult, string
 		featureNamed(&prod, ids)
 		out.Products = append(out.Products, prod)
 	}
+	if current(c.version) {
+		out.Policies = u.returnPolicy()
+	}
 	return LookupResult{Response: out}, "", nil
 }
 
@@ -286,6 +292,9 @@ func (u *UCP) product(ctx context.Context, args ProductArgs) (ProductResult, str
 	}
 	selectVariant(&prod, variantID, args.Catalog.Selected, args.Catalog.Preferences)
 	out := &ProductResponse{UCP: u.envelope(c, CapCatalogLookup), Product: prod}
+	if current(c.version) {
+		out.Policies = u.returnPolicy()
+	}
 	return ProductResult{Response: out}, "", nil
 }
 

@@ -218,6 +218,8 @@ type Order struct {
 	Fulfillment  OrderFulfilment `json:"fulfillment"`
 	Currency     string          `json:"currency"`
 	Totals       []Total         `json:"totals"`
+	Adjustments  []Adjustment    `json:"adjustments,omitempty"`
+	Policies     []Policy        `json:"policies,omitempty"` // since 2026-08-25
 }
 
 // OrderLineItem is a line of an order.
@@ -365,6 +367,7 @@ type SearchResponse struct {
 	Products   []Product   `json:"products"`
 	Pagination *Pagination `json:"pagination,omitempty"`
 	Messages   []Message   `json:"messages,omitempty"`
+	Policies   []Policy    `json:"policies,omitempty"` // since 2026-08-25
 }
 
 // LookupResponse answers lookup_catalog.
@@ -372,6 +375,7 @@ type LookupResponse struct {
 	UCP      Envelope  `json:"ucp"`
 	Products []Product `json:"products"`
 	Messages []Message `json:"messages,omitempty"`
+	Policies []Policy  `json:"policies,omitempty"` // since 2026-08-25
 }
 
 // ProductResponse answers get_product.
@@ -379,4 +383,5 @@ type ProductResponse struct {
 	UCP      Envelope  `json:"ucp"`
 	Product  Product   `json:"product"`
 	Messages []Message `json:"messages,omitempty"`
+	Policies []Policy  `json:"policies,omitempty"` // since 2026-08-25
 }

@@ -63,6 +63,9 @@ type Options struct {
 	// the profile publishes in keys[] (see orders.LoadSigningKey).
 	SigningKey *ecdsa.PrivateKey
 	Logger     *slog.Logger
+	// ReturnPolicy is the return policy catalog, checkout and order
+	// answers carry; none when its description is empty.
+	ReturnPolicy ReturnPolicy
 }
 
 // UCP is the dialect: its tools and the business profile.
@@ -80,6 +83,7 @@ type UCP struct {
 	signingKey *ecdsa.PrivateKey
 	logger     *slog.Logger
 	now        func() time.Time // the clock signatures' windows are read by
+	returns    ReturnPolicy
 }
 
 // New returns the dialect.
@@ -93,7 +97,7 @@ func New(opts Options) *UCP {
 		publicURL: strings.TrimRight(opts.PublicURL, "/"), sandbox: opts.Sandbox,
 		testTokens: opts.TestTokens, cardBrands: opts.CardBrands,
 		profiles: newProfiles(opts.AllowLoopbackProfiles), hooks: newWebhookFetcher(opts.AllowLoopbackProfiles), signingKey: opts.SigningKey, logger: logger,
-		now: time.Now,
+		now: time.Now, returns: opts.ReturnPolicy,
 	}
 }
 

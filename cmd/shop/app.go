@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"gorm.io/gorm"
@@ -40,6 +41,7 @@ type app struct {
 	checkout    *checkout.Checkout
 	orders      *orders.Orders
 	admin       *orders.Admin
+	returns     *orders.Returns
 	accountData *accounts.Data
 	charger     checkout.Charger
 	acp         *acp.ACP
@@ -124,6 +126,7 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 		return fmt.Errorf("payment provider %s cannot refund", a.charger.Name())
 	}
 	a.admin = orders.NewAdmin(a.orders, a.catalog, refunder)
+	a.returns = orders.NewReturns(a.admin, a.policy.Returns)
 	linker, _ := a.charger.(checkout.Linker) // Stripe hosts payment pages; the sandbox's page is the shop's own
 	var wallet *payments.Wallet              // linked buyers' saved cards, kept with the provider
 	if v, ok := a.charger.(payments.Vault); ok {
@@ -204,7 +207,7 @@ func (a *app) buyerMCP(m *Main) *mcp.Server {
 	return a.mcpServer(m, server.MCPOptions{Name: "shop", Title: a.policy.Name, Resources: w.Resources(),
 		Instructions: w.Instructions(a.policy.Name, a.policy.Currency().Code()),
 		Challenge:    func(scopes []string) string { return a.accounts.Challenge("insufficient_scope", scopes) },
-		Tools:        slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), a.accountData.Tools(), w.Tools())})
+		Tools:        slices.Concat(a.catalog.Tools(), a.checkout.Tools(), a.orders.Tools(), a.returns.Tools(), a.accountData.Tools(), w.Tools())})
 }
 
 // acpMCP is the MCP server of the ACP binding (/acp/mcp).
@@ -220,7 +223,21 @@ func (a *app) ucpDialect(m *Main) *ucp.UCP {
 		Checkout: a.checkout, Catalog: a.catalog, Orders: a.orders, Idempotency: a.idem, PublicURL: a.cfg.PublicURL,
 		Sandbox: a.charger.Name() == "sandbox", TestTokens: tokens, CardBrands: brands,
 		AllowLoopbackProfiles: a.cfg.UCPAllowLoopback, SigningKey: a.signingKey, Logger: m.Logger,
+		ReturnPolicy: ucp.ReturnPolicy{Description: a.returns.Summary(), URL: a.returnPageURL()},
 	})
+}
+
+// returnPageURL is the address of the return policy page: the merchant's
+// own, or the one the shop makes from the policy.
+func (a *app) returnPageURL() string {
+	u := a.policy.Links.ReturnPolicy
+	if u == "" {
+		u = orders.ReturnPagePath
+	}
+	if strings.HasPrefix(u, "/") {
+		u = strings.TrimRight(a.cfg.PublicURL, "/") + u
+	}
+	return u
 }
 
 // ucpMCP is the MCP server of the UCP dialect's tools, at /ucp/mcp.
@@ -244,7 +261,7 @@ func (a *app) redirectDomains() []string {
 // every caller is (`shop admin`), otherwise each caller's token says.
 func (a *app) adminMCP(m *Main, actor *shop.Actor) *mcp.Server {
 	return a.mcpServer(m, server.MCPOptions{Name: "shop-admin", Title: a.policy.Name + " (staff)", Actor: actor,
-		Instructions: a.admin.Instructions(a.policy.Name, a.policy.Currency().Code()), Tools: slices.Concat(a.admin.Tools(), a.accountData.AdminTools())})
+		Instructions: a.admin.Instructions(a.policy.Name, a.policy.Currency().Code()), Tools: slices.Concat(a.admin.Tools(), a.returns.AdminTools(), a.accountData.AdminTools())})
 }
 
 // version is the module version the binary was built from, or "dev".

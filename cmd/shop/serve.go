@@ -118,6 +118,7 @@ func (a *app) httpServer(m *Main) (*server.Server, error) {
 		Logger:         m.Logger,
 		RateLimited:    a.metrics.RateLimited,
 		Receipts:       server.ReceiptHandler(a.orders, m.Logger),
+		ReturnPage:     server.ReturnPageHandler(a.policy.Name, a.returns, a.policy.Currency().Format),
 		Webhook:        server.StripeWebhook(a.cfg.StripeWebhookSecret, a.checkout, m.Logger),
 		Pay:            server.PayPages(a.checkout, server.PayOptions{Shop: a.policy.Name, Logger: m.Logger}),
 		Feed:           a.productFeed(m).Handler(),

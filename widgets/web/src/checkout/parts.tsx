@@ -5,6 +5,7 @@ import type { Address, AddressField, FulfillmentOption, LineItem, Link, Order, T
 import { dateTime, deliveryWindow, discount, money } from "../lib/format";
 import { t, type Key } from "../lib/i18n";
 import { Img, Status, Stepper } from "../lib/ui";
+import { Returns } from "./returns";
 
 export interface Fmt {
   currency: string;
@@ -242,6 +243,7 @@ export function Receipt({ order, fmt, onOpen }: { order: Order; fmt: Fmt; onOpen
         </address>
       )}
       <Totals totals={order.totals} fmt={f} />
+      <Returns returns={order.returns} fmt={f} />
       {order.permalink && (
         <button type="button" class="btn" onClick={() => onOpen(order.permalink)}>
           {t("viewReceipt")}

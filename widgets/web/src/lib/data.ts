@@ -208,6 +208,22 @@ export interface Order {
   totals: Total[];
   address: Address | null;
   option: FulfillmentOption | null;
+  /** returns are the buyer's returns of the order (request_return), oldest first. */
+  returns: OrderReturn[];
+}
+
+/** OrderReturn is an entry of a receipt's returns[]. */
+export interface OrderReturn {
+  id: string;
+  status: string;
+  refundAmount: number;
+  createdAt: string;
+}
+
+function orderReturn(v: unknown): OrderReturn | null {
+  const o = obj(v);
+  const id = str(o.id, 64);
+  return id ? { id, status: str(o.status, 40), refundAmount: int(o.refund_amount), createdAt: str(o.created_at, 40) } : null;
 }
 
 export interface Session {
@@ -288,6 +304,7 @@ export function order(v: unknown): Order | null {
     totals: list(receipt.totals, total, 20),
     address: Object.keys(addr).length ? address(addr) : null,
     option: option(receipt.fulfillment_option),
+    returns: list(receipt.returns, orderReturn, 50),
   };
 }
 

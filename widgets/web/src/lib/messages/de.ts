@@ -116,4 +116,12 @@ export const de: Messages = {
   confirmed: "Bestellung Nr. {n} ist bestätigt",
   receiptFor: "Quittung für {email}",
   viewReceipt: "Quittung ansehen",
+  // Returns (shared with the receipt page)
+  receipt_returns: "Rücksendungen",
+  receipt_return: "Rücksendung {id} vom {date}: {status}, Erstattung {amount}",
+  return_status_requested: "angemeldet, Paket erwartet",
+  return_status_canceled: "storniert",
+  return_status_rejected: "nicht angenommen",
+  return_status_accepted: "angenommen, Erstattung unterwegs",
+  return_status_refunded: "erstattet",
 };

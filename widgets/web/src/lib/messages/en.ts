@@ -124,6 +124,14 @@ export const en = {
   confirmed: "Order #{n} is confirmed",
   receiptFor: "Receipt for {email}",
   viewReceipt: "View the receipt",
+  // Returns (shared with the receipt page)
+  receipt_returns: "Returns",
+  receipt_return: "Return {id} of {date}: {status}, refund {amount}",
+  return_status_requested: "requested, waiting for the parcel",
+  return_status_canceled: "canceled",
+  return_status_rejected: "not accepted",
+  return_status_accepted: "accepted, refund on its way",
+  return_status_refunded: "refunded",
 } satisfies Record<string, Text>;
 
 /** Key names a message. */

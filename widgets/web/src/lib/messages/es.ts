@@ -116,4 +116,12 @@ export const es: Messages = {
   confirmed: "El pedido n.º {n} está confirmado",
   receiptFor: "Recibo para {email}",
   viewReceipt: "Ver el recibo",
+  // Returns (shared with the receipt page)
+  receipt_returns: "Devoluciones",
+  receipt_return: "Devolución {id} del {date}: {status}, reembolso {amount}",
+  return_status_requested: "solicitada, esperando el paquete",
+  return_status_canceled: "cancelada",
+  return_status_rejected: "no aceptada",
+  return_status_accepted: "aceptada, reembolso en camino",
+  return_status_refunded: "reembolsada",
 };

@@ -116,4 +116,12 @@ export const fr: Messages = {
   confirmed: "La commande n° {n} est confirmée",
   receiptFor: "Reçu pour {email}",
   viewReceipt: "Voir le reçu",
+  // Returns (shared with the receipt page)
+  receipt_returns: "Retours",
+  receipt_return: "Retour {id} du {date} : {status}, remboursement {amount}",
+  return_status_requested: "demandé, colis attendu",
+  return_status_canceled: "annulé",
+  return_status_rejected: "refusé",
+  return_status_accepted: "accepté, remboursement en cours",
+  return_status_refunded: "remboursé",
 };

@@ -116,4 +116,12 @@ export const ja: Messages = {
   confirmed: "ご注文 #{n} が確定しました",
   receiptFor: "{email} 宛ての領収書",
   viewReceipt: "領収書を見る",
+  // Returns (shared with the receipt page)
+  receipt_returns: "返品",
+  receipt_return: "返品 {id}（{date}）: {status}、返金額 {amount}",
+  return_status_requested: "受付済み・返送待ち",
+  return_status_canceled: "取り消し済み",
+  return_status_rejected: "受け付けられませんでした",
+  return_status_accepted: "承認済み・返金手続き中",
+  return_status_refunded: "返金済み",
 };

@@ -116,4 +116,12 @@ export const ptBR: Messages = {
   confirmed: "O pedido nº {n} está confirmado",
   receiptFor: "Recibo para {email}",
   viewReceipt: "Ver o recibo",
+  // Returns (shared with the receipt page)
+  receipt_returns: "Devoluções",
+  receipt_return: "Devolução {id} de {date}: {status}, reembolso de {amount}",
+  return_status_requested: "solicitada, aguardando o pacote",
+  return_status_canceled: "cancelada",
+  return_status_rejected: "não aceita",
+  return_status_accepted: "aceita, reembolso a caminho",
+  return_status_refunded: "reembolsada",
 };

@@ -1,0 +1,60 @@
+package orders
+
+import (
+	"context"
+	"fmt"
+
+	"gorm.io/gorm"
+)
+
+// The kinds of email a return sends its buyer.
+const (
+	emailReturnRequested = "return_requested"
+	emailReturnRefunded  = "return_refunded"
+	emailReturnRejected  = "return_rejected"
+)
+
+// returnView is what a return's email shows of it.
+type returnView struct {
+	ID, Refund, Instructions, Reason string
+	Lines                            []emailLine
+}
+
+// returnEmails are the emails of a return's statuses; the others send none.
+var returnEmails = map[ReturnStatus]string{
+	ReturnRequested: emailReturnRequested, ReturnRefunded: emailReturnRefunded, ReturnRejected: emailReturnRejected,
+}
+
+func (v *emailView) returnSubject() string {
+	switch v.Kind {
+	case emailReturnRequested:
+		return fmt.Sprintf("%s: your return of order %d is on its way to us", v.Shop, v.Number)
+	case emailReturnRefunded:
+		return fmt.Sprintf("%s: %s refunded for your return of order %d", v.Shop, v.Return.Refund, v.Number)
+	default:
+		return fmt.Sprintf("%s: your return of order %d was not accepted", v.Shop, v.Number)
+	}
+}
+
+// emailReturn writes, in tx, the buyer's email about a return as it now
+// stands (requested, refunded, rejected; nothing for the others), with how
+// to send the parcel (instructions) when requested.
+func (o *Orders) emailReturn(ctx context.Context, tx *gorm.DB, r *orderRow, lines []lineRow, row *returnRow, instructions string) error {
+	kind, ok := returnEmails[row.Status]
+	if o.emails == nil || !ok {
+		return nil
+	}
+	v, err := o.view(kind, r, lines)
+	if err != nil {
+		return err
+	}
+	rv := &returnView{ID: row.ID, Refund: amountFormatter(r.Currency)(row.RefundAmount), Instructions: instructions, Reason: row.RejectReason}
+	picked := pickedOf(lines, row.lines())
+	for i, l := range lines {
+		if q := picked[i]; q > 0 {
+			rv.Lines = append(rv.Lines, emailLine{Name: l.Name, Quantity: q})
+		}
+	}
+	v.Return = rv
+	return o.send(ctx, tx, "order/"+r.ID+"/return/"+row.ID+"/"+string(row.Status), r.ID, r.Email, v)
+}
