@@ -47,10 +47,16 @@ const (
 //
 // The edge of the shop (package server) passes an *Error's message through to
 // the caller and answers any other error with a generic text.
+//
+// Key and Params, when set, name the situation and its values for the
+// catalogs of the widgets and pages (docs/messages.md), so that a buyer
+// reads it in their language while the model reads Message.
 type Error struct {
 	Code    Code
 	Param   string
 	Message string
+	Key     string
+	Params  map[string]string
 }
 
 // Error returns the message, prefixed by the field when there is one.
@@ -64,6 +70,26 @@ func (e *Error) Error() string {
 // Errorf returns an *Error with the given code and param and a formatted message.
 func Errorf(code Code, param, format string, args ...any) *Error {
 	return &Error{Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+// Keyed returns e with the catalog key and the params (pairs of a name
+// and a value) a buyer-facing sentence needs.
+func (e *Error) Keyed(key string, params ...string) *Error {
+	e.Key, e.Params = key, Params(params...)
+	return e
+}
+
+// Params is the map of pairs of a name and a value ("name", "Mug"), nil
+// when there are none.
+func Params(pairs ...string) map[string]string {
+	if len(pairs) < 2 {
+		return nil
+	}
+	m := make(map[string]string, len(pairs)/2)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		m[pairs[i]] = pairs[i+1]
+	}
+	return m
 }
 
 // ErrorCode returns the code of the first *Error in err's chain, or "" when

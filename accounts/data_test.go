@@ -49,7 +49,10 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	w.wallet = payments.NewWallet(db, sandbox)
 	w.admin = orders.NewAdmin(w.ords, cat, sandbox)
 	w.co = checkout.New(db, policy, cat, &checkout.Options{Orders: w.ords, Charger: sandbox, Wallet: w.wallet,
-		AccountAddress: func(ctx context.Context, id string) (*checkout.Address, error) { return w.data.DefaultAddress(ctx, id) }})
+		AccountAddress: func(ctx context.Context, id string) (*checkout.Address, error) { return w.data.DefaultAddress(ctx, id) },
+		SaveAddress: func(ctx context.Context, tx *gorm.DB, id string, a checkout.Address) error {
+			return w.data.SaveOrderAddress(ctx, tx, id, a)
+		}})
 	w.data = accounts.NewData(db, w.ords, accounts.DataOptions{CheckAddress: w.co.CheckAddress, Wallet: w.wallet,
 		EndSessions: w.co.EndAccountSessions})
 	for _, tl := range append(append(w.data.Tools(), w.data.AdminTools()...), w.admin.Tools()...) {
@@ -244,8 +247,8 @@ func TestTrackingOnReceipts(t *testing.T) {
 			t.Fatal(err)
 		}
 		check("get_order", got.Receipt)
-		if !strings.Contains(orders.Summary(got), "UPS, tracking number 1Z999") {
-			t.Errorf("get_order's text lacks the tracking: %s", orders.Summary(got))
+		if !strings.Contains(orders.Summary(got, ""), "UPS, tracking number 1Z999") {
+			t.Errorf("get_order's text lacks the tracking: %s", orders.Summary(got, ""))
 		}
 		_, query, _ := strings.Cut(got.PermalinkURL, "?")
 		token := strings.TrimPrefix(query, "t=")

@@ -226,7 +226,7 @@ func (d *Data) listMyOrders(ctx context.Context, args MyOrdersArgs) (MyOrders, s
 	}
 	texts := make([]string, len(list))
 	for i := range list {
-		texts[i] = orders.Summary(&list[i])
+		texts[i] = orders.Summary(&list[i], shop.LocaleFrom(ctx))
 	}
 	if next != "" {
 		texts = append(texts, "More: pass next_cursor as cursor.")
@@ -243,7 +243,7 @@ func (d *Data) getMyOrder(ctx context.Context, args MyOrderArgs) (MyOrder, strin
 	if err != nil {
 		return MyOrder{}, "", err
 	}
-	return MyOrder{Order: *ord}, orders.Summary(ord), nil
+	return MyOrder{Order: *ord}, orders.Summary(ord, shop.LocaleFrom(ctx)), nil
 }
 
 func (d *Data) deleteMyAccount(ctx context.Context, args DeleteMyAccountArgs) (DeletedResult, string, error) {

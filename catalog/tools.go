@@ -85,8 +85,11 @@ func searchText(query string, page *Page) string {
 	// Written without fmt, as %q and %d would: it is built on every search.
 	var sb strings.Builder
 	what := "products"
+	if page.Total == 1 {
+		what = "product" // "1 product", never "1 products"
+	}
 	if query != "" {
-		what = "products for " + strconv.Quote(query)
+		what += " for " + strconv.Quote(query)
 	}
 	if len(page.Products) == 0 {
 		return "No " + what + "."

@@ -22,8 +22,9 @@ import (
 // the session's order records the account (accountOf).
 
 // accountDefaults fills in, for a linked buyer, what req leaves out: the
-// buyer's email (the account's, verified by its login) and the shipping
-// address (the account's default). What req gives is kept as given.
+// buyer's email (the account's, verified by its login), the shipping
+// address (the account's default) and save_address (true when the account
+// has no default address yet). What req gives is kept as given.
 func (c *Checkout) accountDefaults(ctx context.Context, req Request) (Request, error) {
 	b := shop.BuyerFrom(ctx)
 	if !b.Linked() || !b.HasScope(shop.ScopeAccount) {
@@ -39,14 +40,50 @@ func (c *Checkout) accountDefaults(ctx context.Context, req Request) (Request, e
 			req.Buyer = &buyer
 		}
 	}
-	if req.Address == nil && c.account != nil {
+	if c.account != nil && (req.Address == nil || req.SaveAddress == nil) {
 		a, err := c.account(ctx, b.AccountID)
 		if err != nil {
 			return req, fmt.Errorf("default address of account %s: %w", b.AccountID, err)
 		}
-		req.Address = a
+		if req.Address == nil {
+			req.Address = a
+		}
+		if req.SaveAddress == nil {
+			save := a == nil
+			req.SaveAddress = &save
+		}
 	}
 	return req, nil
+}
+
+// applySave merges req's save_address into st for the session of the
+// buyer whose key is buyerKey: a linked buyer's only.
+//
+// Errors: invalid $.save_address from a guest.
+func applySave(st *state, req Request, buyerKey string) error {
+	if req.SaveAddress == nil {
+		return nil
+	}
+	if accountOf(buyerKey) == "" {
+		return shop.Errorf(shop.Invalid, "$.save_address", "only a buyer who connected their account can save an address; leave save_address out")
+	}
+	save := *req.SaveAddress
+	st.changed = st.changed || st.SaveAddress == nil || *st.SaveAddress != save
+	st.SaveAddress = &save
+	return nil
+}
+
+// saveAddress keeps the address of a completed session in its linked
+// buyer's account, in tx, when the session says so (Options.SaveAddress).
+func (c *Checkout) saveAddress(ctx context.Context, tx *gorm.DB, row *sessionRow) error {
+	account := accountOf(row.BuyerKey)
+	if c.keepAddress == nil || account == "" || row.SaveAddress == nil || !*row.SaveAddress || row.Address == nil {
+		return nil
+	}
+	if err := c.keepAddress(ctx, tx, account, *row.Address); err != nil {
+		return fmt.Errorf("save the address of session %s: %w", row.ID, err)
+	}
+	return nil
 }
 
 // owned checks that the caller of ctx may act on the session of row

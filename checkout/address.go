@@ -158,12 +158,18 @@ func spaceAt(country string, n int) int {
 // postalRule is the shape of a country's postal codes and how to tell a
 // buyer about it.
 type postalRule struct {
-	re   *regexp.Regexp
-	hint string
+	re      *regexp.Regexp
+	hint    string
+	example string // the hint's first example ("10115"), "" without one
 }
 
 func postalShape(pattern, hint string) postalRule {
-	return postalRule{regexp.MustCompile("^(?:" + pattern + ")$"), hint}
+	example := ""
+	if _, after, ok := strings.Cut(hint, "like "); ok {
+		example, _, _ = strings.Cut(after, ",")
+		example = strings.TrimSuffix(example, ".")
+	}
+	return postalRule{regexp.MustCompile("^(?:" + pattern + ")$"), hint, example}
 }
 
 // Postal code shapes, matched against normalized (upper-case) codes.
@@ -251,7 +257,7 @@ var stateWords = map[string]string{"US": "state", "CA": "province or territory",
 func addressProblems(p *Policy, a *Address) []Message {
 	msgs := []Message{}
 	if a == nil {
-		return append(msgs, addressMessage(shop.Missing, "$.fulfillment_address", "Add a shipping address."))
+		return append(msgs, keyed(addressMessage(shop.Missing, "$.fulfillment_address", "Add a shipping address."), KeyAddressMissing))
 	}
 	n := *a
 	normalizeAddress(&n)
@@ -261,7 +267,11 @@ func addressProblems(p *Policy, a *Address) []Message {
 	local := valid && shipped // the country-specific checks apply
 
 	missing := func(key, content string) {
-		msgs = append(msgs, addressMessage(shop.Missing, addressParam(key), content))
+		m := keyed(addressMessage(shop.Missing, addressParam(key), content), "address."+key+".missing", "field", key)
+		if key == "state" {
+			m.Params["country"] = country
+		}
+		msgs = append(msgs, m)
 	}
 	if n.Name == "" {
 		missing("name", "Add the name of the person receiving the order.")
@@ -282,15 +292,17 @@ func addressProblems(p *Policy, a *Address) []Message {
 		missing("postal_code", "Add the postal code.")
 	}
 
-	invalid := func(key, content string) {
-		msgs = append(msgs, addressMessage(shop.Invalid, addressParam(key), content))
+	invalid := func(key, content, msgKey string, params ...string) {
+		msgs = append(msgs, keyed(addressMessage(shop.Invalid, addressParam(key), content), msgKey, params...))
 	}
 	switch {
 	case country == "":
 	case !valid:
-		invalid("country", "Send the country as a two-letter ISO code, such as US or DE.")
+		invalid("country", "Send the country as a two-letter ISO code, such as US or DE.", KeyAddressCountryInvalid, "country_typed", country)
 	case !shipped:
-		invalid("country", fmt.Sprintf("We don't ship to %s; we ship to: %s.", country, shippedCountries(p)))
+		listed := shippedCountries(p)
+		invalid("country", fmt.Sprintf("We don't ship to %s; we ship to: %s.", country, listed),
+			KeyAddressNotShipped, "country", country, "countries", listed)
 	}
 	if local && n.PostalCode != "" {
 		r, ok := postalRules[country]
@@ -298,12 +310,17 @@ func addressProblems(p *Policy, a *Address) []Message {
 			r = otherPostal
 		}
 		if !r.re.MatchString(n.PostalCode) {
-			invalid("postal_code", r.hint)
+			params := []string{"country", country}
+			if r.example != "" {
+				params = append(params, "example", r.example)
+			}
+			invalid("postal_code", r.hint, KeyAddressPostalInvalid, params...)
 		}
 	}
 	if codes := stateCodes[country]; local && codes != nil && n.State != "" && !codes[n.State] {
 		example := map[string]string{"US": "CA or NY", "CA": "ON or QC"}[country]
-		invalid("state", fmt.Sprintf("Send the %s as its two-letter code, such as %s.", stateWords[country], example))
+		invalid("state", fmt.Sprintf("Send the %s as its two-letter code, such as %s.", stateWords[country], example),
+			KeyAddressStateInvalid, "country", country, "example", example[:2])
 	}
 	return msgs
 }

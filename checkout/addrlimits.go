@@ -109,11 +109,11 @@ func (l Limits) forAddress(addr string) addressLimits {
 
 // holdRoom reports, in the transaction about to take row's holds of lines,
 // why the address aggregate or the unverified share would not let them be
-// held ("" when they may be). gone are the holders whose holds go with
+// held, as the unreserved message (the zero Message when they may be). gone are the holders whose holds go with
 // this transaction (row's, and the sessions giving way for the limits).
-func (c *Checkout) holdRoom(ctx context.Context, tx *gorm.DB, row *sessionRow, gone []string, lines []cartLine, now time.Time) (string, error) {
+func (c *Checkout) holdRoom(ctx context.Context, tx *gorm.DB, row *sessionRow, gone []string, lines []cartLine, now time.Time) (Message, error) {
 	if row.Trusted {
-		return "", nil // counted by account alone
+		return Message{}, nil // counted by account alone
 	}
 	tx = tx.WithContext(ctx)
 	l := c.policy.BuyerLimits()
@@ -123,27 +123,29 @@ func (c *Checkout) holdRoom(ctx context.Context, tx *gorm.DB, row *sessionRow, g
 	}
 	if row.BuyerAddress != "" {
 		if err := database.LockKey(tx, addressLock(row.BuyerAddress)); err != nil {
-			return "", fmt.Errorf("lock address: %w", err)
+			return Message{}, fmt.Errorf("lock address: %w", err)
 		}
 		held, err := c.addressHeld(tx, "s.buyer_address = ?", row.BuyerAddress, gone, now)
 		if err != nil {
-			return "", err
+			return Message{}, err
 		}
 		if cap := l.forAddress(row.BuyerAddress).units; held+units > cap {
-			return fmt.Sprintf("this shop reserves at most %d units at once for the buyers at one network address, and %d are reserved there already", cap, held), nil
+			return keyed(unreserved(fmt.Sprintf("this shop reserves at most %d units at once for the buyers at one network address, and %d are reserved there already", cap, held)),
+				KeyUnreservedAddress, "limit", itoa(cap), "held", itoa(held)), nil
 		}
 	}
 	if row.BuyerNetwork != "" {
 		held, err := c.addressHeld(tx, "s."+byNetwork, row.BuyerNetwork, gone, now)
 		if err != nil {
-			return "", err
+			return Message{}, err
 		}
 		if cap := l.forNetwork(row.BuyerNetwork).units; held+units > cap {
-			return fmt.Sprintf("this shop reserves at most %d units at once for the buyers of one network (an IPv6 /48), and %d are reserved there already", cap, held), nil
+			return keyed(unreserved(fmt.Sprintf("this shop reserves at most %d units at once for the buyers of one network (an IPv6 /48), and %d are reserved there already", cap, held)),
+				KeyUnreservedAddress, "limit", itoa(cap), "held", itoa(held)), nil
 		}
 	}
 	if l.UnverifiedShare >= 100 {
-		return "", nil
+		return Message{}, nil
 	}
 	ids := make([]string, len(lines))
 	for i, line := range lines {
@@ -152,19 +154,20 @@ func (c *Checkout) holdRoom(ctx context.Context, tx *gorm.DB, row *sessionRow, g
 	slices.Sort(ids)
 	for _, id := range ids {
 		if err := database.LockKey(tx, "shop.share:"+id); err != nil {
-			return "", fmt.Errorf("lock variant share: %w", err)
+			return Message{}, fmt.Errorf("lock variant share: %w", err)
 		}
 	}
 	held, err := c.unverifiedHeld(tx, ids, gone, now)
 	if err != nil {
-		return "", err
+		return Message{}, err
 	}
 	for _, line := range lines {
 		if cap := max(1, line.OnHand*l.UnverifiedShare/100); held[line.VariantID]+line.Quantity > cap {
-			return fmt.Sprintf("at most %d units of %s may be reserved at once for buyers the shop cannot vouch for (a linked account that has paid for an order may reserve more)", cap, line.Name), nil
+			return keyed(unreserved(fmt.Sprintf("at most %d units of %s may be reserved at once for buyers the shop cannot vouch for (a linked account that has paid for an order may reserve more)", cap, line.Name)),
+				KeyUnreservedUnverified, "limit", itoa(cap), "name", line.Name), nil
 		}
 	}
-	return "", nil
+	return Message{}, nil
 }
 
 // addressHeld sums the live holds of the sessions created from addr (where,

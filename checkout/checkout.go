@@ -141,6 +141,8 @@ type Checkout struct {
 	known *known
 	// wallet is Options.Wallet (saved.go).
 	wallet Wallet
+	// keepAddress is Options.SaveAddress (accounts.go).
+	keepAddress func(ctx context.Context, tx *gorm.DB, accountID string, a Address) error
 }
 
 // Options configure a Checkout; zero fields take defaults.
@@ -186,6 +188,10 @@ type Options struct {
 	// (nil when they saved none), which their new sessions start with
 	// (accounts.go).
 	AccountAddress func(ctx context.Context, accountID string) (*Address, error)
+	// SaveAddress, when set, keeps the address of a linked buyer's order in
+	// their account, in tx, the order's transaction, when the session's
+	// save_address is true (accounts.go).
+	SaveAddress func(ctx context.Context, tx *gorm.DB, accountID string, a Address) error
 	// Wallet, when set, keeps linked buyers' saved cards: their sessions
 	// offer them and complete_checkout charges one off-session (saved.go).
 	Wallet Wallet
@@ -214,7 +220,7 @@ func New(db *gorm.DB, policy *Policy, cat *catalog.Catalog, opts *Options) *Chec
 		c.orders, c.charger, c.fault = opts.Orders, opts.Charger, opts.Fault
 		c.linker, c.linkKey, c.moved = opts.Linker, opts.LinkKey, opts.SessionMoved
 		c.charged, c.account = opts.Charged, opts.AccountAddress
-		c.wallet = opts.Wallet
+		c.wallet, c.keepAddress = opts.Wallet, opts.SaveAddress
 		if opts.ReconcileGrace > 0 {
 			c.grace = opts.ReconcileGrace
 		}

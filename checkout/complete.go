@@ -381,8 +381,8 @@ func priceChanges(before snapshot, row *sessionRow) []Message {
 	var out []Message
 	for i, l := range row.Priced.LineItems {
 		if i < len(before.LineItems) && before.LineItems[i].UnitAmount != l.UnitAmount {
-			out = append(out, errorMessage(string(shop.PriceChanged), fmt.Sprintf("$.line_items[%d].unit_amount", i),
-				fmt.Sprintf("The price of %s changed; review the new total and pay again.", l.Name)))
+			out = append(out, keyed(errorMessage(string(shop.PriceChanged), fmt.Sprintf("$.line_items[%d].unit_amount", i),
+				fmt.Sprintf("The price of %s changed; review the new total and pay again.", l.Name)), KeyPriceChanged, "name", l.Name))
 		}
 	}
 	var was int64
@@ -392,8 +392,8 @@ func priceChanges(before snapshot, row *sessionRow) []Message {
 		}
 	}
 	if was != row.Total {
-		out = append(out, errorMessage(string(shop.PriceChanged), "$.totals",
-			"The total changed since the session was priced; review it and pay again."))
+		out = append(out, keyed(errorMessage(string(shop.PriceChanged), "$.totals",
+			"The total changed since the session was priced; review it and pay again."), KeyTotalChanged))
 	}
 	return out
 }
@@ -445,8 +445,9 @@ var attemptColumns = []string{"id", "session_id", "attempt", "idempotency_key", 
 
 // processing is a session being paid, with a message that says to ask again.
 func (c *Checkout) processing(s *Session) *Session {
-	s.Messages = append(s.Messages, Message{Type: MessageInfo, ContentType: "plain",
-		Content: "The payment is being processed. Call get_checkout_session (or complete_checkout again) in a few seconds for the outcome; nothing will be charged twice."})
+	s.Messages = append(s.Messages, keyed(infoMessage("", "",
+		"The payment is being processed. Call get_checkout_session (or complete_checkout again) in a few seconds for the outcome; nothing will be charged twice."),
+		KeyPaymentProcessing))
 	return s
 }
 

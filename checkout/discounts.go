@@ -121,8 +121,8 @@ type promoSelection struct {
 func choosePromos(cur money.Currency, in []promoIn, base int64, now time.Time) promoSelection {
 	var sel promoSelection
 	for i, p := range in {
-		reason, why := sel.refusal(cur, in[:i], p, base, now)
-		if reason == "" {
+		r := sel.refusal(cur, in[:i], p, base, now)
+		if r.reason == "" {
 			switch p.Promo.Kind {
 			case PercentOff:
 				sel.percent = p.Promo
@@ -138,30 +138,31 @@ func choosePromos(cur money.Currency, in []promoIn, base int64, now time.Time) p
 		if len(in) > 1 {
 			param = fmt.Sprintf("$.promo_codes[%d]", i)
 		}
-		sel.rejected = append(sel.rejected, RejectedDiscount{Index: i, Code: p.Code, Reason: reason, Content: why})
-		sel.messages = append(sel.messages, infoMessage(string(shop.Invalid), param, why))
+		sel.rejected = append(sel.rejected, RejectedDiscount{Index: i, Code: p.Code, Reason: r.reason, Content: r.why})
+		sel.messages = append(sel.messages, keyed(infoMessage(string(shop.Invalid), param, r.why), r.key, r.params...))
 	}
 	return sel
 }
 
 // refusal says why the code p, entered after earlier, does not apply, or
 // "" when it does.
-func (sel *promoSelection) refusal(cur money.Currency, earlier []promoIn, p promoIn, base int64, now time.Time) (contract.DiscountRejection, string) {
+func (sel *promoSelection) refusal(cur money.Currency, earlier []promoIn, p promoIn, base int64, now time.Time) refused {
 	promo := p.Promo
 	if promo == nil {
-		return contract.DiscountInvalid, fmt.Sprintf("No promotion has the code %s.", p.Code)
+		return refused{contract.DiscountInvalid, fmt.Sprintf("No promotion has the code %s.", p.Code), KeyPromoUnknown, []string{"code_typed", p.Code}}
 	}
 	if slices.ContainsFunc(earlier, func(e promoIn) bool { return e.Code == p.Code }) {
-		return contract.DiscountAlreadyApplied, fmt.Sprintf("%s was entered already.", promo.Code)
+		return refused{contract.DiscountAlreadyApplied, fmt.Sprintf("%s was entered already.", promo.Code), KeyPromoRepeated, []string{"code", promo.Code}}
 	}
-	if reason, why := promoProblem(cur, promo, base, p.Uses, now); reason != "" {
-		return reason, why
+	if r := promoProblem(cur, promo, base, p.Uses, now); r.reason != "" {
+		return r
 	}
 	taken := map[PromotionKind]*Promotion{PercentOff: sel.percent, AmountOff: sel.amount, FreeShipping: sel.shipping}[promo.Kind]
 	if taken != nil {
-		return contract.DiscountCombination, fmt.Sprintf("%s cannot be combined with %s: one code of each kind applies.", promo.Code, taken.Code)
+		return refused{contract.DiscountCombination, fmt.Sprintf("%s cannot be combined with %s: one code of each kind applies.", promo.Code, taken.Code),
+			KeyPromoCombination, []string{"code", promo.Code, "other", taken.Code}}
 	}
-	return "", ""
+	return refused{}
 }
 
 // promoTitle is the name buyers see of a promotion: its title, else its

@@ -98,9 +98,9 @@ func TestOwnHoldsNeverBlock(t *testing.T) {
 					t.Fatalf("first after giving way: %s, holding %d", got.Status, sessionHolds(t, db, first.ID))
 				}
 				msgs := []checkout.Message{
-					{Type: checkout.MessageInfo, ContentType: "plain",
+					{Type: checkout.MessageInfo, ContentType: "plain", Key: checkout.KeyStockMoved,
 						Content: "Its items were moved to your newer checkout session, which needed units this one held: the stock would not cover both."},
-					{Type: checkout.MessageError, Code: "out_of_stock", Param: "$.line_items", ContentType: "plain",
+					{Type: checkout.MessageError, Code: "out_of_stock", Param: "$.line_items", ContentType: "plain", Key: checkout.KeyStockReleased,
 						Content: "Nothing is held for this session any more; update it to hold its items again, or cancel it."},
 				}
 				if diff := cmp.Diff(msgs, got.Messages[:min(2, len(got.Messages))]); diff != "" {

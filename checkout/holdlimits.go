@@ -202,8 +202,9 @@ func (b *buyerSessions) check(lines []cartLine) ([]Message, []string) {
 	var problems []Message
 	for i, l := range lines {
 		if n := b.limits.UnitsPerLine; l.Quantity > n {
-			problems = append(problems, errorMessage(string(shop.Invalid), quantityPath(i),
-				fmt.Sprintf("At most %d units of one item per order; lower the quantity to %d or less.", n, n)))
+			problems = append(problems, keyed(errorMessage(string(shop.Invalid), quantityPath(i),
+				fmt.Sprintf("At most %d units of one item per order; lower the quantity to %d or less.", n, n)),
+				KeyLimitUnitsPerLine, "limit", itoa(n)))
 		}
 	}
 	if len(problems) > 0 {
@@ -320,31 +321,39 @@ func (o overLimits) messages(l Limits, lines []cartLine) []Message {
 		if other > 0 {
 			text += fmt.Sprintf(", and your %s hold %d", o.others(), other)
 		}
+		key, params := KeyLimitUnitsPerVariant, []string{"limit", itoa(l.UnitsPerVariant), "name", line.Name, "held_elsewhere", itoa(other)}
 		switch left := l.UnitsPerVariant - other; {
 		case left > 0:
 			text += fmt.Sprintf("; lower the quantity to %d or less.", left)
+			params = append(params, "max_quantity", itoa(left))
 		case o.paying:
 			text += "; remove it, or add it again once those payments are done."
+			key = KeyLimitVariantPaying
 		default:
 			text += "; remove it, or pay for or cancel your other checkout sessions first."
+			key = KeyLimitVariantOthers
 		}
-		out = append(out, errorMessage(string(shop.Invalid), quantityPath(i), text))
+		out = append(out, keyed(errorMessage(string(shop.Invalid), quantityPath(i), text), key, params...))
 	}
 	if o.units > 0 {
 		text := fmt.Sprintf("At most %d units in all may be held for one buyer at once; this session has %d", l.UnitsPerBuyer, o.units)
 		if o.otherUnits > 0 {
 			text += fmt.Sprintf(" and your %s hold %d", o.others(), o.otherUnits)
 		}
-		out = append(out, errorMessage(string(shop.Invalid), "$.line_items", text+". Remove items or lower their quantities."))
+		out = append(out, keyed(errorMessage(string(shop.Invalid), "$.line_items", text+". Remove items or lower their quantities."),
+			KeyLimitUnitsPerBuyer, "limit", itoa(l.UnitsPerBuyer), "units", itoa(o.units), "held_elsewhere", itoa(o.otherUnits)))
 	}
 	if o.sessions > 0 {
 		text := fmt.Sprintf("At most %s may hold items for one buyer at once, and %d of yours are being paid; update this session again once those payments are done.",
 			sessionCount(l.OpenSessions), o.sessions)
+		key := KeyLimitOpenSessionsPaying
 		if !o.paying {
+			key = KeyLimitOpenSessions
 			text = fmt.Sprintf("At most %s may hold items for one buyer at once, and %d of yours do; pay for or cancel one of them (cancel_checkout_session), or change one of them with update_checkout_session instead of starting another.",
 				sessionCount(l.OpenSessions), o.sessions)
 		}
-		out = append(out, errorMessage(string(shop.Invalid), "$.line_items", text))
+		out = append(out, keyed(errorMessage(string(shop.Invalid), "$.line_items", text),
+			key, "limit", itoa(l.OpenSessions), "sessions", itoa(o.sessions)))
 	}
 	return out
 }
@@ -405,16 +414,15 @@ func (c *Checkout) gaveWay(ctx context.Context, tx *gorm.DB, b *buyerSessions, l
 			return fmt.Errorf("session %s gave way but was not read", id)
 		}
 		r := b.others[i].row
-		why := "Its items were moved to your newer checkout session, which needed units this one held: the stock would not cover both."
+		moved := keyed(infoMessage("", "", "Its items were moved to your newer checkout session, which needed units this one held: the stock would not cover both."), KeyStockMoved)
 		if slices.Contains(limited, id) {
 			l := b.limits
-			why = fmt.Sprintf("Its items were moved to your newer checkout session: one buyer may hold at most %d units of one item, %d units in all and %s at once.",
-				l.UnitsPerVariant, l.UnitsPerBuyer, sessionCount(l.OpenSessions))
+			moved = keyed(infoMessage("", "", fmt.Sprintf("Its items were moved to your newer checkout session: one buyer may hold at most %d units of one item, %d units in all and %s at once.",
+				l.UnitsPerVariant, l.UnitsPerBuyer, sessionCount(l.OpenSessions))),
+				KeyStockMovedLimits, "units_per_variant", itoa(l.UnitsPerVariant), "units_per_buyer", itoa(l.UnitsPerBuyer), "open_sessions", itoa(l.OpenSessions))
 		}
-		r.addMessages(
-			Message{Type: MessageInfo, ContentType: "plain", Content: why},
-			errorMessage(string(shop.OutOfStock), "$.line_items", "Nothing is held for this session any more; update it to hold its items again, or cancel it."),
-		)
+		r.addMessages(moved, keyed(errorMessage(string(shop.OutOfStock), "$.line_items",
+			"Nothing is held for this session any more; update it to hold its items again, or cancel it."), KeyStockReleased))
 		r.Status, r.UpdatedAt = NotReady, now
 		// Over the version read: errConflict when it changed since.
 		if err := c.save(tx.WithContext(ctx), &r); err != nil {

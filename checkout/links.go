@@ -414,8 +414,7 @@ func (c *Checkout) CancelPayment(ctx context.Context, id string) (*Session, erro
 				return errUnchanged
 			}
 		}
-		row.addMessages(Message{Type: MessageInfo, Code: PaymentCanceled, ContentType: "plain",
-			Content: "The payment page was closed without paying; the cart is kept."})
+		row.addMessages(keyed(infoMessage(PaymentCanceled, "", "The payment page was closed without paying; the cart is kept."), KeyPaymentCanceled))
 		return nil
 	})
 	if err == nil {

@@ -46,10 +46,12 @@ type Policy struct {
 	// CardBrands are the card brands the payment sheet offers (Stripe's
 	// names: visa, mastercard, amex, discover, …); AllowedCardBrands gives
 	// the default when left out.
-	CardBrands []string    `yaml:"card_brands"`
-	Links      Links       `yaml:"links"`    // legal and support pages
-	Shipping   Shipping    `yaml:"shipping"` // where to and at which price
-	Tax        []TaxRule   `yaml:"-"`        // YAML key "tax", decoded by LoadPolicy
+	CardBrands []string  `yaml:"card_brands"`
+	Links      Links     `yaml:"links"`    // legal and support pages
+	Shipping   Shipping  `yaml:"shipping"` // where to and at which price
+	Tax        []TaxRule `yaml:"-"`        // YAML key "tax", decoded by LoadPolicy
+	// TaxDisplay says where prices are shown with tax included.
+	TaxDisplay TaxDisplay  `yaml:"tax_display"`
 	Promotions []Promotion `yaml:"-"`        // YAML key "promotions", decoded by LoadPolicy
 	Limits     Limits      `yaml:"limits"`   // what one buyer may hold; defaults when left out
 	Sessions   Sessions    `yaml:"sessions"` // how long sessions live and are kept
@@ -144,6 +146,18 @@ type Promotion struct {
 
 // maxPromoTitleLen bounds a promotion's title, which agents show.
 const maxPromoTitleLen = 100
+
+// ShippingCountries lists the countries of every shipping zone, sorted.
+func (p *Policy) ShippingCountries() []string {
+	var out []string
+	for _, z := range p.Shipping.Zones {
+		for _, c := range z.Countries {
+			out = append(out, strings.ToUpper(c))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
 
 // Zone returns the shipping zone of a country (case-insensitive).
 func (p *Policy) Zone(country string) (*Zone, bool) {
@@ -320,6 +334,7 @@ func (p *Policy) problems() []*keyError {
 	v.link("links.support", p.Links.Support)
 	v.zones(p.Shipping.Zones)
 	v.taxes(p.Tax)
+	v.taxDisplay(p.TaxDisplay)
 	v.promotions(p.Promotions)
 	v.limits(p.Limits, p.Sessions)
 	v.emails(p.Emails)

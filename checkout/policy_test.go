@@ -121,7 +121,7 @@ func TestLoadPolicy(t *testing.T) {
 			[]string{`policy.yaml: card_brands: "visa" is listed twice (line 5)`}},
 		{"ErrUnknownKey", []string{"shipping:\n", "shiping:\n"},
 			[]string{
-				"policy.yaml: shiping: unknown key; the keys allowed here are name, currency, merchant_id, payment_mode, external_checkout, payment_sheet, product_checkout, card_brands, links, shipping, limits, sessions, emails, returns, tax, promotions (line 10)",
+				"policy.yaml: shiping: unknown key; the keys allowed here are name, currency, merchant_id, payment_mode, external_checkout, payment_sheet, product_checkout, card_brands, links, shipping, tax_display, limits, sessions, emails, returns, tax, promotions (line 10)",
 				"policy.yaml: shipping.zones: missing; list at least one zone",
 			}},
 		{"ErrUnknownNestedKey", []string{"carrier: USPS", "carier: USPS"},

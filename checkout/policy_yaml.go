@@ -39,7 +39,7 @@ type rawPromotion struct {
 // knownKeys lists the keys of each YAML mapping by the name of its Go type.
 var knownKeys = func() map[string][]string {
 	m := map[string][]string{}
-	for _, v := range []any{rawPolicy{}, Links{}, Shipping{}, Zone{}, ShippingRate{}, rawTax{}, rawPromotion{}, Limits{}, HostAddress{}, Sessions{}, Emails{}, PaymentSheet{}, orders.ReturnPolicy{}, orders.NotReturnable{}} {
+	for _, v := range []any{rawPolicy{}, Links{}, Shipping{}, Zone{}, ShippingRate{}, rawTax{}, rawPromotion{}, Limits{}, HostAddress{}, Sessions{}, Emails{}, PaymentSheet{}, TaxDisplay{}, TaxDisplayRule{}, orders.ReturnPolicy{}, orders.NotReturnable{}} {
 		m[reflect.TypeOf(v).String()] = yamlKeys(reflect.TypeOf(v))
 	}
 	return m

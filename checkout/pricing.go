@@ -126,7 +126,7 @@ func price(in pricingInput) priced {
 	codes := make([]string, len(sel.applied))
 	for i, p := range sel.applied {
 		codes[i] = p.Code
-		out.Messages = append(out.Messages, infoMessage("", "", appliedText(cur, p, discount)))
+		out.Messages = append(out.Messages, applied(cur, p, discount))
 	}
 	out.Promo = strings.Join(codes, ",")
 
@@ -254,8 +254,9 @@ func shippingOptions(in pricingInput, goods int64, freeShipping bool, rate decim
 		case r.FreeOver != nil && goods >= *r.FreeOver:
 			o.Subtotal = 0
 			if r.Price > 0 {
-				messages = append(messages, infoMessage("", "",
-					fmt.Sprintf("Free %s shipping on orders over %s.", r.Title, cur.Format(*r.FreeOver))))
+				messages = append(messages, keyed(infoMessage("", "",
+					fmt.Sprintf("Free %s shipping on orders over %s.", r.Title, cur.Format(*r.FreeOver))),
+					KeyFreeOver, "option", r.Title, "threshold_amount", itoa(*r.FreeOver)))
 			}
 		}
 		if taxable {
@@ -293,21 +294,34 @@ func infoMessage(code, param, content string) Message {
 }
 
 // promoProblem returns why promo does not apply to items worth base minor
-// units at now after uses orders used it, and a sentence for the buyer, or
-// "" when it applies.
-func promoProblem(cur money.Currency, promo *Promotion, base, uses int64, now time.Time) (contract.DiscountRejection, string) {
+// units at now after uses orders used it: the reason, a sentence for the
+// buyer and the catalog key with its params (refused.reason "" when it
+// applies).
+func promoProblem(cur money.Currency, promo *Promotion, base, uses int64, now time.Time) refused {
 	switch {
 	case !promo.StartsAt.IsZero() && now.Before(promo.StartsAt):
-		return contract.DiscountInvalid, fmt.Sprintf("%s starts on %s.", promo.Code, dateText(promo.StartsAt))
+		return refused{contract.DiscountInvalid, fmt.Sprintf("%s starts on %s.", promo.Code, dateText(promo.StartsAt)),
+			KeyPromoNotStarted, []string{"code", promo.Code, "start_date", promo.StartsAt.UTC().Format(time.DateOnly)}}
 	case !promo.EndsAt.IsZero() && !now.Before(promo.EndsAt):
-		return contract.DiscountExpired, fmt.Sprintf("%s ended on %s.", promo.Code, dateText(promo.EndsAt))
+		return refused{contract.DiscountExpired, fmt.Sprintf("%s ended on %s.", promo.Code, dateText(promo.EndsAt)),
+			KeyPromoEnded, []string{"code", promo.Code, "end_date", promo.EndsAt.UTC().Format(time.DateOnly)}}
 	case promo.UsageLimit != nil && uses >= int64(*promo.UsageLimit):
-		return contract.DiscountUsageLimit, usedUpText(promo.Code)
+		return refused{contract.DiscountUsageLimit, usedUpText(promo.Code), KeyPromoUsedUp, []string{"code", promo.Code}}
 	case base < promo.MinSubtotal:
-		return contract.DiscountMinimumNotMet, fmt.Sprintf("%s needs items worth %s; add %s more to use it.",
-			promo.Code, cur.Format(promo.MinSubtotal), cur.Format(promo.MinSubtotal-base))
+		return refused{contract.DiscountMinimumNotMet, fmt.Sprintf("%s needs items worth %s; add %s more to use it.",
+			promo.Code, cur.Format(promo.MinSubtotal), cur.Format(promo.MinSubtotal-base)),
+			KeyPromoMinSubtotal, []string{"code", promo.Code, "min_amount", itoa(promo.MinSubtotal), "missing_amount", itoa(promo.MinSubtotal - base)}}
 	}
-	return "", ""
+	return refused{}
+}
+
+// refused is why a promotion code does not apply: the reason (UCP's), the
+// sentence for the model and the catalog key with its params.
+type refused struct {
+	reason contract.DiscountRejection
+	why    string
+	key    string
+	params []string
 }
 
 // usedUpText says that a promotion reached its usage limit.
@@ -315,22 +329,28 @@ func usedUpText(code string) string {
 	return fmt.Sprintf("%s has been used up: it has been used as many times as it can be.", code)
 }
 
-// appliedText says what an applied promotion did; discount is the order
-// discount it gave (amount_off only).
-func appliedText(cur money.Currency, promo *Promotion, discount int64) string {
+// applied is the info message of what an applied promotion did; discount
+// is the order discount it gave (amount_off only).
+func applied(cur money.Currency, promo *Promotion, discount int64) Message {
+	say := func(text, key string, params ...string) Message {
+		return keyed(infoMessage("", "", text), key, append([]string{"code", promo.Code}, params...)...)
+	}
 	switch promo.Kind {
 	case PercentOff:
-		return fmt.Sprintf("%s applied: %s%% off your items.", promo.Code, promo.Percent.String())
+		return say(fmt.Sprintf("%s applied: %s%% off your items.", promo.Code, promo.Percent.String()),
+			KeyPromoPercentOff, "percent", promo.Percent.String())
 	case AmountOff:
 		if discount < promo.Amount {
-			return fmt.Sprintf("%s applied: %s off your order (it is worth up to %s, but no more than your items cost).",
-				promo.Code, cur.Format(discount), cur.Format(promo.Amount))
+			return say(fmt.Sprintf("%s applied: %s off your order (it is worth up to %s, but no more than your items cost).",
+				promo.Code, cur.Format(discount), cur.Format(promo.Amount)),
+				KeyPromoAmountCapped, "discount_amount", itoa(discount), "max_amount", itoa(promo.Amount))
 		}
-		return fmt.Sprintf("%s applied: %s off your order.", promo.Code, cur.Format(discount))
+		return say(fmt.Sprintf("%s applied: %s off your order.", promo.Code, cur.Format(discount)),
+			KeyPromoAmountOff, "discount_amount", itoa(discount))
 	case FreeShipping:
-		return fmt.Sprintf("%s applied: free shipping on this order.", promo.Code)
+		return say(fmt.Sprintf("%s applied: free shipping on this order.", promo.Code), KeyPromoFreeShipping)
 	}
-	return fmt.Sprintf("%s applied.", promo.Code)
+	return say(fmt.Sprintf("%s applied.", promo.Code), KeyPromoApplied)
 }
 
 // dateText writes the UTC date of t for buyers, e.g. "1 May 2026".
@@ -390,13 +410,15 @@ func chooseOption(cur money.Currency, options []FulfillmentOption, wanted string
 			ids[j] = fmt.Sprintf("%q", o.ID)
 		}
 		if !kept {
-			m := errorMessage(string(shop.Invalid), "$.fulfillment_option_id",
-				fmt.Sprintf("There is no shipping option %q for this address; choose one of %s.", wanted, strings.Join(ids, ", ")))
+			m := keyed(errorMessage(string(shop.Invalid), "$.fulfillment_option_id",
+				fmt.Sprintf("There is no shipping option %q for this address; choose one of %s.", wanted, strings.Join(ids, ", "))),
+				KeyOptionUnknown, "option_typed", wanted)
 			return 0, &m, false
 		}
-		m := infoMessage(string(shop.Invalid), "$.fulfillment_option_id",
+		m := keyed(infoMessage(string(shop.Invalid), "$.fulfillment_option_id",
 			fmt.Sprintf("The shipping option %q is not offered for this address; %s is selected instead. The options are %s.",
-				wanted, options[i].Title, strings.Join(ids, ", ")))
+				wanted, options[i].Title, strings.Join(ids, ", "))),
+			KeyOptionReplaced, "option_typed", wanted, "selected", options[i].Title)
 		return i, &m, true
 	}
 	var others []string
@@ -414,7 +436,7 @@ func chooseOption(cur money.Currency, options []FulfillmentOption, wanted string
 	if len(others) > 0 {
 		text = fmt.Sprintf("Shipping: %s selected; other options: %s.", options[i].Title, strings.Join(others, ", "))
 	}
-	m := infoMessage("", "", text)
+	m := keyed(infoMessage("", "", text), KeyOptionSelected, "selected", options[i].Title)
 	return i, &m, true
 }
 

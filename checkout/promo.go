@@ -107,9 +107,10 @@ func (c *Checkout) promoUsedUp(ctx context.Context, tx *gorm.DB, promo *Promotio
 // usedUpMessage is what a session whose promotion ran out while it was
 // being paid says: nothing was charged, and the figures are without it.
 func usedUpMessage(code string) Message {
-	return errorMessage(string(shop.Invalid), "$.promo_code", fmt.Sprintf(
+	return keyed(errorMessage(string(shop.Invalid), "$.promo_code", fmt.Sprintf(
 		"%s has been used up: it has been used as many times as it can be, so its discount no longer applies. "+
-			"Nothing was charged; review the new total and pay again, or remove the code (promo_code \"\").", code))
+			"Nothing was charged; review the new total and pay again, or remove the code (promo_code \"\").", code)),
+		KeyPromoUsedUpPaying, "code", code)
 }
 
 // knownPromos are the promotions of a promo_code column's codes, each once,

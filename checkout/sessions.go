@@ -38,6 +38,9 @@ type Request struct {
 	PromoCodes *[]string
 	// Metadata replaces the session's metadata.
 	Metadata map[string]string
+	// SaveAddress, for a linked buyer only, says whether completing the
+	// session saves its address to their account.
+	SaveAddress *bool
 }
 
 // errConflict is a lost race on a session's version; the caller retries.
@@ -64,6 +67,9 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 	}
 	now := c.now().UTC()
 	buyer := shop.BuyerFrom(ctx)
+	if err := applySave(&st, req, buyer.Key()); err != nil {
+		return nil, err
+	}
 	fresh := sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now,
 		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, BuyerNetwork: buyer.Network(), Channel: string(shop.ChannelFrom(ctx))}
 	var row sessionRow
@@ -111,6 +117,9 @@ func (c *Checkout) Update(ctx context.Context, id string, req Request) (*Session
 		}
 		st := row.state()
 		if err := c.apply(&st, req); err != nil {
+			return err
+		}
+		if err := applySave(&st, req, row.BuyerKey); err != nil {
 			return err
 		}
 		was := *row
@@ -335,10 +344,12 @@ func (c *Checkout) apply(st *state, req Request) error {
 		code := strings.ToUpper(strings.TrimSpace(*req.PromoCode))
 		if code != "" {
 			if !promoPattern.MatchString(code) {
-				return shop.Errorf(shop.Invalid, "$.promo_code", "not a promotion code: codes are 3 to 32 letters, digits, - or _; send \"\" to remove one")
+				return shop.Errorf(shop.Invalid, "$.promo_code", "not a promotion code: codes are 3 to 32 letters, digits, - or _; send \"\" to remove one").
+					Keyed(KeyPromoMalformed, "code_typed", code)
 			}
 			if _, ok := c.policy.Promotion(code); !ok {
-				return shop.Errorf(shop.Invalid, "$.promo_code", "no promotion has code %q; check the spelling with the buyer, or send \"\" for none", code)
+				return shop.Errorf(shop.Invalid, "$.promo_code", "no promotion has code %q; check the spelling with the buyer, or send \"\" for none", code).
+					Keyed(KeyPromoUnknown, "code_typed", code)
 			}
 		}
 		st.changed = st.changed || st.PromoCode != code
@@ -396,13 +407,13 @@ func (c *Checkout) repriceHolding(ctx context.Context, tx *gorm.DB, row *session
 		return false, err
 	}
 	if len(lines) == 0 {
-		problems = append(problems, errorMessage(string(shop.Missing), "$.line_items", "Add at least one item."))
+		problems = append(problems, keyed(errorMessage(string(shop.Missing), "$.line_items", "Add at least one item."), KeyItemsMissing))
 	}
 	limited, release := buyer.check(lines)
 	problems = append(problems, limited...)
 	var shippable *Address
 	if st.Address == nil {
-		problems = append(problems, errorMessage(string(shop.Missing), "$.fulfillment_address", "Add the shipping address."))
+		problems = append(problems, keyed(errorMessage(string(shop.Missing), "$.fulfillment_address", "Add the shipping address."), KeyAddressMissing))
 	} else if p := addressProblems(c.policy, st.Address); len(p) > 0 {
 		problems = append(problems, p...)
 	} else {
@@ -416,21 +427,21 @@ func (c *Checkout) repriceHolding(ctx context.Context, tx *gorm.DB, row *session
 	pr := price(in)
 	problems = append(problems, pr.Errors...)
 	if shippable != nil && pr.OptionID == "" && len(pr.Errors) == 0 {
-		problems = append(problems, errorMessage(string(shop.Missing), "$.fulfillment_option_id", "Choose a shipping option."))
+		problems = append(problems, keyed(errorMessage(string(shop.Missing), "$.fulfillment_option_id", "Choose a shipping option."), KeyOptionMissing))
 	}
 	kept := keptOption(&st, pr.OptionID, len(pr.Options) > 0, in.OptionKept)
 
 	row.ExpiresAt = c.expiry(row, now)
 	row.UpdatedAt = now
 	row.Status = NotReady
-	var why string // why the items may not be held, when they are not
+	var why Message // why the items may not be held, when they are not (Content "" when they may)
 	if len(problems) == 0 && paying.IsZero() {
 		if why, err = c.holdRoom(ctx, tx, row, append([]string{row.ID}, release...), lines, now); err != nil {
 			return false, err
 		}
 	}
 	switch {
-	case len(problems) == 0 && why == "":
+	case len(problems) == 0 && why.Content == "":
 		// A ready session, live, whose items stay as they were holds them
 		// already (its holds change with its items, in one transaction).
 		held := was.Status == Ready && now.Before(was.ExpiresAt) && slices.Equal(was.Items, st.Items)
@@ -447,10 +458,10 @@ func (c *Checkout) repriceHolding(ctx context.Context, tx *gorm.DB, row *session
 			return false, err
 		}
 	}
-	if len(problems) == 0 && why != "" {
+	if len(problems) == 0 && why.Content != "" {
 		// Not a dead end: ready, with nothing reserved (addrlimits.go).
 		row.Status = Ready
-		pr.Messages = append([]Message{unreserved(why)}, pr.Messages...)
+		pr.Messages = append([]Message{why}, pr.Messages...)
 	}
 
 	row.setState(st)
@@ -509,12 +520,4 @@ func keptOption(st *state, chosen string, offered, wasKept bool) string {
 		st.OptionID = ""
 	}
 	return ""
-}
-
-func outOfStock(line int, name string, available int64) Message {
-	param := fmt.Sprintf("$.line_items[%d].item.quantity", line)
-	if available == 0 {
-		return errorMessage(string(shop.OutOfStock), param, fmt.Sprintf("%s is out of stock; remove it or choose another variant.", name))
-	}
-	return errorMessage(string(shop.OutOfStock), param, fmt.Sprintf("Only %d of %s can be bought now; lower the quantity to %d or less.", available, name, available))
 }

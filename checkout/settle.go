@@ -200,6 +200,7 @@ func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow,
 		LineItems: snap.LineItems, Totals: snap.Totals, Links: c.links(),
 		Currency: row.Currency, Total: row.Total, Channel: row.Channel, AccountID: accountOf(row.BuyerKey),
 		Payment: contract.Payment{Provider: att.Provider, Mode: att.Mode, Reference: res.Reference, Status: string(payments.Succeeded)},
+		Display: c.policy.displayFor(st.Address),
 	}
 	if st.Buyer != nil {
 		in.Email = st.Buyer.Email
@@ -211,6 +212,9 @@ func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow,
 	}
 	short, err := c.take(ctx, tx, row, st)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.saveAddress(ctx, tx, row); err != nil {
 		return nil, nil, err
 	}
 	in.Short = short
@@ -325,9 +329,9 @@ func (c *Checkout) refundNow(ctx context.Context, sessionID string) {
 // back to ready for payment (priced again, its stock held again) with a
 // message the buyer can act on.
 func (c *Checkout) decline(ctx context.Context, att *attemptRow, res *payments.Result) (bool, error) {
-	status, code := attemptDeclined, shop.PaymentDeclined
+	status, code, key := attemptDeclined, shop.PaymentDeclined, KeyPaymentDeclined
 	if res.Status == payments.RequiresAction {
-		status, code = attemptRequiresAction, shop.Requires3DS
+		status, code, key = attemptRequiresAction, shop.Requires3DS, KeyPayment3DS
 	}
 	msg := res.Message
 	if msg == "" {
@@ -335,9 +339,9 @@ func (c *Checkout) decline(ctx context.Context, att *attemptRow, res *payments.R
 	}
 	hint := " Try another card."
 	if h := savedDeclineHint(att, res); h != "" {
-		hint = h
+		hint, key = h, KeyPayment3DSSaved
 	}
-	return c.release(ctx, att.ID, status, res, errorMessage(string(code), "$.payment_data", msg+hint))
+	return c.release(ctx, att.ID, status, res, keyed(errorMessage(string(code), "$.payment_data", msg+hint), key))
 }
 
 // abandon gives up an attempt that charged nothing and makes its session
@@ -389,7 +393,7 @@ func (c *Checkout) release(ctx context.Context, attemptID string, status attempt
 				return err
 			}
 			row.Status, row.UpdatedAt = NotReady, now
-			row.addMessages(errorMessage(string(se.Code), se.Param, se.Message))
+			row.addMessages(keyed(errorMessage(string(se.Code), se.Param, se.Message), KeyUnpriceable))
 		}
 		if msg.Content != "" {
 			row.addMessages(msg)

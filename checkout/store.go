@@ -31,8 +31,10 @@ type sessionRow struct {
 	OptionID  string
 	PromoCode string
 	Metadata  map[string]string `gorm:"serializer:json;not null"`
-	Priced    snapshot          `gorm:"serializer:json"`
-	Total     int64
+	// SaveAddress is a linked buyer's save_address, nil for a guest's.
+	SaveAddress *bool
+	Priced      snapshot `gorm:"serializer:json"`
+	Total       int64
 	// OrderID is the id the session's order will have, chosen with the
 	// session (or, for a session made before there were such ids, when it
 	// is first paid): the payment provider receives it with the charge.
@@ -120,6 +122,9 @@ type state struct {
 	OptionID  string
 	PromoCode string
 	Metadata  map[string]string
+	// SaveAddress is whether completing saves the address to the linked
+	// buyer's account; nil for a guest.
+	SaveAddress *bool
 
 	// optionSent is true when the request being applied sent OptionID: an
 	// option that is not offered is then an error, never replaced.
@@ -161,7 +166,8 @@ func (s snapshot) clone() snapshot {
 
 // state is the buyer's input the row keeps.
 func (r *sessionRow) state() state {
-	return state{Items: r.Items, Buyer: r.Buyer, Address: r.Address, OptionID: r.OptionID, PromoCode: r.PromoCode, Metadata: r.Metadata}
+	return state{Items: r.Items, Buyer: r.Buyer, Address: r.Address, OptionID: r.OptionID, PromoCode: r.PromoCode, Metadata: r.Metadata,
+		SaveAddress: r.SaveAddress}
 }
 
 // setState writes st into the row's input columns.
@@ -172,7 +178,7 @@ func (r *sessionRow) setState(st state) {
 		r.Metadata = nil
 	}
 	r.BuyerEmail = emailKey(st.Buyer)
-	r.OptionID, r.PromoCode = st.OptionID, st.PromoCode
+	r.OptionID, r.PromoCode, r.SaveAddress = st.OptionID, st.PromoCode, st.SaveAddress
 }
 
 // addMessages adds messages to the front of the row's priced messages.
@@ -197,8 +203,9 @@ func (c *Checkout) sessionWith(ctx context.Context, r *sessionRow, order *contra
 		LineItems: snap.LineItems, FulfillmentOptions: snap.Options, FulfillmentOptionID: snap.OptionID,
 		Totals: snap.Totals, Messages: snap.Messages, Links: c.links(),
 		ExpiresAt: r.ExpiresAt.UTC(), Metadata: st.Metadata, ExternalCheckout: c.policy.ExternalCheckout,
-		PaymentSheet: c.policy.SheetEnabled(),
-		Discounts:    discountsOf(st.PromoCode, snap.Applied, snap.Rejected),
+		PaymentSheet: c.policy.SheetEnabled(), Display: c.policy.displayFor(st.Address), SaveAddress: st.SaveAddress,
+		Discounts: discountsOf(st.PromoCode, snap.Applied, snap.Rejected),
+		ShippingCountries: c.policy.ShippingCountries(),
 	}
 	if s.Status == Ready || s.Status == NotReady {
 		if !c.now().Before(r.ExpiresAt) {
@@ -215,9 +222,9 @@ func (c *Checkout) sessionWith(ctx context.Context, r *sessionRow, order *contra
 		}
 		s.Order = order
 	case Expired:
-		s.Messages = []Message{errorMessage("expired", "", "This checkout session expired and its items were released; start a new one.")}
+		s.Messages = []Message{keyed(errorMessage("expired", "", "This checkout session expired and its items were released; start a new one."), KeySessionExpired)}
 	case Canceled:
-		s.Messages = []Message{{Type: MessageInfo, ContentType: "plain", Content: "Checkout session has been canceled."}}
+		s.Messages = []Message{keyed(infoMessage("", "", "Checkout session has been canceled."), KeySessionCanceled)}
 	}
 	nonNil(s)
 	if s.Status == Ready || s.Status == NotReady {

@@ -41,6 +41,7 @@ type cartArgs struct {
 	FulfillmentOptionID *string           `json:"fulfillment_option_id,omitempty" jsonschema:"The id of one of the session's fulfillment_options."`
 	PromoCode           *string           `json:"promo_code,omitempty" jsonschema:"A promotion code; \"\" removes it."`
 	Metadata            map[string]string `json:"metadata,omitempty"`
+	SaveAddress         *bool             `json:"save_address,omitempty" jsonschema:"For a buyer who connected their account only: whether paying saves the address to the account (the default address when it has none). Default: true when the account has no saved address."`
 
 	FulfillmentDetails *struct {
 		Address *Address `json:"address"`
@@ -97,7 +98,8 @@ func (UpdateArgs) RefineSchema(s *jsonschema.Schema) {
 }
 
 func (a *cartArgs) request() Request {
-	req := Request{Items: a.Items, Buyer: a.Buyer, Address: a.FulfillmentAddress, OptionID: a.FulfillmentOptionID, PromoCode: a.PromoCode, Metadata: a.Metadata}
+	req := Request{Items: a.Items, Buyer: a.Buyer, Address: a.FulfillmentAddress, OptionID: a.FulfillmentOptionID, PromoCode: a.PromoCode, Metadata: a.Metadata,
+		SaveAddress: a.SaveAddress}
 	if req.Address == nil && a.FulfillmentDetails != nil {
 		req.Address = a.FulfillmentDetails.Address
 	}

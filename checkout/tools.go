@@ -32,7 +32,7 @@ func (c *Checkout) Tools() []shop.Tool {
 				"The session holds the stock while it is ready for payment, until expires_at." + errs,
 			Meta: widget,
 		}, func(ctx context.Context, args CreateArgs) (*Session, string, error) {
-			return c.result(c.Create(ctx, args.request()))
+			return c.in(ctx).result(c.Create(ctx, args.request()))
 		}),
 		shop.NewTool(shop.Tool{
 			Name:  "update_checkout_session",
@@ -44,7 +44,7 @@ func (c *Checkout) Tools() []shop.Tool {
 			Idempotent: true,
 			Meta:       widget,
 		}, func(ctx context.Context, args UpdateArgs) (*Session, string, error) {
-			return c.result(c.Update(ctx, args.CheckoutSessionID, args.request()))
+			return c.in(ctx).result(c.Update(ctx, args.CheckoutSessionID, args.request()))
 		}),
 		shop.NewTool(shop.Tool{
 			Name:  "complete_checkout",
@@ -101,7 +101,7 @@ func (c *Checkout) completeTool(ctx context.Context, args CompleteArgs) (*Sessio
 		}
 		req.Buyer = &b
 	}
-	return c.result(c.Complete(ctx, req))
+	return c.in(ctx).result(c.Complete(ctx, req))
 }
 
 func (c *Checkout) linkTool(ctx context.Context, args SessionArgs) (*PaymentLink, string, error) {
@@ -117,29 +117,46 @@ func (c *Checkout) linkTool(ctx context.Context, args SessionArgs) (*PaymentLink
 // byID makes a tool's handler of a method that takes only a session id.
 func (c *Checkout) byID(method func(context.Context, string) (*Session, error)) func(context.Context, SessionArgs) (*Session, string, error) {
 	return func(ctx context.Context, args SessionArgs) (*Session, string, error) {
-		return c.result(method(ctx, args.CheckoutSessionID))
+		return c.in(ctx).result(method(ctx, args.CheckoutSessionID))
 	}
 }
 
-func (c *Checkout) result(s *Session, err error) (*Session, string, error) {
+// texts writes tool texts in the buyer's locale (shop.LocaleFrom).
+type texts struct {
+	c      *Checkout
+	locale string
+}
+
+// in is the checkout's texts for the call of ctx.
+func (c *Checkout) in(ctx context.Context) texts { return texts{c, shop.LocaleFrom(ctx)} }
+
+// result is a tool's answer of a session: the session and its summary.
+func (t texts) result(s *Session, err error) (*Session, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return s, c.summary(s), nil
+	return s, t.c.summary(s, t.locale), nil
 }
 
-// summary is the short text of a session for hosts without UI.
-func (c *Checkout) summary(s *Session) string {
+// summary is the short text of a session for hosts without UI, its
+// amounts in the buyer's locale and as the session displays them: with
+// tax included, lines and shipping with tax and the tax "incl."; without,
+// the tax its own figure.
+func (c *Checkout) summary(s *Session, locale string) string {
 	cur := c.policy.Currency()
+	format := func(a int64) string { return cur.FormatIn(locale, a) }
+	d := s.Display
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Checkout session %s: %s.", s.ID, strings.ReplaceAll(string(s.Status), "_", " "))
 	for _, l := range s.LineItems {
-		fmt.Fprintf(&sb, "\n- %d × %s: %s", l.Item.Quantity, l.Name, cur.Format(l.Total))
+		fmt.Fprintf(&sb, "\n- %d × %s: %s", l.Item.Quantity, l.Name, format(d.Line(l)))
 	}
-	for _, t := range s.Totals {
-		if t.Type == TotalTotal {
-			fmt.Fprintf(&sb, "\nTotal: %s", cur.Format(t.Amount))
+	if len(s.LineItems) > 0 && len(s.Totals) > 0 {
+		var rows []string
+		for _, r := range d.Rows(s.LineItems, s.Totals) {
+			rows = append(rows, d.EnglishLabel(r.Type)+" "+format(r.Amount))
 		}
+		fmt.Fprintf(&sb, "\n%s.", strings.Join(rows, ", "))
 	}
 	for _, m := range s.Messages {
 		if m.Type == MessageError {

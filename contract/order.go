@@ -12,7 +12,9 @@ type Payment struct {
 	Provider string `json:"provider"`
 	// Mode is "test" or "live".
 	Mode string `json:"mode"`
-	// Reference is the provider's id of the payment (a PaymentIntent id).
+	// Reference is the provider's id of the payment (a PaymentIntent id),
+	// for machines (shop purchase checks the charge with it); no page or
+	// text a buyer reads shows it.
 	Reference string `json:"reference"`
 	// Status is the payment's status, PaymentSucceeded for a new order.
 	Status string `json:"status"`
@@ -65,6 +67,12 @@ type Receipt struct {
 	Payment Payment `json:"payment"`
 	// Links are the legal pages the buyer saw at checkout.
 	Links []Link `json:"links"`
+	// Display is how the figures are shown, as the session showed them.
+	Display Display `json:"display"`
+	// Refunds are the money given back, oldest first; absent when none.
+	Refunds []Refund `json:"refunds,omitempty"`
+	// RefundedAmount is the sum of Refunds' amounts (0 when none).
+	RefundedAmount int64 `json:"refunded_amount"`
 	// Tracking is one entry per parcel the staff shipped, oldest first;
 	// absent until the first.
 	Tracking []Tracking `json:"tracking,omitempty"`
@@ -105,6 +113,12 @@ func (r Return) AdjustmentStatus() string {
 type ReturnLine struct {
 	LineItemID string `json:"line_item_id"`
 	Quantity   int64  `json:"quantity"`
+}
+
+// Refund is money given back to the buyer: how much and when.
+type Refund struct {
+	Amount    int64     `json:"amount"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // Tracking is how to follow one parcel of an order: the carrier, its

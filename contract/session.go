@@ -47,6 +47,13 @@ type Session struct {
 	Links               []Link              `json:"links"`
 	ExpiresAt           time.Time           `json:"expires_at"`
 	Metadata            map[string]string   `json:"metadata,omitempty"`
+	// Display says how the figures are shown to the buyer: with tax
+	// included or not, and what the tax is called (docs/messages.md).
+	Display Display `json:"display"`
+	// SaveAddress, on a linked buyer's session only, says whether completing
+	// it saves the address to the buyer's account (the default one when the
+	// account has none).
+	SaveAddress *bool `json:"save_address,omitempty"`
 	// ExternalCheckout is true when the merchant has buyers always pay on
 	// a payment page (create_payment_link), not the host's payment sheet.
 	ExternalCheckout bool `json:"external_checkout,omitempty"`
@@ -54,6 +61,9 @@ type Session struct {
 	// payment sheet (requestCheckout); otherwise the checkout widget's Pay
 	// opens the shop's payment page.
 	PaymentSheet bool `json:"payment_sheet,omitempty"`
+	// ShippingCountries are the countries the merchant ships to (upper-case
+	// ISO 3166-1 alpha-2 codes, sorted), so an address form can offer them.
+	ShippingCountries []string `json:"shipping_countries,omitempty"`
 	// Order is the order a completed session became.
 	Order *Order `json:"order,omitempty"`
 	// Discounts are its promotion codes and what became of each, for the
@@ -116,13 +126,37 @@ const (
 
 // Message tells the buyer or the model about the session: with an error's
 // Code (missing, invalid, out_of_stock, …) and the JSONPath Param of the
-// field to fix.
+// field to fix. Key names the situation for the catalogs of the widgets and
+// pages, and Params holds the values their sentence needs; Content is the
+// text for the model (docs/messages.md lists every key).
 type Message struct {
-	Type        MessageType `json:"type"`
-	Code        string      `json:"code,omitempty"`
-	Param       string      `json:"param,omitempty"`
-	ContentType string      `json:"content_type"` // "plain"
-	Content     string      `json:"content"`
+	Type        MessageType       `json:"type"`
+	Code        string            `json:"code,omitempty"`
+	Param       string            `json:"param,omitempty"`
+	Key         string            `json:"key,omitempty"`
+	Params      map[string]string `json:"params,omitempty"`
+	ContentType string            `json:"content_type"` // "plain"
+	Content     string            `json:"content"`
+}
+
+// TaxName is what the tax is called where the buyer is.
+type TaxName string
+
+// Tax names.
+const (
+	TaxVAT         TaxName = "vat"
+	TaxGST         TaxName = "gst"
+	TaxConsumption TaxName = "consumption_tax"
+	TaxSales       TaxName = "sales_tax"
+)
+
+// Display says how a session's or a receipt's figures are shown: with
+// PricesIncludeTax a line shows its total and the tax is information
+// ("incl. VAT"); without, lines show their subtotals and the tax is its own
+// line. The figures themselves never change with it.
+type Display struct {
+	PricesIncludeTax bool    `json:"prices_include_tax"`
+	TaxName          TaxName `json:"tax_name" jsonschema:"vat, gst, consumption_tax or sales_tax"`
 }
 
 // PaymentLink is what create_payment_link answers: where the buyer pays.

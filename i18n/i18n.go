@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/text/feature/plural"
 	"golang.org/x/text/language"
+	"golang.org/x/text/language/display"
 )
 
 //go:embed messages/*.json
@@ -180,4 +181,18 @@ func (l *Lang) DateTime(t time.Time) string {
 func (l *Lang) Around(key, placeholder string, args ...any) []string {
 	before, after, _ := strings.Cut(l.T(key), "{"+placeholder+"}")
 	return []string{fill(before, args), fill(after, args)}
+}
+
+// Country is the name of a country (an ISO 3166-1 alpha-2 code) in the
+// language, as CLDR gives it ("Deutschland", "ドイツ"); the code itself when
+// it names no region.
+func (l *Lang) Country(code string) string {
+	r, err := language.ParseRegion(code)
+	if err != nil {
+		return code
+	}
+	if name := display.Regions(l.tag).Name(r); name != "" {
+		return name
+	}
+	return code
 }

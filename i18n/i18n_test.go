@@ -167,3 +167,15 @@ func TestMessages(t *testing.T) {
 		t.Error("Named does not give one *Lang per language")
 	}
 }
+
+// TestCountry: a country's name in each language; a code naming no region
+// stays as it is.
+func TestCountry(t *testing.T) {
+	for _, tt := range []struct{ lang, code, want string }{
+		{"en", "DE", "Germany"}, {"de", "DE", "Deutschland"}, {"ja", "DE", "ドイツ"}, {"fr", "US", "États-Unis"}, {"en", "Q!", "Q!"},
+	} {
+		if got := Named(tt.lang).Country(tt.code); got != tt.want {
+			t.Errorf("%s Country(%q) = %q, want %q", tt.lang, tt.code, got, tt.want)
+		}
+	}
+}

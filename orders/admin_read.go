@@ -365,7 +365,9 @@ func (a *Admin) getOrderDetail(ctx context.Context, args OrderDetailArgs) (Order
 // detailText is the buyer's summary of the order, then what staff did.
 func detailText(d *OrderDetail) string {
 	var sb strings.Builder
-	sb.WriteString(summary(&d.Order))
+	sb.WriteString(summary(&d.Order, ""))
+	p := d.Order.Receipt.Payment
+	fmt.Fprintf(&sb, "\nPaid with %s, reference %s.", p.Provider, p.Reference)
 	fmt.Fprintf(&sb, "\nRefunded %s.", d.Refunded.Display)
 	if d.AccountID != "" {
 		fmt.Fprintf(&sb, "\nPlaced by the linked account %s.", d.AccountID)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -331,6 +332,19 @@ func TestRefunds(t *testing.T) {
 		}
 		if st := s.status(t, ord.ID); st != orders.StatusRefunded {
 			t.Errorf("get_order shows the order %q after refunds summing to its total, want %q", st, orders.StatusRefunded)
+		}
+		// The buyer's receipt lists each refund with its amount, and their sum.
+		rec, err := orders.New(db, nil).Get(context.Background(), ord.ID, ord.Receipt.Email)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var amounts []int64
+		for _, r := range rec.Receipt.Refunds {
+			amounts = append(amounts, r.Amount)
+		}
+		slices.Sort(amounts) // the test's clock stands still: the three share a time
+		if want := slices.Sorted(slices.Values(parts)); !slices.Equal(amounts, want) || rec.Receipt.RefundedAmount != total {
+			t.Errorf("receipt refunds %v (sum %d), want %v (sum %d)", amounts, rec.Receipt.RefundedAmount, parts, total)
 		}
 		var charged, refunded int64
 		db.Raw("SELECT amount FROM sandbox_charges").Scan(&charged)

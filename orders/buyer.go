@@ -117,6 +117,10 @@ func (o *Orders) ForBuyer(ctx context.Context, accountID, email string, limit *i
 	if err != nil {
 		return nil, "", err
 	}
+	refunds, err := refundsOf(ctx, o.db, ids)
+	if err != nil {
+		return nil, "", err
+	}
 	for i := range rows {
 		ord, err := o.order(&rows[i], byOrder[rows[i].ID])
 		if err != nil {
@@ -124,6 +128,7 @@ func (o *Orders) ForBuyer(ctx context.Context, accountID, email string, limit *i
 		}
 		ord.Receipt.Tracking = tracks[rows[i].ID]
 		ord.Receipt.Returns = rets[rows[i].ID]
+		withRefunds(&ord.Receipt, refunds[rows[i].ID])
 		out = append(out, *ord)
 	}
 	return out, next, nil
@@ -164,4 +169,4 @@ func trackingOf(f fulfilmentRow) contract.Tracking {
 // Summary is a one-paragraph account of an order for people and models, as
 // get_order's text: number, date, lines, shipping, total, tracking, payment
 // and the receipt's address.
-func Summary(ord *contract.Order) string { return summary(ord) }
+func Summary(ord *contract.Order, locale string) string { return summary(ord, locale) }

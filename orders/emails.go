@@ -99,7 +99,7 @@ func (o *Orders) view(kind string, r *orderRow, lines []lineRow) (*emailView, er
 		return nil, err
 	}
 	rec := &ord.Receipt
-	format := amountFormatter(r.Currency)
+	format := amountFormatter(r.Currency, "")
 	v := &emailView{Kind: kind, Shop: o.emails.Shop, Email: r.Email, Number: r.Number, Permalink: ord.PermalinkURL, Support: o.emails.Support}
 	var buyer contract.Buyer
 	if err := unmarshalIf(r.Buyer, &buyer); err != nil {
@@ -109,20 +109,24 @@ func (o *Orders) view(kind string, r *orderRow, lines []lineRow) (*emailView, er
 	if v.Name == "" {
 		v.Name = strings.TrimSpace(buyer.FirstName + " " + buyer.LastName)
 	}
+	d := rec.Display // the lines and totals as the buyer saw them: with tax included or not
 	for _, li := range rec.LineItems {
-		v.Lines = append(v.Lines, emailLine{Name: li.Name, Quantity: li.Item.Quantity, Unit: format(li.UnitAmount), Total: format(li.Subtotal)})
-	}
-	for _, t := range rec.Totals {
-		if t.Amount == 0 && (t.Type == contract.TotalItemsDiscount || t.Type == contract.TotalDiscount) {
-			continue // no discount: nothing to say
+		unit := format(li.UnitAmount)
+		if q := li.Item.Quantity; d.PricesIncludeTax && q > 0 && (li.BaseAmount+li.Tax)%q == 0 {
+			unit = format((li.BaseAmount + li.Tax) / q)
+		} else if d.PricesIncludeTax {
+			unit += " before " + d.TaxName.English()
 		}
-		v.Totals = append(v.Totals, emailFigure{Label: t.DisplayText, Amount: format(t.Amount), Total: t.Type == contract.TotalTotal})
+		v.Lines = append(v.Lines, emailLine{Name: li.Name, Quantity: li.Item.Quantity, Unit: unit, Total: format(d.Line(li))})
+	}
+	for _, row := range d.Rows(rec.LineItems, rec.Totals) {
+		v.Totals = append(v.Totals, emailFigure{Label: d.EnglishLabel(row.Type), Amount: format(row.Amount), Total: row.Type == contract.TotalTotal})
 	}
 	if a := rec.FulfillmentAddress; a != nil {
 		if v.Name == "" {
 			v.Name = a.Name
 		}
-		v.Address = nonEmpty(a.Name, a.LineOne, a.LineTwo, strings.Join(nonEmpty(a.City, a.State, a.PostalCode), " "), a.Country)
+		v.Address = a.Lines(a.Country) // in the country's own order
 	}
 	if opt := rec.FulfillmentOption; opt != nil {
 		v.Shipping = opt.Title
@@ -142,16 +146,6 @@ func (o *Orders) view(kind string, r *orderRow, lines []lineRow) (*emailView, er
 		}
 	}
 	return v, nil
-}
-
-func nonEmpty(ss ...string) []string {
-	var out []string
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // subjects are the emails' subject lines, by kind, formatted with the
@@ -243,7 +237,7 @@ func (o *Orders) emailRefunded(ctx context.Context, tx *gorm.DB, r *orderRow, li
 	if err != nil {
 		return err
 	}
-	format := amountFormatter(r.Currency)
+	format := amountFormatter(r.Currency, "")
 	v.Refunded, v.Left = format(ref.Amount), format(max(0, r.Total-r.Refunded))
 	return o.send(ctx, tx, "order/"+r.ID+"/refund/"+ref.ID, r.ID, r.Email, v)
 }
@@ -259,7 +253,7 @@ func (o *Orders) emailCanceled(ctx context.Context, tx *gorm.DB, r *orderRow, li
 		return err
 	}
 	if refund > 0 {
-		v.Refunded = amountFormatter(r.Currency)(refund)
+		v.Refunded = amountFormatter(r.Currency, "")(refund)
 	}
 	return o.send(ctx, tx, "order/"+r.ID+"/canceled", r.ID, r.Email, v)
 }

@@ -3,6 +3,7 @@ package orders_test
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -120,18 +121,16 @@ func TestOrderEmails(t *testing.T) {
 		}
 		text, html := buyer.Parts["text/plain"], buyer.Parts["text/html"]
 		li := rec.LineItems[0]
-		var figures []string
-		for _, tot := range rec.Totals {
-			if tot.Amount != 0 || tot.Type == contract.TotalTotal {
-				figures = append(figures, tot.DisplayText+": "+format(tot.Amount))
-			}
+		var figures []string // as the session displayed them: a Californian's, tax its own line
+		for _, row := range rec.Display.Rows(rec.LineItems, rec.Totals) {
+			figures = append(figures, rec.Display.EnglishLabel(row.Type)+": "+format(row.Amount))
 		}
-		if len(figures) < 4 {
+		if len(figures) < 4 || !slices.ContainsFunc(figures, func(f string) bool { return strings.HasPrefix(f, "Sales tax: ") }) {
 			t.Fatalf("figures %v", figures)
 		}
 		contains(t, "the confirmation's text", text, append(figures,
 			"2 × "+li.Name+" at "+format(li.UnitAmount)+": "+format(li.Subtotal),
-			ord.PermalinkURL, "1 Market St", "San Francisco CA 94105", rec.FulfillmentOption.Title,
+			ord.PermalinkURL, "1 Market St", "San Francisco, CA 94105", rec.FulfillmentOption.Title,
 			"Return policy: ", "help@northwind.example", `<script>alert("x")</script> Ada`)...)
 		contains(t, "the confirmation's HTML", html, format(li.Subtotal), "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; Ada",
 			strings.ReplaceAll(ord.PermalinkURL, "&", "&amp;"))

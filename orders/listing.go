@@ -96,7 +96,7 @@ func priceOf(code string, amount int64) money.Price {
 	if cur, err := money.Lookup(code); err == nil {
 		return cur.Price(amount)
 	}
-	return money.Price{Amount: amount, Currency: code, Display: amountFormatter(code)(amount)}
+	return money.Price{Amount: amount, Currency: code, Display: amountFormatter(code, "")(amount)}
 }
 
 // orderNumber reads "1001" or "#1001" as an order number.

@@ -238,8 +238,18 @@ func (o *Orders) find(ctx context.Context, db *gorm.DB, cond string, args ...any
 		return nil, fmt.Errorf("read order %s lines: %w", row.ID, err)
 	}
 	ord, err := o.order(&row, lines)
-	if err != nil || row.Status == StatusConfirmed { // a confirmed order has shipped nothing yet
-		return ord, err
+	if err != nil {
+		return nil, err
+	}
+	if row.Refunded > 0 {
+		refunds, err := refundsOf(ctx, db, []string{row.ID})
+		if err != nil {
+			return nil, err
+		}
+		withRefunds(&ord.Receipt, refunds[row.ID])
+	}
+	if row.Status == StatusConfirmed { // a confirmed order has shipped nothing yet
+		return ord, nil
 	}
 	tracks, err := tracking(ctx, db, []string{row.ID})
 	if err != nil {
@@ -271,6 +281,7 @@ func (o *Orders) order(r *orderRow, lines []lineRow) (*contract.Order, error) {
 		{"fulfillment_option", r.FulfillmentOption, &rec.FulfillmentOption},
 		{"totals", r.Totals, &rec.Totals},
 		{"links", r.Links, &rec.Links},
+		{"display", r.Display, &rec.Display},
 	} {
 		if err := unmarshalIf(f.src, f.dst); err != nil {
 			return nil, fmt.Errorf("order %s %s: %w", r.ID, f.col, err)
@@ -292,6 +303,9 @@ func (o *Orders) order(r *orderRow, lines []lineRow) (*contract.Order, error) {
 	}
 	if rec.Totals == nil {
 		rec.Totals = []contract.Total{}
+	}
+	if rec.Display.TaxName == "" { // placed before orders kept it: tax was its own line
+		rec.Display.TaxName = contract.TaxSales
 	}
 	if rec.Links == nil {
 		rec.Links = []contract.Link{}

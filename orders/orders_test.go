@@ -69,6 +69,7 @@ func sample(session string) orders.NewOrder {
 		Currency: "usd",
 		Total:    5210,
 		Payment:  contract.Payment{Provider: "stripe", Mode: "test", Reference: "pi_123"},
+		Display:  contract.Display{TaxName: contract.TaxSales},
 	}
 }
 
@@ -91,6 +92,7 @@ func want(in orders.NewOrder, id string, number int64) *contract.Order {
 			Email: strings.ToLower(strings.TrimSpace(email)), Currency: in.Currency, LineItems: lines,
 			FulfillmentAddress: in.Address, FulfillmentOption: in.FulfillmentOption, Totals: in.Totals, Links: in.Links,
 			Payment: contract.Payment{Provider: in.Payment.Provider, Mode: in.Payment.Mode, Reference: in.Payment.Reference, Status: "succeeded"},
+			Display: in.Display,
 		},
 	}
 }

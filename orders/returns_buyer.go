@@ -142,7 +142,7 @@ func (r *Returns) RequestReturn(ctx context.Context, args RequestReturnArgs) (Re
 		return ReturnAnswer{}, "", err
 	}
 	d := ReturnDetail{Return: row.contract(), Instructions: r.policy.instructions()}
-	format := amountFormatter(currency)
+	format := amountFormatter(currency, shop.LocaleFrom(ctx))
 	return ReturnAnswer{Return: d}, fmt.Sprintf("Return %s of order %d is requested; %s will be refunded to the card paid with once the shop receives the parcel. %s "+
 		"The buyer can cancel it with cancel_return until then.", row.ID, number, format(row.RefundAmount), d.Instructions), nil
 }

@@ -48,7 +48,7 @@ func (o *Orders) emailReturn(ctx context.Context, tx *gorm.DB, r *orderRow, line
 	if err != nil {
 		return err
 	}
-	rv := &returnView{ID: row.ID, Refund: amountFormatter(r.Currency)(row.RefundAmount), Instructions: instructions, Reason: row.RejectReason}
+	rv := &returnView{ID: row.ID, Refund: amountFormatter(r.Currency, "")(row.RefundAmount), Instructions: instructions, Reason: row.RejectReason}
 	picked := pickedOf(lines, row.lines())
 	for i, l := range lines {
 		if q := picked[i]; q > 0 {

@@ -56,14 +56,18 @@ func (o *Orders) getOrderTool(ctx context.Context, args GetOrderArgs) (ReceiptRe
 	if err != nil {
 		return ReceiptResult{}, "", err
 	}
-	return ReceiptResult{Order: ord.Receipt}, summary(ord), nil
+	return ReceiptResult{Order: ord.Receipt}, summary(ord, shop.LocaleFrom(ctx)), nil
 }
 
-// summary is a one-paragraph account of an order for people and models:
-// number, date, lines, shipping, total, payment and the receipt's address.
-func summary(ord *contract.Order) string {
+// summary is a one-paragraph account of an order for people and models,
+// its amounts in locale (a BCP 47 tag, "" for English) and as the order's
+// session displayed them, its address in its country's order, its refunds
+// with their amounts; the payment provider's internals are staff's
+// (detailText), not the buyer's.
+func summary(ord *contract.Order, locale string) string {
 	r := &ord.Receipt
-	format := amountFormatter(r.Currency)
+	format := amountFormatter(r.Currency, locale)
+	d := r.Display
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Order %d (%s) is %s; placed %s by %s.", r.Number, r.OrderID, r.Status,
 		r.CreatedAt.UTC().Format("2 January 2006 15:04 UTC"), r.Email)
@@ -72,7 +76,7 @@ func summary(ord *contract.Order) string {
 		if i == 0 {
 			sep = " Items: "
 		}
-		fmt.Fprintf(&sb, "%s%d × %s (%s)", sep, li.Item.Quantity, li.Name, format(li.BaseAmount))
+		fmt.Fprintf(&sb, "%s%d × %s (%s)", sep, li.Item.Quantity, li.Name, format(d.Line(li)))
 	}
 	if len(r.LineItems) > 0 {
 		sb.WriteString(".")
@@ -83,14 +87,19 @@ func summary(ord *contract.Order) string {
 			fmt.Fprintf(&sb, " by %s", opt.Carrier)
 		}
 		if a := r.FulfillmentAddress; a != nil {
-			fmt.Fprintf(&sb, " to %s, %s, %s %s, %s", a.Name, a.LineOne, a.City, a.PostalCode, a.Country)
+			fmt.Fprintf(&sb, " to %s", strings.Join(a.Lines(a.Country), ", "))
 		}
 		sb.WriteString(".")
 	}
-	for _, t := range r.Totals {
-		if t.Type == contract.TotalTotal {
-			fmt.Fprintf(&sb, " Total %s.", format(t.Amount))
-		}
+	var rows []string
+	for _, row := range d.Rows(r.LineItems, r.Totals) {
+		rows = append(rows, d.EnglishLabel(row.Type)+" "+format(row.Amount))
+	}
+	if len(rows) > 0 {
+		fmt.Fprintf(&sb, " %s.", strings.Join(rows, ", "))
+	}
+	for _, rf := range r.Refunds {
+		fmt.Fprintf(&sb, " Refunded %s on %s.", format(rf.Amount), rf.CreatedAt.UTC().Format("2 January 2006"))
 	}
 	for _, t := range r.Tracking {
 		fmt.Fprintf(&sb, " Shipped %s with %s, tracking number %s", t.ShippedAt.Format("2 January 2006"), t.Carrier, t.TrackingNumber)
@@ -102,18 +111,17 @@ func summary(ord *contract.Order) string {
 	for _, x := range r.Returns {
 		fmt.Fprintf(&sb, " Return %s (%d line(s), %s): %s, refund %s.", x.ID, len(x.Lines), x.CreatedAt.Format("2 January 2006"), x.Status, format(x.RefundAmount))
 	}
-	p := r.Payment
-	fmt.Fprintf(&sb, " Paid with %s (%s mode, payment %s, reference %s).", p.Provider, p.Mode, p.Status, p.Reference)
+	fmt.Fprintf(&sb, " Payment %s (%s mode).", r.Payment.Status, r.Payment.Mode)
 	fmt.Fprintf(&sb, " Receipt: %s", ord.PermalinkURL)
 	return sb.String()
 }
 
 // amountFormatter formats amounts of a currency for people, or as minor
 // units with the code when the currency is not one the shop knows.
-func amountFormatter(code string) func(int64) string {
+func amountFormatter(code, locale string) func(int64) string {
 	cur, err := money.Lookup(code)
 	if err != nil {
 		return func(a int64) string { return fmt.Sprintf("%d %s (minor units)", a, strings.ToUpper(code)) }
 	}
-	return cur.Format
+	return func(a int64) string { return cur.FormatIn(locale, a) }
 }

@@ -74,11 +74,14 @@ func TestGetOrderTool(t *testing.T) {
 			if diff := cmp.Diff(orders.ReceiptResult{Order: ord.Receipt}, res.Structured); diff != "" {
 				t.Errorf("structured content (-want +got):\n%s", diff)
 			}
-			for _, s := range []string{"Order 1001", ord.ID, "confirmed", "2 × Enamel mug, slate ($25.00)", "Standard by USPS",
-				"Total $52.10.", "stripe (test mode, payment succeeded, reference pi_123)", ord.PermalinkURL} {
+			for _, s := range []string{"Order 1001", ord.ID, "confirmed", "2 × Enamel mug, slate ($22.50)", "Standard by USPS",
+				"Springfield, IL 62701", "Sales tax $4.20, Total $52.10.", "Payment succeeded (test mode)", ord.PermalinkURL} {
 				if !strings.Contains(res.Text, s) {
 					t.Errorf("text %q lacks %q", res.Text, s)
 				}
+			}
+			if strings.Contains(res.Text, "pi_123") || strings.Contains(res.Text, "stripe") {
+				t.Errorf("text %q shows the provider's internals", res.Text)
 			}
 			if strings.Contains(res.Text, "\n") {
 				t.Errorf("text %q is more than one paragraph", res.Text)

@@ -102,7 +102,7 @@ func TestPayPageLanguage(t *testing.T) {
 				l := i18n.Named(tc.lang)
 				s := p.readyMug(t)
 				page := p.url + "/pay/" + s.ID + "?t=" + p.co.PayToken(s.ID)
-				total := p.policy.Currency().Format(sessionTotal(s))
+				total := p.policy.Currency().FormatIn(tc.lang, sessionTotal(s))
 				status, body := fetch(t, "GET", page, tc.header, nil)
 				if status != http.StatusOK || !strings.Contains(body, `<html lang="`+tc.lang+`">`) {
 					t.Fatalf("page: %d, want 200 in %s:\n%s", status, tc.lang, body)
@@ -164,12 +164,12 @@ func TestReceiptPageLanguage(t *testing.T) {
 		want         []string
 	}{
 		{"de-DE", "de", []string{"Bestellung Nr. 1001", "Danke", "Aufgegeben am 1. Oktober 2025, 12:30 UTC", "Status: bestätigt",
-			"Menge", "Stückpreis", "Artikelrabatte", "Zwischensumme", "Steuer", "Versand", "Standard mit USPS: $5.00.",
-			"Voraussichtlich zwischen 4. Oktober 2025 und 6. Oktober 2025.", "Rabatt −$10.00", "$1,022.00", "Anbieter", "Referenz",
+			"Menge", "Stückpreis", "Zwischensumme", "Umsatzsteuer", "Versand", "Standard mit USPS: 5,00\u00a0$.",
+			"Voraussichtlich zwischen 4. Oktober 2025 und 6. Oktober 2025.", "Rabatt −10,00\u00a0$", "1.022,00\u00a0$", "Vereinigte Staaten",
 			"erfolgreich", "Nutzungsbedingungen", "Rückgabe", "Jane Doe", "Enamel mug", "Springfield, IL 62701"}},
 		{"ja-JP", "ja", []string{"注文番号 1001", "ありがとうございます", "注文日時：2025年10月1日 12:30 UTC", "状況：確定",
 			"数量", "単価", "小計", "税", "配送", "Standard（USPS）：$5.00。お届け予定：2025年10月4日〜2025年10月6日。",
-			"割引 −$10.00", "$1,022.00", "決済代行会社", "参照番号", "成功", "利用規約", "Jane Doe", "Enamel mug"}},
+			"割引 −$10.00", "$1,022.00", "アメリカ合衆国", "成功", "利用規約", "Jane Doe", "Enamel mug"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.lang, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -68,8 +69,24 @@ func actorContext(ctx context.Context, req *mcp.CallToolRequest, fallback *shop.
 // the HTTP server put there (none over stdio).
 func buyerContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
 	b := shop.BuyerFrom(ctx)
-	b.Subject = hostSubject(req.Params.GetMeta())
-	return shop.WithBuyer(ctx, b)
+	meta := req.Params.GetMeta()
+	b.Subject = hostSubject(meta)
+	return shop.WithLocale(shop.WithBuyer(ctx, b), hostLocale(meta, req.Extra))
+}
+
+// hostLocale is the buyer's locale as the host says it: ChatGPT's
+// _meta["openai/locale"], else the first language of the request's
+// Accept-Language (shop.WithLocale checks its shape).
+func hostLocale(meta map[string]any, extra *mcp.RequestExtra) string {
+	if s, ok := meta["openai/locale"].(string); ok && s != "" {
+		return s
+	}
+	if extra == nil || extra.Header == nil {
+		return ""
+	}
+	first, _, _ := strings.Cut(extra.Header.Get("Accept-Language"), ",")
+	first, _, _ = strings.Cut(first, ";")
+	return first
 }
 
 // NewMCP returns an MCP server offering the given tools and resources. It is the one place
@@ -201,9 +218,11 @@ func deniedResult(ctx context.Context, logger *slog.Logger, t shop.Tool, b shop.
 // clients read the code and the param of the field to fix from it.
 type toolError struct {
 	Error struct {
-		Code    shop.Code `json:"code" jsonschema:"Why the call was refused: invalid, missing, not_found, forbidden, conflict, unavailable and the like."`
-		Param   string    `json:"param,omitempty" jsonschema:"The JSONPath of the argument to fix, such as $.limit."`
-		Message string    `json:"message" jsonschema:"What to send instead, for people and models."`
+		Code    shop.Code         `json:"code" jsonschema:"Why the call was refused: invalid, missing, not_found, forbidden, conflict, unavailable and the like."`
+		Param   string            `json:"param,omitempty" jsonschema:"The JSONPath of the argument to fix, such as $.limit."`
+		Message string            `json:"message" jsonschema:"What to send instead, for people and models."`
+		Key     string            `json:"key,omitempty" jsonschema:"The situation's key in the message catalogs (docs/messages.md), such as promo.unknown."`
+		Params  map[string]string `json:"params,omitempty" jsonschema:"The values the catalog's sentence needs, by name."`
 	} `json:"error"`
 }
 
@@ -292,6 +311,7 @@ func errorResult(ctx context.Context, logger *slog.Logger, tool string, err erro
 	switch {
 	case errors.As(err, &e):
 		te.Error.Code, te.Error.Param, te.Error.Message = e.Code, e.Param, e.Message
+		te.Error.Key, te.Error.Params = e.Key, e.Params
 		logger.InfoContext(ctx, "tool call refused", append(attrs, "code", e.Code, "param", e.Param)...)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		te.Error.Code, te.Error.Message = shop.Unavailable, "The request was canceled or took too long; try again."

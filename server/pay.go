@@ -168,8 +168,11 @@ func (p *payPages) show(w http.ResponseWriter, r *http.Request, s *checkout.Sess
 	case checkout.NotReady:
 		l := i18n.FromRequest(r)
 		why := l.T("msg_not_ready")
-		if problem, ok := s.FirstProblem(); ok && l == i18n.English {
-			why = "This order is not ready for payment: " + problem // checkout's words are English
+		for _, m := range s.Messages {
+			if m.Type == checkout.MessageError {
+				why += l.T("sentence_space") + messageText(l, m, formatter(s.Currency, l))
+				break
+			}
 		}
 		p.render(w, http.StatusConflict, "paymsg", &payMessage{pageView: pageView{L: l, Title: l.T("msg_not_ready_title")}, Lines: []string{why, l.T("msg_finish")}})
 		return
@@ -358,7 +361,7 @@ type payView struct {
 	TestMode                                                         bool
 	Lines                                                            []lineView
 	Totals                                                           []totalView
-	Address                                                          *checkout.Address
+	Address                                                          []string
 	Option                                                           *optionView
 	Links                                                            []linkView
 	Cards                                                            []cardView
@@ -383,21 +386,21 @@ type payMessage struct {
 }
 
 func (p *payPages) payView(l *i18n.Lang, s *checkout.Session, token, problem, email string) *payView {
-	format := formatter(s.Currency)
+	format := formatter(s.Currency, l)
 	v := &payView{
 		pageView: pageView{L: l, Title: l.T("pay_title", "shop", p.shop)},
 		Caption:  l.T("pay_caption"), Shop: p.shop, Token: token, Seen: p.c.SeenToken(s), Error: problem,
 		Action:   "/pay/" + url.PathEscape(s.ID),
 		Cancel:   "/pay/" + url.PathEscape(s.ID) + "/cancel?t=" + url.QueryEscape(token),
 		TestMode: s.PaymentMode == checkout.PaymentTest,
-		Address:  s.FulfillmentAddress,
+		Address:  addressLines(l, s.FulfillmentAddress),
 		Until:    l.T("pay_until", "time", s.ExpiresAt.UTC().Format("15:04"), "date", l.Date(s.ExpiresAt)),
 	}
 	v.Email = email
 	if v.Email == "" && s.Buyer != nil {
 		v.Email = s.Buyer.Email
 	}
-	v.Lines, v.Totals = itemViews(l, s.LineItems, s.Totals, format)
+	v.Lines, v.Totals = itemViews(l, s.Display, s.LineItems, s.Totals, format)
 	for _, t := range s.Totals {
 		if t.Type == checkout.TotalTotal {
 			v.Total = format(t.Amount)
@@ -405,7 +408,7 @@ func (p *payPages) payView(l *i18n.Lang, s *checkout.Session, token, problem, em
 	}
 	for _, o := range s.FulfillmentOptions {
 		if o.ID == s.FulfillmentOptionID {
-			v.Option = newOptionView(l, o.Title, "", o.Carrier, format(o.Total), o.EarliestDeliveryTime, o.LatestDeliveryTime)
+			v.Option = newOptionView(l, o.Title, "", o.Carrier, format(s.Display.Option(o)), o.EarliestDeliveryTime, o.LatestDeliveryTime)
 		}
 	}
 	v.Links = linkViews(l, s.Links)

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	_ "embed"
-	"fmt"
 	"html/template"
 	"log/slog"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"shop"
 	"shop/contract"
 	"shop/i18n"
-	"shop/money"
 	"shop/orders"
 )
 
@@ -108,10 +106,13 @@ type receiptView struct {
 	Email                              string
 	Lines                              []lineView
 	Totals                             []totalView
-	Address                            *contract.Address
+	Address                            []string
 	Option                             *optionView
-	Payment                            contract.Payment
-	Links                              []linkView
+	// Refunds are the money given back, each in a sentence, and
+	// Refunded their sum ("" when none).
+	Refunds  []string
+	Refunded string
+	Links    []linkView
 	// Tracking is the order's parcels, oldest first.
 	Tracking []contract.Tracking
 	// Returns are the buyer's returns, oldest first, each in a sentence.
@@ -127,9 +128,11 @@ type lineView struct {
 	Unit, Total, Discount string
 }
 
+// totalView is a row of the totals, or with Note, a line of information
+// under them ("incl. VAT 3,42 €").
 type totalView struct {
-	Label, Amount string
-	Grand         bool
+	Label, Amount, Note string
+	Grand               bool
 }
 
 // optionView is a shipping option in a sentence: "Standard by USPS (3–5
@@ -144,7 +147,7 @@ func newOptionView(l *i18n.Lang, title, subtitle, carrier, price string, earlies
 		name = l.T("option_by", "option", title, "carrier", carrier)
 	}
 	if subtitle != "" {
-		name += " (" + subtitle + ")"
+		name += " (" + deliveryText(l, subtitle) + ")"
 	}
 	text := l.T("option_price", "option", name, "price", price)
 	if w := window(l, earliest, latest); w != "" {
@@ -157,7 +160,7 @@ type linkView struct{ Label, URL string }
 
 func newReceiptView(ord *contract.Order, l *i18n.Lang) *receiptView {
 	rec := &ord.Receipt
-	format := formatter(rec.Currency)
+	format := formatter(rec.Currency, l)
 	v := &receiptView{
 		pageView:      pageView{L: l, Title: l.T("receipt_title", "n", rec.Number)},
 		Number:        rec.Number,
@@ -166,14 +169,19 @@ func newReceiptView(ord *contract.Order, l *i18n.Lang) *receiptView {
 		PaymentMode:   word(l, "payment_mode_", rec.Payment.Mode),
 		PaymentStatus: word(l, "payment_status_", rec.Payment.Status),
 		Email:         rec.Email,
-		Address:       rec.FulfillmentAddress,
-		Payment:       rec.Payment,
+		Address:       addressLines(l, rec.FulfillmentAddress),
 		Tracking:      rec.Tracking,
 	}
 	v.Caption = l.T("receipt_items", "n", rec.Number)
-	v.Lines, v.Totals = itemViews(l, rec.LineItems, rec.Totals, format)
+	v.Lines, v.Totals = itemViews(l, rec.Display, rec.LineItems, rec.Totals, format)
 	if opt := rec.FulfillmentOption; opt != nil {
-		v.Option = newOptionView(l, opt.Title, opt.Subtitle, opt.Carrier, format(opt.Total), opt.EarliestDeliveryTime, opt.LatestDeliveryTime)
+		v.Option = newOptionView(l, opt.Title, opt.Subtitle, opt.Carrier, format(rec.Display.Option(*opt)), opt.EarliestDeliveryTime, opt.LatestDeliveryTime)
+	}
+	for _, r := range rec.Refunds {
+		v.Refunds = append(v.Refunds, l.T("receipt_refund", "amount", format(r.Amount), "date", l.Date(r.CreatedAt)))
+	}
+	if rec.RefundedAmount > 0 {
+		v.Refunded = l.T("receipt_refunded_total", "amount", format(rec.RefundedAmount))
 	}
 	v.Links = linkViews(l, rec.Links)
 	for _, r := range rec.Returns {
@@ -205,29 +213,6 @@ func word(l *i18n.Lang, prefix, code string) string {
 	return code
 }
 
-// itemViews are the lines and totals of a session or an order, formatted.
-func itemViews(l *i18n.Lang, items []contract.LineItem, totals []contract.Total, format func(int64) string) ([]lineView, []totalView) {
-	lines := make([]lineView, 0, len(items))
-	for _, li := range items {
-		lv := lineView{Name: li.Name, Quantity: li.Item.Quantity, Unit: format(li.UnitAmount), Total: format(li.BaseAmount)}
-		if li.Discount != 0 {
-			lv.Discount = format(li.Discount)
-		}
-		lines = append(lines, lv)
-	}
-	out := make([]totalView, 0, len(totals))
-	for _, t := range totals {
-		label := t.DisplayText
-		if l.Has("total_" + string(t.Type)) {
-			label = l.T("total_" + string(t.Type)) // the shop's own words, not the merchant's
-		} else if label == "" {
-			label = string(t.Type)
-		}
-		out = append(out, totalView{Label: label, Amount: format(t.Amount), Grand: t.Type == contract.TotalTotal})
-	}
-	return lines, out
-}
-
 // window is a delivery window as people read it: a day, or between two
 // days ("" when either end is unknown).
 func window(l *i18n.Lang, earliest, latest time.Time) string {
@@ -239,16 +224,6 @@ func window(l *i18n.Lang, earliest, latest time.Time) string {
 		return first
 	}
 	return l.T("window_between", "first", first, "last", last)
-}
-
-// formatter formats amounts of a currency for people; an unknown currency
-// shows minor units and its code rather than failing the page.
-func formatter(code string) func(int64) string {
-	cur, err := money.Lookup(code)
-	if err != nil {
-		return func(a int64) string { return fmt.Sprintf("%d %s (minor units)", a, strings.ToUpper(code)) }
-	}
-	return cur.Format
 }
 
 // linkLabel names a legal or support link by its type, in the widgets'

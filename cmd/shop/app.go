@@ -144,6 +144,9 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 		AccountAddress: func(ctx context.Context, id string) (*checkout.Address, error) {
 			return a.accountData.DefaultAddress(ctx, id)
 		},
+		SaveAddress: func(ctx context.Context, tx *gorm.DB, id string, addr checkout.Address) error {
+			return a.accountData.SaveOrderAddress(ctx, tx, id, addr)
+		},
 	})
 	a.accountData = accounts.NewData(a.db, a.orders, accounts.DataOptions{CheckAddress: a.checkout.CheckAddress, Wallet: wallet, Logger: m.Logger,
 		EndSessions: a.checkout.EndAccountSessions})

@@ -18,6 +18,8 @@ import (
 
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+
+	"shop/contract"
 )
 
 // The browser tests render the widgets in headless Chromium (Debian's
@@ -206,6 +208,8 @@ type loadOptions struct {
 	Sheets []string `json:"sheets,omitempty"`
 	// Fullscreen: the host offers the fullscreen display mode.
 	Fullscreen bool `json:"fullscreen,omitempty"`
+	// Display replaces every checkout session's display convention.
+	Display *contract.Display `json:"display,omitempty"`
 }
 
 // metrics are what the test host measured of a load.

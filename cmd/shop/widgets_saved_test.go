@@ -49,6 +49,8 @@ func (h linkedHost) cases() []widgetCase {
 	return []widgetCase{
 		{name: "SavedCardPays", run: h.testSavedCardPays},
 		{name: "SavedCardNeedsAuth", run: h.testSavedCardNeedsAuth},
+		{name: "Remembered", run: h.testRemembered},
+		{name: "ReceiptRefund", run: h.testReceiptRefund},
 	}
 }
 

@@ -6,7 +6,7 @@
 //   node build.mjs    (npm run build)
 
 import * as esbuild from "esbuild";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -26,6 +26,42 @@ const zodEnglishOnly = {
   },
 };
 
+// ext-apps imports zod as `import { z } from "zod/v4"`, a namespace that
+// esbuild keeps whole (every zod API, JSON Schema conversion included);
+// `import * as z` names the same exports and lets esbuild keep only those
+// used. Its message schemas also carry 98 .describe("…") texts, which only
+// a JSON Schema generated from them would show: validation is the same
+// without them. A build of a newer ext-apps without that import fails here,
+// so the size check is never silently lost.
+const zodNamespaceImport = {
+  name: "zod-namespace-import",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@modelcontextprotocol[\\/]ext-apps[\\/]dist[\\/]src[\\/]app\.js$/ }, async (args) => {
+      const src = await readFile(args.path, "utf8");
+      const out = src.replace(/import\{z as ([\w$]+)\}from"zod\/v4"/g, 'import*as $1 from"zod/v4"');
+      if (out === src) throw new Error(`${args.path}: no import { z } from "zod/v4" to rewrite; revisit build.mjs`);
+      const described = /\.describe\((?:"(?:[^"\\\n]|\\.)*"|`[^`$]*`)\)/g;
+      return { contents: out.replace(described, ""), loader: "js", resolveDir: dirname(args.path) };
+    });
+  },
+};
+
+// ext-apps takes only Protocol from @modelcontextprotocol/client, whose
+// index also loads its Client, OAuth helpers and JSON Schema validators for
+// their side effects; the widgets use none of them. Marking the package's
+// modules free of side effects lets esbuild drop what nothing imports.
+const clientWithoutSideEffects = {
+  name: "client-without-side-effects",
+  setup(build) {
+    build.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.pluginData === "resolved" || args.kind === "entry-point") return undefined;
+      const r = await build.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: "resolved" });
+      if (r.errors.length || !/[\\/]@modelcontextprotocol[\\/]client[\\/]/.test(r.path)) return r;
+      return { ...r, sideEffects: false };
+    });
+  },
+};
+
 async function bundle(entry, { minify }) {
   const result = await esbuild.build({
     entryPoints: [join(here, entry)],
@@ -42,7 +78,7 @@ async function bundle(entry, { minify }) {
     charset: "utf8",
     logLevel: "warning",
     define: { "process.env.NODE_ENV": '"production"' },
-    plugins: [zodEnglishOnly],
+    plugins: minify ? [zodEnglishOnly, zodNamespaceImport, clientWithoutSideEffects] : [zodEnglishOnly],
   });
   const pick = (ext) => result.outputFiles.filter((f) => f.path.endsWith(ext)).map((f) => f.text).join("");
   return { js: pick(".js"), css: pick(".css") };

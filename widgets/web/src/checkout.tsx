@@ -20,9 +20,11 @@ import { useEffect, useState } from "preact/hooks";
 import { address, addressFields, obj, paymentLink, session as readSession, str, type Obj, type Order, type Session } from "./lib/data";
 import { money } from "./lib/format";
 import { Host, markReady, ToolError, toolError } from "./lib/host";
-import { language, t } from "./lib/i18n";
+import { t } from "./lib/i18n";
 import { Status } from "./lib/ui";
-import { AddressForm, fieldParam, Lines, Links, PayWaiting, Receipt, Shipping, Totals, type Form } from "./checkout/parts";
+import { AddressForm, AddressText, countryOf, fieldParam, SaveToAccount, type Form } from "./checkout/address";
+import { Lines, Links, PayWaiting, Receipt, Shipping, Totals } from "./checkout/parts";
+import { known, say, sayIn, section } from "./lib/says";
 import { Confirming, Pay } from "./checkout/pay";
 import "./styles.css";
 
@@ -97,17 +99,22 @@ function formOf(s: Session | null, kept: Obj): Form {
 
 /** sectionOf tells where a message or refusal about param belongs. */
 function sectionOf(param: string): Section {
-  if (param.startsWith("$.fulfillment_address") || param.startsWith("$.buyer")) return "address";
-  if (param.startsWith("$.fulfillment_option")) return "shipping";
-  if (param.startsWith("$.promo_code")) return "promo";
-  if (param.startsWith("$.line_items") || param.startsWith("$.items")) return "lines";
-  return "pay";
+  const sec = section(param);
+  return sec === "buyer" ? "address" : sec === "items" ? "lines" : sec;
+}
+
+/** refusal is the buyer's sentence for a failed call: the catalogs' for a refusal with a code, else the widget's own. */
+function refusal(e: unknown, vars: Record<string, string> = {}): string {
+  const err = toolError(e);
+  return err.code ? say(err, vars) : err.message;
 }
 
 function Checkout() {
   const [s, setS] = useState<Session | null>(latest);
   const [order, setOrder] = useState<Order | null>(latest?.order ?? null);
   const [form, setForm] = useState<Form>(() => formOf(latest, host.state()));
+  // editing: the buyer chose to change a complete address.
+  const [editing, setEditing] = useState(false);
   const [promo, setPromo] = useState(() => str(host.state().promo, 32));
   const [busy, setBusy] = useState<Section | "">("");
   // refused holds the shop's refusals of the last change, by JSONPath.
@@ -168,7 +175,7 @@ function Checkout() {
     try {
       next = readSession(await host.call("get_checkout_session", { checkout_session_id: c.id }));
     } catch (e) {
-      sameConfirm(c, (x) => ({ ...x, problem: t("checkFailed", { why: toolError(e).message }) }));
+      sameConfirm(c, (x) => ({ ...x, problem: t("checkFailed", { why: refusal(e) }) }));
       return false;
     }
     if (!next) return false;
@@ -182,7 +189,8 @@ function Checkout() {
     if (next.order) {
       await paid(next.order, next.id);
     } else if (next.status === "ready_for_payment" || next.status === "not_ready_for_payment") {
-      setReason(next.messages.find((m) => m.type === "error")?.content ?? t("notCompleted"));
+      const m = next.messages.find((x) => x.type === "error");
+      setReason(m ? say(m) : t("notCompleted"));
     }
     return true;
   }
@@ -214,7 +222,7 @@ function Checkout() {
     try {
       next = readSession(await host.call("get_checkout_session", { checkout_session_id: w.id }));
     } catch (e) {
-      same(w, (x) => ({ ...x, problem: t("checkFailed", { why: toolError(e).message }) }));
+      same(w, (x) => ({ ...x, problem: t("checkFailed", { why: refusal(e) }) }));
       return;
     }
     if (!next) return;
@@ -273,7 +281,10 @@ function Checkout() {
     }
   }
 
-  if (order) return <Receipt order={order} fmt={{ currency: s?.currency ?? order.currency, locale: host.locale }} onOpen={(u) => void host.openLink(u)} />;
+  if (order) {
+    const fmt = { currency: s?.currency ?? order.currency, locale: host.locale, display: s?.display ?? order.display };
+    return <Receipt order={order} fmt={fmt} onOpen={(u) => void host.openLink(u)} />;
+  }
   if (!s && lost) {
     return (
       <p class="notice" role="status" id="gone-notice">
@@ -303,7 +314,8 @@ function Checkout() {
       />
     );
   }
-  const fmt = { currency: s.currency, locale: host.locale };
+  const fmt = { currency: s.currency, locale: host.locale, display: s.display };
+  sayIn(s.currency);
   if (waiting) {
     const w = waiting;
     const total = s.totals.find((t) => t.type === "total");
@@ -319,7 +331,7 @@ function Checkout() {
           same(w, (x) => ({ ...x, checking: true }));
           void check(w).finally(() => same(w, (x) => ({ ...x, checking: false })));
         }}
-        onReopen={() => void openPayment(w.id, w).catch((e) => same(w, (x) => ({ ...x, problem: toolError(e).message })))}
+        onReopen={() => void openPayment(w.id, w).catch((e) => same(w, (x) => ({ ...x, problem: refusal(e) })))}
         onBack={() => setWaiting(null)}
       />
     );
@@ -328,7 +340,7 @@ function Checkout() {
   const keep = (f: Form, p: string) => host.saveState({ session_id: s.id, form: { ...f }, promo: p });
   const note = (sec: Section, text: string, error = false) => setNotes((n) => ({ ...n, [sec]: { text, error } }));
 
-  async function change(sec: Section, args: Obj, done?: string) {
+  async function change(sec: Section, args: Obj, done?: string): Promise<boolean> {
     edits++;
     setBusy(sec);
     note(sec, "");
@@ -351,30 +363,39 @@ function Checkout() {
           `total ${money(next.totals.find((t) => t.type === "total")?.amount ?? 0, next.currency, "en-US")}.`,
         { checkout_session_id: next.id, status: next.status, changed: sec },
       );
+      return true;
     } catch (e) {
       const err = toolError(e);
-      if (err.param) setRefused({ [err.param]: err.message });
-      note(err.param ? sectionOf(err.param) : sec, err.message, true);
+      const vars = { code: str(args.promo_code, 32) };
+      if (err.param) setRefused({ [err.param]: err.code ? say(err, vars) : err.message });
+      note(err.param ? sectionOf(err.param) : sec, refusal(e, vars), true);
+      return false;
     } finally {
       setBusy("");
     }
   }
 
   // Field errors: the session's error messages and the last refusal, by JSONPath.
-  const errors: Record<string, string> = {};
-  for (const m of s.messages) if (m.type === "error" && m.param && !errors[m.param]) errors[m.param] = m.content;
-  Object.assign(errors, refused);
   const fieldKeys = new Set([...addressFields.map(fieldParam), fieldParam("email")]);
+  const errors: Record<string, string> = {};
+  for (const m of s.messages) if (m.type === "error" && m.param && !errors[m.param]) errors[m.param] = say(m);
+  Object.assign(errors, refused);
   const other = (sec: Section) =>
     s.messages.filter((m) => (m.param ? sectionOf(m.param) === sec && !fieldKeys.has(m.param) : sec === "pay"));
 
+  const countries = s.countries;
+  // A new form's country is the buyer's locale's region, where the shop ships.
+  const shownForm = form.country || !countries.length ? form : { ...form, country: countryOf(host.locale, countries) };
   const saveAddress = () => {
     const a: Obj = {};
-    for (const f of addressFields) if (form[f].trim()) a[f] = form[f].trim();
+    for (const f of addressFields) if (shownForm[f].trim()) a[f] = shownForm[f].trim();
     const args: Obj = { fulfillment_address: a };
     if (form.email.trim()) args.buyer = { email: form.email.trim(), ...(form.name.trim() ? { name: form.name.trim() } : {}) };
-    void change("address", args, t("addressSaved"));
+    void change("address", args, t("addressSaved")).then((ok) => ok && setEditing(false));
   };
+  // A complete address shows as text; the form comes when it is missing or wrong, or the buyer changes it.
+  const addressWrong = s.messages.some((m) => m.type === "error" && sectionOf(m.param) === "address") || Object.keys(refused).some((k) => sectionOf(k) === "address");
+  const asText = !!s.address && !addressWrong && !editing;
   const items = (f: (i: number, q: number) => number) =>
     s.lines.map((l, i) => ({ id: l.itemID, quantity: f(i, l.quantity) })).filter((it) => it.quantity > 0);
 
@@ -410,6 +431,7 @@ function Checkout() {
     }
   }
 
+  const sayAll = (ms: typeof s.messages) => ms.map((m) => ({ m, text: say(m, { code: promo.trim() }) }));
   const ended = lost === s.id || s.status === "canceled" || s.status === "expired";
   const final = ended || s.status === "completed";
   return (
@@ -417,8 +439,14 @@ function Checkout() {
       <div class="row">
         <h1>{t("checkout")}</h1>
         {host.canFullscreen() && (
-          <button type="button" id="fullscreen" class="linkbtn" onClick={() => void host.fullscreen().catch((e) => console.warn("fullscreen:", e))}>
-            {t("expand")}
+          <button
+            type="button"
+            id="fullscreen"
+            class="linkbtn"
+            data-mode={host.displayMode}
+            onClick={() => void host.setDisplayMode(host.displayMode === "fullscreen" ? "inline" : "fullscreen").catch((e) => console.warn("display mode:", e))}
+          >
+            {host.displayMode === "fullscreen" ? t("exitFullscreen") : t("expand")}
           </button>
         )}
       </div>
@@ -448,31 +476,49 @@ function Checkout() {
           onQuantity={(i, n) => void change("lines", { items: items((j, q) => (j === i ? n : q)) })}
           onRemove={(i) => void change("lines", { items: items((j, q) => (j === i ? 0 : q)) })}
         />
-        {other("lines").map((m) => (
-          <p class="field-error" key={m.param + m.content}>
-            {m.content}
+        {sayAll(other("lines")).map(({ m, text }) => (
+          <p class="field-error" key={m.param + text}>
+            {text}
           </p>
         ))}
         <Status text={notes.lines?.text ?? ""} error={notes.lines?.error} />
       </section>
       <section aria-labelledby="addr-title" class="stack" style={{ gap: "6px" }}>
         <h2 id="addr-title">{t("shippingAddress")}</h2>
-        {other("address").map((m) => (
-          <p class="muted" key={m.param + m.content}>
-            {m.content}
-          </p>
-        ))}
-        <AddressForm
-          form={form}
-          errors={errors}
-          busy={busy === "address" || final}
-          onInput={(k, v) => {
-            const f = { ...form, [k]: k === "country" ? v.toUpperCase() : v };
-            setForm(f);
-            keep(f, promo);
-          }}
-          onSubmit={saveAddress}
-        />
+        {!asText &&
+          sayAll(other("address")).map(({ m, text }) => (
+            <p class="muted" key={m.param + text}>
+              {text}
+            </p>
+          ))}
+        {asText ? (
+          <AddressText address={s.address!} email={s.email} locale={host.locale} busy={busy !== "" || final} onChange={() => {
+            setForm(formOf(s, {}));
+            setEditing(true);
+          }} />
+        ) : (
+          <AddressForm
+            form={shownForm}
+            errors={errors}
+            busy={busy === "address" || final}
+            countries={countries}
+            locale={host.locale}
+            editing={editing}
+            onInput={(k, v) => {
+              const f = { ...shownForm, [k]: k === "country" ? v.toUpperCase() : v };
+              setForm(f);
+              keep(f, promo);
+            }}
+            onSubmit={saveAddress}
+            onCancel={() => {
+              setEditing(false);
+              setRefused({});
+            }}
+          />
+        )}
+        {s.saveAddress !== null && !final && (
+          <SaveToAccount checked={s.saveAddress} busy={busy !== ""} onChange={(v) => void change("address", { save_address: v })} />
+        )}
         <Status text={notes.address?.text ?? ""} error={notes.address?.error} />
       </section>
       <section aria-label={t("shippingOptions")} class="stack" style={{ gap: "6px" }}>
@@ -509,28 +555,27 @@ function Checkout() {
           </button>
         </div>
         <div id="promo-status">
-          {s.messages
-            .filter((m) => m.param === "$.promo_code")
-            .map((m) => (
-              <p class="field-error" key={m.content}>
-                {m.content}
-              </p>
-            ))}
+          {sayAll(s.messages.filter((m) => m.param === "$.promo_code")).map(({ text }) => (
+            <p class="field-error" key={text}>
+              {text}
+            </p>
+          ))}
           <Status text={notes.promo?.text ?? ""} error={notes.promo?.error} />
         </div>
       </section>
       <ul class="notes" id="notes" aria-label={t("notes")}>
-        {s.messages
-          // The shop's notes are English sentences (for the model too); in
-          // another language the form, the options and the totals show the same.
-          .filter((m) => m.type === "info" && !m.param && m.code !== CANCELED && language() === "en")
-          .map((m) => (
-            <li class="muted" key={m.content}>
-              {m.content}
-            </li>
-          ))}
+        {sayAll(
+          // Notes the catalogs have a sentence for; the others are for the
+          // model, and the form, the options and the totals show the same.
+          // With one shipping option, its checked radio already says it was chosen.
+          s.messages.filter((m) => m.type === "info" && !m.param && m.code !== CANCELED && known(m) && !(m.key === "option.selected" && s.options.length < 2)),
+        ).map(({ text }) => (
+          <li class="muted" key={text}>
+            {text}
+          </li>
+        ))}
       </ul>
-      <Totals totals={s.totals} fmt={fmt} />
+      <Totals totals={s.totals} lines={s.lines} option={s.options.find((o) => o.id === s.optionID)} fmt={fmt} />
       <Links links={s.links} onOpen={(u) => void host.openLink(u)} />
       {!final && (
         <Pay

@@ -10,7 +10,14 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { int, list, obj, products as readProducts, session as readSession, str, type Obj, type Product, type Session, type Variant } from "./lib/data";
 import { money } from "./lib/format";
 import { Host, markReady, ToolError, toolError } from "./lib/host";
-import { t } from "./lib/i18n";
+import { addCatalogs, t } from "./lib/i18n";
+import { deProducts } from "./lib/messages/de";
+import { enProducts } from "./lib/messages/en";
+import { esProducts } from "./lib/messages/es";
+import { frProducts } from "./lib/messages/fr";
+import { jaProducts } from "./lib/messages/ja";
+import { ptBRProducts } from "./lib/messages/pt-BR";
+import { say } from "./lib/says";
 import { Img, MAX_QUANTITY, Status, Stepper } from "./lib/ui";
 import "./styles.css";
 
@@ -39,6 +46,8 @@ function readState(v: Obj): State {
   const cart = list(v.cart, (x) => (str(obj(x).id, 64) ? { id: str(obj(x).id, 64), quantity: int(obj(x).quantity) } : null), 100);
   return { session_id: str(v.session_id, 64), cart, choices };
 }
+
+addCatalogs({ en: enProducts, es: esProducts, fr: frProducts, de: deProducts, ja: jaProducts, "pt-BR": ptBRProducts });
 
 let host: Host;
 // latest is the last tool result; it may arrive before the first render.
@@ -185,7 +194,7 @@ function Products() {
       const n = cart.reduce((a, it) => a + it.quantity, 0);
       setStatus(
         stock
-          ? { text: stock.content, error: true }
+          ? { text: say(stock), error: true }
           : { text: `${t("added", { qty, title: p.title })} ${t("cartCount", { n })}${sub ? ", " + money(sub.amount, s.currency, host.locale) : ""}.`, error: false },
       );
       const lines = s.lines.map((l) => `${l.quantity} × ${l.name} (${l.itemID})`).join("; ");
@@ -195,7 +204,8 @@ function Products() {
         { checkout_session_id: s.id, items: cart },
       );
     } catch (e) {
-      setStatus({ text: t("addFailed", { why: toolError(e).message }), error: true });
+      const err = toolError(e);
+      setStatus({ text: t("addFailed", { why: err.code ? say(err) : err.message }), error: true });
     } finally {
       setBusy("");
     }

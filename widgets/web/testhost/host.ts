@@ -70,6 +70,12 @@ interface LoadOptions {
   styles?: Record<string, string>;
   /** evilImage: an image URL added to the tool result, which the CSP must block. */
   evilImage?: string;
+  /**
+   * display replaces the display of every checkout session the widget gets
+   * (tool results and its own calls), as a policy with that convention would
+   * have it: the figures stay the shop's.
+   */
+  display?: { prices_include_tax: boolean; tax_name: string };
   /** currencies: the currency of each product's prices in turn, replacing the shop's (amount formatting). */
   currencies?: string[];
   /**
@@ -92,9 +98,28 @@ let cards: string[] = [];
 let sheets: string[] = [];
 const noneHeld = () => Promise.reject(new Error("no tool result is held"));
 let release: () => Promise<Record<string, number>> = noneHeld;
+let display: LoadOptions["display"];
+
+/** withDisplay sets the load's display on a tool result that is a checkout session. */
+function withDisplay<T>(result: T): T {
+  const sc = (result as { structuredContent?: Record<string, unknown> } | undefined)?.structuredContent;
+  if (display && sc && "line_items" in sc) sc.display = display;
+  return result;
+}
 
 // bearer is the linked buyer's access token the page was opened with ("" for a guest).
 const bearer = new URLSearchParams(location.hash.slice(1)).get("bearer") ?? "";
+// subject is the anonymous user id the page sends on every tool call
+// (_meta["openai/subject"], as ChatGPT does) when opened with #subject=…:
+// a buyer of its own, whom other tests' sessions do not count against.
+const subject = new URLSearchParams(location.hash.slice(1)).get("subject") ?? "";
+
+type CallParams = Parameters<Client["callTool"]>[0];
+
+/** callShop calls a tool of the shop as this page's buyer. */
+async function callShop(c: Client, p: CallParams): ReturnType<Client["callTool"]> {
+  return c.callTool(subject ? { ...p, _meta: { ...(p._meta ?? {}), "openai/subject": subject } } : p);
+}
 
 async function mcp(): Promise<Client> {
   if (!client) {
@@ -156,7 +181,13 @@ function shim(o: LoadOptions, state: unknown, toolOutput: unknown): string {
     },
   };
   if (!cfg.sheet) delete window.openai.requestCheckout;
-  if (cfg.fullscreen) window.openai.requestDisplayMode = ({ mode }) => { post({ kind: "display-mode", mode }); return Promise.resolve({ mode }); };
+  // As ChatGPT does, the granted mode becomes window.openai.displayMode, announced with openai:set_globals.
+  if (cfg.fullscreen) window.openai.requestDisplayMode = ({ mode }) => {
+    post({ kind: "display-mode", mode });
+    window.openai.displayMode = mode;
+    window.dispatchEvent(new CustomEvent("openai:set_globals", { detail: { globals: { displayMode: mode } } }));
+    return Promise.resolve({ mode });
+  };
   if (!cfg.only) return;
   // ChatGPT without the MCP Apps bridge: tools and links through window.openai.
   window.openai.callTool = (name, args) => {
@@ -184,11 +215,11 @@ async function requestCheckout(frame: Window, id: number, session: { id?: string
   try {
     const c = await mcp();
     if (mode === "unknown") {
-      const result = await c.callTool({ name: "get_checkout_session", arguments: { checkout_session_id: session?.id } });
+      const result = await callShop(c, { name: "get_checkout_session", arguments: { checkout_session_id: session?.id } });
       frame.postMessage({ __testhost: true, kind: "checkout-result", id, result }, "*");
       return;
     }
-    const result = await c.callTool({
+    const result = await callShop(c, {
       name: "complete_checkout",
       arguments: { checkout_session_id: session?.id, buyer: null, payment_data: { token, provider: "stripe" } },
     });
@@ -203,7 +234,7 @@ async function requestCheckout(frame: Window, id: number, session: { id?: string
 async function callTool(frame: Window, id: number, name: string, args: Record<string, unknown>) {
   events.push({ kind: "tools/call", name, arguments: args, via: "callTool" });
   try {
-    const result = await (await mcp()).callTool({ name, arguments: args });
+    const result = withDisplay(await callShop(await mcp(), { name, arguments: args }));
     frame.postMessage({ __testhost: true, kind: "call-result", id, result }, "*");
   } catch (e) {
     frame.postMessage({ __testhost: true, kind: "call-result", id, error: String(e) }, "*");
@@ -215,6 +246,7 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
   const c = await mcp();
   cards = [...(o.cards ?? [])];
   sheets = [...(o.sheets ?? [])];
+  display = o.display;
   release = noneHeld;
   const t0 = performance.now();
   const read = await c.readResource({ uri: o.uri });
@@ -226,7 +258,8 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
   const kept = "output" in o;
   const result = kept
     ? ({ content: [], structuredContent: o.output ?? undefined } as Awaited<ReturnType<Client["callTool"]>>)
-    : await c.callTool({ name: o.tool, arguments: o.args });
+    : await callShop(c, { name: o.tool, arguments: o.args });
+  withDisplay(result);
   if (o.evilImage) {
     const sc = result.structuredContent as { products?: { images?: string[]; variants?: { image_url?: string }[] }[] };
     for (const p of sc.products ?? []) {
@@ -283,21 +316,20 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
   }
 
   const theme = o.theme ?? "light";
+  const hostContext = {
+    theme,
+    locale: o.locale ?? "en-US",
+    platform: "web" as const,
+    displayMode: "inline" as "inline" | "fullscreen",
+    availableDisplayModes: (o.fullscreen ? ["inline", "fullscreen"] : ["inline"]) as ("inline" | "fullscreen")[],
+    containerDimensions: { width: o.width ?? 480, maxHeight: 2000 },
+    styles: { variables: (o.styles ?? {}) as never },
+  };
   const b = new AppBridge(
     c,
     { name: "shop-test-host", version: "1" },
     { openLinks: {}, serverTools: {}, serverResources: {}, logging: {}, updateModelContext: { text: {}, structuredContent: {} }, message: { text: {} } },
-    {
-      hostContext: {
-        theme,
-        locale: o.locale ?? "en-US",
-        platform: "web",
-        displayMode: "inline",
-        availableDisplayModes: o.fullscreen ? ["inline", "fullscreen"] : ["inline"],
-        containerDimensions: { width: o.width ?? 480, maxHeight: 2000 },
-        styles: { variables: (o.styles ?? {}) as never },
-      },
-    },
+    { hostContext },
   );
   bridge = b;
   b.onopenlink = async (p) => {
@@ -313,9 +345,12 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
     events.push({ kind: "message", content: p.content });
     return {};
   };
+  // The granted mode is the host's display mode from then on (host-context-changed).
   b.onrequestdisplaymode = async ({ mode }) => {
     events.push({ kind: "display-mode", mode });
-    return { mode: o.fullscreen && mode === "fullscreen" ? "fullscreen" : "inline" };
+    hostContext.displayMode = o.fullscreen && mode === "fullscreen" ? "fullscreen" : "inline";
+    setTimeout(() => b.setHostContext({ ...hostContext }), 0);
+    return { mode: hostContext.displayMode };
   };
   b.onsizechange = ({ height }) => {
     if (height) iframe.style.height = Math.min(Math.ceil(height) + 2, 4000) + "px";
@@ -331,7 +366,7 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
   // connect forwards tools/call to the client; record each call on the way.
   b.oncalltool = async (p) => {
     events.push({ kind: "tools/call", name: p.name, arguments: p.arguments });
-    return (await c.callTool(p)) as never;
+    return withDisplay(await callShop(c, p)) as never;
   };
   const t1 = performance.now();
   iframe.srcdoc = inject(content.text, head);
@@ -351,7 +386,7 @@ async function load(o: LoadOptions): Promise<Record<string, number>> {
 
 /** call runs a tool of the shop, for a test's setup. */
 async function call(name: string, args: Record<string, unknown>): Promise<unknown> {
-  const res = await (await mcp()).callTool({ name, arguments: args });
+  const res = await callShop(await mcp(), { name, arguments: args });
   return res.structuredContent;
 }
 

@@ -1,8 +1,8 @@
 // The sections of the checkout widget. Each takes plain data and callbacks;
 // the state and the tool calls live in ../checkout.tsx.
 
-import type { Address, AddressField, FulfillmentOption, LineItem, Link, Order, Total } from "../lib/data";
-import { dateTime, deliveryWindow, discount, money } from "../lib/format";
+import type { Display, FulfillmentOption, LineItem, Link, Order, Total } from "../lib/data";
+import { addressLines, dateTime, day, deliveryWindow, discount, money } from "../lib/format";
 import { t, type Key } from "../lib/i18n";
 import { Img, Status, Stepper } from "../lib/ui";
 import { Returns } from "./returns";
@@ -10,18 +10,23 @@ import { Returns } from "./returns";
 export interface Fmt {
   currency: string;
   locale: string;
+  /** display says whether figures are shown with tax included. */
+  display: Display;
 }
 
-function amount(x: Total, f: Fmt): string {
-  return x.type === "discount" || x.type === "items_discount" ? discount(x.amount, f.currency, f.locale) : money(x.amount, f.currency, f.locale);
+/** linePrice is what a line shows: with tax where prices include it, else without. */
+export function linePrice(l: LineItem, f: Fmt): number {
+  return f.display.taxIncluded ? l.total : l.subtotal;
 }
 
-// named are the totals and links the widget names in the buyer's language
-// (the shop's own display_text is English); others show the shop's name.
-const named = new Set<string>([
-  ...["items_base_amount", "items_discount", "subtotal", "discount", "fulfillment", "tax", "total"].map((k) => "total_" + k),
-  ...["terms_of_use", "privacy_policy", "return_policy", "support"].map((k) => "link_" + k),
-]);
+/** optionPrice is what a shipping option shows, by the same convention. */
+export function optionPrice(o: FulfillmentOption, f: Fmt): number {
+  return f.display.taxIncluded ? o.total : o.subtotal;
+}
+
+// named are the links the widget names in the buyer's language (the
+// shop's own names are English); others show the shop's name.
+const named = new Set<string>(["terms_of_use", "privacy_policy", "return_policy", "support"].map((k) => "link_" + k));
 
 function label(key: string): string | undefined {
   return named.has(key) ? t(key as Key) : undefined;
@@ -42,7 +47,7 @@ export function Lines({ lines, fmt, busy, onQuantity, onRemove }: {
           <div class="stack" style={{ gap: "4px" }}>
             <div class="row">
               <span>{l.name}</span>
-              <span class="price">{money(l.total, fmt.currency, fmt.locale)}</span>
+              <span class="price">{money(linePrice(l, fmt), fmt.currency, fmt.locale)}</span>
             </div>
             {onQuantity ? (
               <div class="row">
@@ -54,92 +59,15 @@ export function Lines({ lines, fmt, busy, onQuantity, onRemove }: {
                 )}
               </div>
             ) : (
-              <span class="muted">
-                {l.quantity} × {money(l.unitAmount, fmt.currency, fmt.locale)}
-              </span>
+              l.quantity > 1 &&
+              linePrice(l, fmt) % l.quantity === 0 && (
+                <span class="muted">{t("qtyEach", { qty: l.quantity, amount: money(linePrice(l, fmt) / l.quantity, fmt.currency, fmt.locale) })}</span>
+              )
             )}
           </div>
         </li>
       ))}
     </ul>
-  );
-}
-
-export interface Form extends Address {
-  email: string;
-}
-
-const fields: { key: AddressField | "email"; label: Key; auto: string; type?: "email" | "tel"; full?: boolean; optional?: boolean }[] = [
-  { key: "name", label: "fieldName", auto: "shipping name", full: true },
-  { key: "email", label: "fieldEmail", auto: "email", type: "email", full: true },
-  { key: "line_one", label: "fieldLineOne", auto: "shipping address-line1", full: true },
-  { key: "line_two", label: "fieldLineTwo", auto: "shipping address-line2", full: true, optional: true },
-  { key: "city", label: "fieldCity", auto: "shipping address-level2" },
-  { key: "state", label: "fieldState", auto: "shipping address-level1" },
-  { key: "postal_code", label: "fieldPostal", auto: "shipping postal-code" },
-  { key: "country", label: "fieldCountry", auto: "shipping country" },
-  { key: "phone_number", label: "fieldPhone", auto: "shipping tel", type: "tel", optional: true },
-];
-
-/** fieldParam is the JSONPath a session message names a form field by. */
-export function fieldParam(key: string): string {
-  return key === "email" ? "$.buyer.email" : "$.fulfillment_address." + key;
-}
-
-export function AddressForm({ form, errors, busy, onInput, onSubmit }: {
-  form: Form;
-  errors: Record<string, string>;
-  busy: boolean;
-  onInput(key: keyof Form, value: string): void;
-  onSubmit(): void;
-}) {
-  return (
-    <form
-      class="form"
-      aria-label={t("shippingAddress")}
-      noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
-        onSubmit();
-      }}
-    >
-      {fields.map((f) => {
-        const id = "addr-" + f.key;
-        const err = errors[fieldParam(f.key)];
-        return (
-          <div class={f.full ? "full" : ""} key={f.key}>
-            <label for={id}>{t(f.label)}</label>
-            <input
-              id={id}
-              name={f.key}
-              type={(f.type ?? "text") as "text"}
-              autoComplete={f.auto}
-              maxLength={f.key === "country" ? 2 : 200}
-              value={form[f.key]}
-              aria-invalid={err ? "true" : undefined}
-              aria-describedby={err ? id + "-error" : undefined}
-              onInput={(e) => onInput(f.key, (e.target as HTMLInputElement).value)}
-              onKeyDown={(e) => {
-                if (e.key === "Enter") {
-                  e.preventDefault();
-                  onSubmit();
-                }
-              }}
-            />
-            {err && (
-              <p class="field-error" id={id + "-error"}>
-                {err}
-              </p>
-            )}
-          </div>
-        );
-      })}
-      <div class="full">
-        <button type="button" id="save-address" class="btn" disabled={busy} onClick={onSubmit}>
-          {busy ? t("saving") : t("saveAddress")}
-        </button>
-      </div>
-    </form>
   );
 }
 
@@ -155,6 +83,8 @@ export function Shipping({ options, chosen, fmt, busy, onChoose }: {
     <fieldset class="options" disabled={busy}>
       <legend>{t("shipping")}</legend>
       {options.map((o) => {
+        // The estimate comes from the delivery dates, in the buyer's
+        // language; the merchant's subtitle ("3–5 business days") is not.
         const when = deliveryWindow(o.earliest, o.latest, fmt.locale);
         return (
           <label class="option" key={o.id} data-option={o.id}>
@@ -162,11 +92,10 @@ export function Shipping({ options, chosen, fmt, busy, onChoose }: {
             <span class="grow">
               <span class="row">
                 <span>{o.title}</span>
-                <span class="price">{money(o.total, fmt.currency, fmt.locale)}</span>
+                <span class="price">{money(optionPrice(o, fmt), fmt.currency, fmt.locale)}</span>
               </span>
               <span class="muted" style={{ display: "block" }}>
-                {[o.carrier, o.subtitle].filter(Boolean).join(" · ")}
-                {when && (o.carrier || o.subtitle ? " · " : "") + t("arrives", { when })}
+                {[o.carrier, when && t("arrives", { when })].filter(Boolean).join(" · ")}
               </span>
             </span>
           </label>
@@ -176,22 +105,58 @@ export function Shipping({ options, chosen, fmt, busy, onChoose }: {
   );
 }
 
-export function Totals({ totals, fmt }: { totals: Total[]; fmt: Fmt }) {
-  const shown = totals.filter((t) => t.amount !== 0 || t.type === "total" || t.type === "subtotal");
+/** Row is one figure of the totals: its key, label and signed amount. */
+interface Row {
+  type: string;
+  label: string;
+  amount: number;
+  minus?: boolean;
+}
+
+/**
+ * rows are the figures the totals show, so that they add up as shown:
+ * items (the lines as shown), shipping (the chosen option as shown), the
+ * order's discount, then the tax as its own line, or, where prices include
+ * it, as information under the total.
+ */
+function rows(totals: Total[], lines: LineItem[], option: FulfillmentOption | undefined, f: Fmt): { rows: Row[]; tax: number } {
+  const get = (type: string) => totals.find((x) => x.type === type)?.amount ?? 0;
+  const has = (type: string) => totals.some((x) => x.type === type);
+  const items = lines.length ? lines.reduce((n, l) => n + linePrice(l, f), 0) : get("subtotal");
+  const shipping = option ? optionPrice(option, f) : get("fulfillment");
+  const out: Row[] = [{ type: "items", label: t("total_items"), amount: items }];
+  if (has("fulfillment") && (option || get("fulfillment") !== 0)) out.push({ type: "fulfillment", label: t("total_fulfillment"), amount: shipping });
+  if (get("discount") !== 0) out.push({ type: "discount", label: t("total_discount"), amount: get("discount"), minus: true });
+  if (!f.display.taxIncluded && get("tax") !== 0) out.push({ type: "tax", label: taxLabel(f.display), amount: get("tax") });
+  out.push({ type: "total", label: t("total_total"), amount: get("total") });
+  return { rows: out, tax: get("tax") };
+}
+
+function taxLabel(d: Display): string {
+  return d.taxName ? t(("tax_" + d.taxName) as Key).replace(/^\p{Ll}/u, (c) => c.toLocaleUpperCase()) : t("total_tax");
+}
+
+export function Totals({ totals, lines, option, fmt }: { totals: Total[]; lines: LineItem[]; option?: FulfillmentOption; fmt: Fmt }) {
+  const { rows: shown, tax } = rows(totals, lines, option, fmt);
+  const m = (n: number) => money(n, fmt.currency, fmt.locale);
   return (
     <dl class="totals" aria-label={t("totals")}>
       {shown.map((x) => (
         <div style={{ display: "contents" }} key={x.type}>
-          <dt class={x.type === "total" ? "grand" : ""}>{label("total_" + x.type) ?? x.text}</dt>
+          <dt class={x.type === "total" ? "grand" : ""}>{x.label}</dt>
           <dd class={x.type === "total" ? "grand" : ""} data-total={x.type}>
-            {amount(x, fmt)}
+            {x.minus ? discount(x.amount, fmt.currency, fmt.locale) : m(x.amount)}
           </dd>
         </div>
       ))}
+      {fmt.display.taxIncluded && tax > 0 && (
+        <dd class="muted incl" data-total="tax-included">
+          {t("inclTax", { tax: t(("tax_" + (fmt.display.taxName || "vat")) as Key), amount: m(tax) })}
+        </dd>
+      )}
     </dl>
   );
 }
-
 
 export function Links({ links, onOpen }: { links: Link[]; onOpen(url: string): void }) {
   // support_url repeats support under ChatGPT's name for it: one link.
@@ -220,8 +185,9 @@ export function Links({ links, onOpen }: { links: Link[]; onOpen(url: string): v
 }
 
 export function Receipt({ order, fmt, onOpen }: { order: Order; fmt: Fmt; onOpen(url: string): void }) {
-  const f = { currency: order.currency || fmt.currency, locale: fmt.locale };
+  const f = { ...fmt, currency: order.currency || fmt.currency, display: order.display.taxName ? order.display : fmt.display };
   const a = order.address;
+  const refunded = order.refunds.reduce((n, r) => n + r.amount, 0);
   return (
     <main class="stack" aria-labelledby="receipt-title" data-view="receipt">
       <div>
@@ -238,11 +204,24 @@ export function Receipt({ order, fmt, onOpen }: { order: Order; fmt: Fmt; onOpen
         </p>
       )}
       {a && (
-        <address class="muted" style={{ fontStyle: "normal" }}>
-          {[a.name, a.line_one, a.line_two, [a.postal_code, a.city, a.state].filter(Boolean).join(" "), a.country].filter(Boolean).join(", ")}
+        <address class="muted" style={{ fontStyle: "normal" }} id="receipt-address">
+          {[a.name, ...addressLines(a, fmt.locale)].filter(Boolean).map((x) => (
+            <div key={x}>{x}</div>
+          ))}
         </address>
       )}
-      <Totals totals={order.totals} fmt={f} />
+      <Totals totals={order.totals} lines={order.lines} option={order.option ?? undefined} fmt={f} />
+      {refunded > 0 && (
+        <ul class="notes" id="refunds">
+          {order.refunds.map((r, i) => (
+            <li key={i}>
+              {t("refunded", { amount: money(r.amount, f.currency, f.locale) })}
+              {r.at && " · " + day(r.at, fmt.locale)}
+            </li>
+          ))}
+          {order.refunds.length > 1 && <li>{t("refundedTotal", { amount: money(refunded, f.currency, f.locale) })}</li>}
+        </ul>
+      )}
       <Returns returns={order.returns} fmt={f} />
       {order.permalink && (
         <button type="button" class="btn" onClick={() => onOpen(order.permalink)}>

@@ -7,10 +7,11 @@
 // your payment…" until the shop knows (see Confirming).
 
 import { useState } from "preact/hooks";
-import { checkoutOutcome, session as readSession, type Order, type Session } from "../lib/data";
+import { checkoutOutcome, session as readSession, type Message, type Order, type Session } from "../lib/data";
 import { money } from "../lib/format";
 import { toolError, type Host } from "../lib/host";
 import { t } from "../lib/i18n";
+import { say } from "../lib/says";
 
 /**
  * closedByBuyer tells a sheet the buyer closed from one that failed. Hosts
@@ -30,7 +31,7 @@ export function Pay({ host, s, busy, other, reason, onStart, onPaid, onSession, 
   host: Host;
   s: Session;
   busy: boolean;
-  other: { content: string; code: string }[];
+  other: Message[];
   /** reason says why a payment that was being confirmed did not go through. */
   reason: string;
   onStart(): void;
@@ -58,7 +59,8 @@ export function Pay({ host, s, busy, other, reason, onStart, onPaid, onSession, 
     try {
       await onExternal();
     } catch (e) {
-      setNote({ kind: "error", text: t("pageFailed", { why: toolError(e).message }) });
+      const err = toolError(e);
+      setNote({ kind: "error", text: t("pageFailed", { why: err.code ? say(err) : err.message }) });
     } finally {
       setPaying(false);
     }
@@ -95,7 +97,8 @@ export function Pay({ host, s, busy, other, reason, onStart, onPaid, onSession, 
       // The bank wants the buyer to confirm: the payment page can ask them.
       if (out.session.messages.some((m) => m.code === "requires_3ds")) setNote({ kind: "failed", text: t("savedNeedsAuth") });
     } catch (e) {
-      setNote({ kind: "error", text: toolError(e).message });
+      const err = toolError(e);
+      setNote({ kind: "error", text: err.code ? say(err) : err.message });
     } finally {
       setPaying(false);
     }
@@ -131,7 +134,7 @@ export function Pay({ host, s, busy, other, reason, onStart, onPaid, onSession, 
 
   // A failure that offers the page says why itself: the session's own
   // message would say it a second time.
-  const alert = note?.kind === "error" ? note.text : note?.kind === "failed" ? undefined : declined[0]?.content;
+  const alert = note?.kind === "error" ? note.text : note?.kind === "failed" ? undefined : declined[0] && say(declined[0]);
   const testMode = s.paymentMode === "test" ? t("testMode") + " " : "";
   // A linked buyer's saved cards (payment_provider.managed_payment_methods),
   // above Pay on either road: one chosen pays through complete_checkout

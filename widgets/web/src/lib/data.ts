@@ -134,6 +134,8 @@ export interface LineItem {
   name: string;
   image: string;
   unitAmount: number;
+  /** subtotal is the line without tax (after its discount); total with tax. */
+  subtotal: number;
   total: number;
 }
 
@@ -149,6 +151,7 @@ function lineItem(v: unknown): LineItem | null {
     name: str(o.name, 300) || itemID,
     image: list(o.images, (x) => safeURL(x) || null, 1)[0] ?? "",
     unitAmount: int(o.unit_amount),
+    subtotal: int(o.subtotal),
     total: int(o.total),
   };
 }
@@ -160,6 +163,7 @@ export interface FulfillmentOption {
   carrier: string;
   earliest: string;
   latest: string;
+  subtotal: number;
   total: number;
 }
 
@@ -174,6 +178,7 @@ function option(v: unknown): FulfillmentOption | null {
     carrier: str(o.carrier, 100),
     earliest: str(o.earliest_delivery_time, 40),
     latest: str(o.latest_delivery_time, 40),
+    subtotal: int(o.subtotal),
     total: int(o.total),
   };
 }
@@ -184,11 +189,51 @@ export interface Total {
   amount: number;
 }
 
+/**
+ * Message is a session message. The widget shows a buyer its own catalogs'
+ * sentence for key (or code and param), with params filled in; content is
+ * the shop's text for the model, never shown.
+ */
 export interface Message {
   type: string;
   code: string;
   param: string;
   content: string;
+  /** key is the message's stable fine-grained id ("promo.unknown"). */
+  key: string;
+  params: Record<string, string>;
+}
+
+/** params reads a message's {name: string} values, bounded. */
+export function params(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, x] of Object.entries(obj(v)).slice(0, 10)) {
+    if (typeof x === "string" || typeof x === "number") out[k.slice(0, 40)] = String(x).slice(0, 200);
+  }
+  return out;
+}
+
+/**
+ * Display says how the session's figures are shown: with tax included
+ * (lines, options and totals with tax; the tax as "incl." information) or
+ * not (without tax; the tax its own line).
+ */
+export interface Display {
+  taxIncluded: boolean;
+  /** taxName is vat, gst, consumption_tax or sales_tax. */
+  taxName: string;
+}
+
+function display(v: unknown): Display {
+  const o = obj(v);
+  const name = str(o.tax_name, 20);
+  return { taxIncluded: o.prices_include_tax === true, taxName: ["vat", "gst", "consumption_tax", "sales_tax"].includes(name) ? name : "" };
+}
+
+/** Refund is money given back on an order. */
+export interface Refund {
+  amount: number;
+  at: string;
 }
 
 export interface Link {
@@ -210,6 +255,8 @@ export interface Order {
   option: FulfillmentOption | null;
   /** returns are the buyer's returns of the order (request_return), oldest first. */
   returns: OrderReturn[];
+  display: Display;
+  refunds: Refund[];
 }
 
 /** OrderReturn is an entry of a receipt's returns[]. */
@@ -246,6 +293,11 @@ export interface Session {
   sheet: boolean;
   /** saved are a linked buyer's saved cards (payment_provider.managed_payment_methods), newest first. */
   saved: SavedMethod[];
+  display: Display;
+  /** countries are the policy's shipping countries (ISO 3166-1 alpha-2). */
+  countries: string[];
+  /** saveAddress is a linked buyer's choice to keep the address in their account; null for a guest. */
+  saveAddress: boolean | null;
   /** raw is the session as received, handed unchanged to requestCheckout. */
   raw: Obj;
 }
@@ -275,13 +327,31 @@ function total(v: unknown): Total | null {
 function message(v: unknown): Message | null {
   const o = obj(v);
   const content = str(o.content, 1000);
-  return content ? { type: str(o.type, 10), code: str(o.code, 40), param: str(o.param, 200), content } : null;
+  const code = str(o.code, 40);
+  const key = str(o.key, 80);
+  if (!content && !code && !key) return null;
+  return { type: str(o.type, 10), code, param: str(o.param, 200), content, key, params: params(o.params) };
 }
 
 function link(v: unknown): Link | null {
   const o = obj(v);
   const url = safeURL(o.url);
   return url ? { type: str(o.type, 40), url } : null;
+}
+
+/** refunds reads an order's refunds (refunds[].amount) or its returns' (returns[].refund_amount, once refunded). */
+function refunds(receipt: Obj): Refund[] {
+  const out = list(receipt.refunds, (x) => {
+    const r = obj(x);
+    const amount = int(r.amount) || int(obj(r.amount).amount);
+    return amount > 0 ? { amount, at: str(r.created_at, 40) } : null;
+  }, 20);
+  if (out.length) return out;
+  return list(receipt.returns, (x) => {
+    const r = obj(x);
+    const amount = int(r.refund_amount) || int(obj(r.refund_amount).amount);
+    return amount > 0 && str(r.status, 20) === "refunded" ? { amount, at: str(r.refunded_at, 40) } : null;
+  }, 20);
 }
 
 /** order reads an Order ({id, number, receipt, …}) or a bare Receipt. */
@@ -305,6 +375,8 @@ export function order(v: unknown): Order | null {
     address: Object.keys(addr).length ? address(addr) : null,
     option: option(receipt.fulfillment_option),
     returns: list(receipt.returns, orderReturn, 50),
+    display: display(receipt.display ?? o.display),
+    refunds: refunds(receipt),
   };
 }
 
@@ -331,6 +403,9 @@ export function session(v: unknown): Session | null {
     external: o.external_checkout === true,
     sheet: o.payment_sheet === true,
     saved: list(obj(o.payment_provider).managed_payment_methods, savedMethod, 10),
+    display: display(o.display),
+    countries: list(o.shipping_countries, (x) => (/^[A-Z]{2}$/.test(str(x, 2)) && str(x).length === 2 ? str(x) : null), 250),
+    saveAddress: typeof o.save_address === "boolean" ? o.save_address : null,
     raw: o,
   };
 }

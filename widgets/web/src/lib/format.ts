@@ -96,3 +96,58 @@ export function deliveryWindow(earliest: string, latest: string, locale: string)
 export function dateTime(iso: string, locale: string): string {
   return date(iso, locale, { dateStyle: "medium", timeStyle: "short" });
 }
+
+const regionNames = new Map<string, Intl.DisplayNames | null>();
+
+/** countryName is country (ISO 3166-1 alpha-2) named in locale: "Deutschland" for DE in de-DE. */
+export function countryName(country: string, locale: string): string {
+  let names = regionNames.get(locale);
+  if (names === undefined) {
+    try {
+      names = new Intl.DisplayNames([locale, "en"], { type: "region" });
+    } catch {
+      names = null;
+    }
+    regionNames.set(locale, names);
+  }
+  try {
+    return names?.of(country) ?? country;
+  } catch {
+    return country;
+  }
+}
+
+/** Postal is what addressLines needs of an address. */
+interface Postal {
+  name: string;
+  line_one: string;
+  line_two: string;
+  city: string;
+  state: string;
+  postal_code: string;
+  country: string;
+}
+
+// stateAfterCity are countries whose addresses end "City, ST 12345"; japan
+// starts with the postal code and the prefecture; elsewhere "12345 City".
+const stateAfterCity = new Set(["US", "CA", "AU"]);
+
+/**
+ * addressLines writes an address in its country's own order, without the
+ * name: the street, then the town line and the country (named in locale).
+ */
+export function addressLines(a: Postal, locale: string): [string, string] {
+  const street = [a.line_one, a.line_two].filter(Boolean).join(", ");
+  const country = countryName(a.country, locale);
+  let town: string;
+  if (a.country === "JP") return [["〒" + a.postal_code, a.state, a.city, street].filter((x) => x && x !== "〒").join(" "), country];
+  if (stateAfterCity.has(a.country)) town = [a.city, [a.state, a.postal_code].filter(Boolean).join(" ")].filter(Boolean).join(", ");
+  else if (a.country === "GB") town = [a.city, a.postal_code].filter(Boolean).join(" ");
+  else town = [[a.postal_code, a.city].filter(Boolean).join(" "), a.state].filter(Boolean).join(", ");
+  return [street, [town, country].filter(Boolean).join(", ")];
+}
+
+/** day formats a timestamp as its date alone ("7 Dec 2026"). */
+export function day(iso: string, locale: string): string {
+  return date(iso, locale, { dateStyle: "medium" });
+}

@@ -10,7 +10,7 @@ import {
   applyHostStyleVariables,
   type McpUiHostContext,
 } from "@modelcontextprotocol/ext-apps";
-import { obj, str, type Obj } from "./data";
+import { obj, params, str, type Obj } from "./data";
 import { setLocale, t } from "./i18n";
 
 /** OpenAI is the part of ChatGPT's window.openai the widgets may use. */
@@ -23,6 +23,7 @@ interface OpenAI {
   setWidgetState?: (state: unknown) => unknown;
   requestCheckout?: (session: unknown) => Promise<unknown>;
   requestDisplayMode?: (o: { mode: string }) => Promise<unknown>;
+  displayMode?: unknown;
   callTool?: (name: string, args: Obj) => Promise<unknown>;
   openExternal?: (o: { href: string }) => unknown;
 }
@@ -38,6 +39,9 @@ export class ToolError extends Error {
     message: string,
     readonly param = "",
     readonly code = "",
+    /** key and params name the refusal for the catalogs ("promo.unknown", {code}). */
+    readonly key = "",
+    readonly params: Record<string, string> = {},
   ) {
     super(message);
   }
@@ -67,6 +71,8 @@ export class Host {
   // built page sets none), else the browser's.
   locale = document.documentElement.lang || navigator.language || "en-US";
   theme: "light" | "dark" = matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+  /** displayMode is how the host shows the widget now: inline, fullscreen or pip. */
+  displayMode = "inline";
   private bridged = false;
   /** connected settles when the bridge connects (or fails to). */
   private connected: Promise<void>;
@@ -104,11 +110,13 @@ export class Host {
   private fromOpenAI(oa: OpenAI | undefined) {
     if (oa?.theme === "dark" || oa?.theme === "light") this.theme = oa.theme;
     if (typeof oa?.locale === "string" && oa.locale) this.locale = oa.locale;
+    if (typeof oa?.displayMode === "string" && oa.displayMode) this.displayMode = oa.displayMode;
   }
 
   private context(ctx: Partial<McpUiHostContext>) {
     if (ctx.theme === "dark" || ctx.theme === "light") this.theme = ctx.theme;
     if (typeof ctx.locale === "string" && ctx.locale) this.locale = ctx.locale;
+    if (typeof ctx.displayMode === "string") this.displayMode = ctx.displayMode;
     if (ctx.styles?.variables) applyHostStyleVariables(ctx.styles.variables);
     if (ctx.styles?.css?.fonts) applyHostFonts(ctx.styles.css.fonts);
     this.apply();
@@ -134,7 +142,7 @@ export class Host {
     if (res.isError === true) {
       const e = obj(obj(res.structuredContent).error);
       const text = Array.isArray(res.content) ? res.content.map((c) => str(obj(c).text)).join(" ") : "";
-      throw new ToolError(str(e.message) || text || t("refused"), str(e.param), str(e.code));
+      throw new ToolError(str(e.message) || text || t("refused"), str(e.param), str(e.code), str(e.key, 80), params(e.params));
     }
     return res.structuredContent;
   }
@@ -205,13 +213,14 @@ export class Host {
     return typeof openai()?.requestDisplayMode === "function";
   }
 
-  /** fullscreen asks the host to show the widget fullscreen (ui/request-display-mode). */
-  async fullscreen(): Promise<void> {
-    if (this.bridged) {
-      await this.app.requestDisplayMode({ mode: "fullscreen" });
-      return;
-    }
-    await openai()?.requestDisplayMode?.({ mode: "fullscreen" });
+  /**
+   * setDisplayMode asks the host to show the widget fullscreen or inline
+   * again (ui/request-display-mode) and keeps the mode the host answers.
+   */
+  async setDisplayMode(mode: "inline" | "fullscreen"): Promise<void> {
+    const res = obj(this.bridged ? await this.app.requestDisplayMode({ mode }) : await openai()?.requestDisplayMode?.({ mode }));
+    this.displayMode = str(res.mode, 20) || mode;
+    this.handlers.changed();
   }
 
   /** state is the widget state the host kept for this widget, if any. */

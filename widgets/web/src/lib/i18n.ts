@@ -5,18 +5,27 @@
 // Messages: `npm run check` fails when one lacks a key or has a stray one.
 // Plurals go through Intl.PluralRules; amounts and dates through ./format.
 
-import { en, type Key, type Messages, type Text } from "./messages/en";
+import { en, type Key, type Messages, type ProductsKey, type Text } from "./messages/en";
 import { de } from "./messages/de";
 import { es } from "./messages/es";
 import { fr } from "./messages/fr";
 import { ja } from "./messages/ja";
 import { ptBR } from "./messages/pt-BR";
 
-export type { Key };
+export type { Key, ProductsKey };
+
+// extra are catalogs a widget adds for itself (the products widget's), by catalog name.
+let extra: Record<string, Record<string, Text>> = {};
+
+/** addCatalogs adds a widget's own messages, so only that widget bundles them. */
+export function addCatalogs(c: Record<string, Record<string, Text>>): void {
+  extra = c;
+}
 
 const catalogs: Record<string, Messages> = { en, es, fr, de, ja, "pt-BR": ptBR };
 
 let lang = "en";
+let tag = "en";
 let messages: Messages = en;
 let plurals = new Intl.PluralRules("en");
 
@@ -31,7 +40,8 @@ export function catalogFor(locale: string): string {
 
 /** setLocale chooses the catalog of the host's locale. */
 export function setLocale(locale: string): void {
-  const name = catalogFor(locale || "en");
+  tag = locale || "en";
+  const name = catalogFor(tag);
   if (name === lang) return;
   lang = name;
   messages = catalogs[name];
@@ -40,6 +50,16 @@ export function setLocale(locale: string): void {
   } catch {
     plurals = new Intl.PluralRules("en");
   }
+}
+
+/** has reports whether key names a message of the catalogs. */
+export function has(key: string): boolean {
+  return Object.hasOwn(en, key);
+}
+
+/** locale is the host's locale as given (BCP 47), for Intl. */
+export function locale(): string {
+  return tag;
 }
 
 /** language is the catalog in use ("de", "pt-BR", …). */
@@ -51,8 +71,9 @@ export function language(): string {
  * t is a message with its {placeholders} filled in; a plural message takes
  * the form Intl.PluralRules chooses for vars.n.
  */
-export function t(key: Key, vars: Record<string, string | number> = {}): string {
-  const text: Text = messages[key] ?? en[key];
+export function t(key: Key | ProductsKey, vars: Record<string, string | number> = {}): string {
+  const own = messages as Record<string, Text>;
+  const text: Text = own[key] ?? extra[lang]?.[key] ?? (en as Record<string, Text>)[key] ?? extra.en?.[key] ?? key;
   let s: string;
   if (typeof text === "string") s = text;
   else {
