@@ -124,8 +124,14 @@ func (sp *spec) shape() string {
 	return s + "}"
 }
 
-// answerJSON is what an idempotency key keeps: the session and its text,
-// or the ACP error.
+// answer is a call's answer: the session, or the ACP error.
+type answer struct {
+	session *Session
+	err     *Error
+}
+
+// answerJSON is what an idempotency key kept before keys kept ids: the
+// session and its text, or the ACP error; read to answer such keys.
 type answerJSON struct {
 	Session json.RawMessage `json:"session,omitempty"`
 	Text    string          `json:"text,omitempty"`
@@ -166,20 +172,19 @@ func (a *ACP) call(ctx context.Context, sp *spec, raw json.RawMessage) (*shop.Re
 
 // attempt runs the tool: its answer, whether an idempotency key keeps it,
 // and the cause of an error, to log.
-func attempt(ctx context.Context, sp *spec, e *envelope) (ans answerJSON, keep bool, cause error) {
+func attempt(ctx context.Context, sp *spec, e *envelope) (ans answer, keep bool, cause error) {
 	s, bad, err := sp.run(ctx, e)
 	cause = err
 	if err != nil && bad == nil {
 		bad, cause = fromShop(err)
 	}
+	if bad == nil && s == nil {
+		bad, cause = &Error{Type: ProcessingError, Code: "internal_error", Message: internalMessage}, errors.New(sp.name+": no session and no error")
+	}
 	if bad != nil {
-		return answerJSON{Error: bad}, bad.stored(), cause
+		return answer{err: bad}, bad.stored(), cause
 	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return answerJSON{Error: &Error{Type: ProcessingError, Code: "internal_error", Message: internalMessage}}, false, fmt.Errorf("marshal session: %w", err)
-	}
-	return answerJSON{Session: b, Text: summary(s)}, true, nil
+	return answer{session: s}, true, nil
 }
 
 // once runs the call at most once per idempotency key (package
@@ -195,7 +200,7 @@ func (a *ACP) once(ctx context.Context, sp *spec, e *envelope, key string) (*sho
 		return nil, malformed("payload is not valid JSON")
 	}
 	var cause error
-	var ran *answerJSON
+	var ran *answer
 	req := idempotency.Request{Scope: scope(ctx, sp.name, e.ID), Key: key, Fingerprint: fp}
 	if shop.AgentFrom(ctx) == anonymous { // an agent with a token is vouched for by the merchant
 		req.Budget = "address|" + shop.BuyerFrom(ctx).Address
@@ -261,22 +266,23 @@ type keptJSON struct {
 	Error   *Error `json:"error,omitempty"`
 }
 
-// kept is what a key keeps of ans.
-func kept(ans answerJSON) keptJSON {
-	if ans.Error != nil {
-		return keptJSON{Error: ans.Error}
+// kept is what a key keeps of ans, read from the typed session.
+func kept(ans answer) keptJSON {
+	if ans.err != nil {
+		return keptJSON{Error: ans.err}
 	}
-	var probe struct {
-		ID           string `json:"id"`
-		Capabilities struct {
-			Interventions json.RawMessage `json:"interventions"`
-		} `json:"capabilities"`
-	}
-	_ = json.Unmarshal(ans.Session, &probe)
-	return keptJSON{Ref: probe.ID, Offered: len(probe.Capabilities.Interventions) > 0}
+	return keptJSON{Ref: ans.session.ID, Offered: ans.session.Capabilities.Interventions != nil}
 }
 
 // result is ans as the tool's result or error.
+func (ans answer) result(cause error) (*shop.Result, error) {
+	if ans.err != nil {
+		return nil, ans.err.rpc(cause)
+	}
+	return &shop.Result{Structured: ans.session, Text: summary(ans.session)}, nil
+}
+
+// result is a kept answer as the tool's result or error.
 func (ans answerJSON) result(cause error) (*shop.Result, error) {
 	if ans.Error != nil {
 		return nil, ans.Error.rpc(cause)

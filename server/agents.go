@@ -115,6 +115,7 @@ func agentUnauthorized(w http.ResponseWriter, msg string) {
 // error it names, logging its cause when it has one.
 func protocolError(ctx context.Context, logger *slog.Logger, pe *shop.ProtocolError, attrs []any) error {
 	attrs = append(attrs, "rpc_code", pe.Code, "message", pe.Message)
+	setStatus(ctx, pe.Status)
 	switch {
 	case pe.Err != nil && !errors.Is(pe.Err, context.Canceled):
 		logger.ErrorContext(ctx, "tool call failed", append(attrs, "err", pe.Err)...)

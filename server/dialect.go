@@ -1,10 +1,10 @@
 package server
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"net/http"
 	"strings"
+	"sync/atomic"
 )
 
 // acceptJSON lets a client that accepts only application/json reach a
@@ -25,53 +25,58 @@ func acceptJSON(next http.Handler) http.Handler {
 	})
 }
 
-// ucpStatuses are the HTTP statuses UCP gives the JSON-RPC errors of its
-// protocol errors, by the UCP code in the error's data: over streamable
-// HTTP "the HTTP status code is the primary signal" (UCP's overview, Error
-// Handling). The discovery errors (-32001) stay 200, as their table has
-// them for MCP.
-var ucpStatuses = map[string]int{
-	"idempotency_conflict":  http.StatusConflict,
-	"idempotency_in_flight": http.StatusConflict,
-}
+// statusKey is the context key of a call's HTTP status slot (ucpStatus).
+type statusKey struct{}
 
-// ucpStatus answers a POST whose answer is such a JSON-RPC error with its
-// HTTP status. The MCP handler answers one JSON document (JSONResponse),
-// bounded like every tool result, which this holds until it is complete.
+// ucpStatus answers a POST whose tool call failed with a protocol error
+// that names an HTTP status (shop.ProtocolError.Status: UCP's 409 for
+// idempotency_conflict and idempotency_in_flight) with that status: over
+// streamable HTTP "the HTTP status code is the primary signal" (UCP's
+// overview, Error Handling). The tool's edge puts the status in the slot
+// this puts in the request's context (setStatus); the answer is never
+// read back. The discovery errors (-32001) stay 200, as UCP's table has
+// them for MCP.
 func ucpStatus(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
 			return
 		}
-		rec := &heldResponse{header: w.Header(), status: http.StatusOK}
-		next.ServeHTTP(rec, r)
-		if rec.status == http.StatusOK {
-			var msg struct {
-				Error *struct {
-					Data struct {
-						Code string `json:"code"`
-					} `json:"data"`
-				} `json:"error"`
-			}
-			if json.Unmarshal(rec.body.Bytes(), &msg) == nil && msg.Error != nil {
-				if s, ok := ucpStatuses[msg.Error.Data.Code]; ok {
-					rec.status = s
-				}
-			}
-		}
-		w.WriteHeader(rec.status)
-		_, _ = w.Write(rec.body.Bytes())
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), statusKey{}, &sw.status)))
 	})
 }
 
-// heldResponse holds a response until its handler is done.
-type heldResponse struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
+// setStatus puts a protocol error's HTTP status in the call's slot, when
+// its edge has one (ucpStatus).
+func setStatus(ctx context.Context, status int) {
+	if slot, ok := ctx.Value(statusKey{}).(*atomic.Int64); ok && status != 0 {
+		slot.Store(int64(status))
+	}
 }
 
-func (h *heldResponse) Header() http.Header         { return h.header }
-func (h *heldResponse) WriteHeader(status int)      { h.status = status }
-func (h *heldResponse) Write(b []byte) (int, error) { return h.body.Write(b) }
+// statusWriter answers the status in its slot, when set, for a 200.
+type statusWriter struct {
+	http.ResponseWriter
+	status atomic.Int64
+	wrote  bool
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.wrote {
+		return
+	}
+	s.wrote = true
+	if st := s.status.Load(); code == http.StatusOK && st != 0 {
+		code = int(st)
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	s.WriteHeader(http.StatusOK)
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -190,3 +190,14 @@ func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code i
 	w.WriteHeader(status)
 	_, _ = w.Write(append(out, '\n'))
 }
+
+// heldResponse holds a response until its handler is done.
+type heldResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (h *heldResponse) Header() http.Header         { return h.header }
+func (h *heldResponse) WriteHeader(status int)      { h.status = status }
+func (h *heldResponse) Write(b []byte) (int, error) { return h.body.Write(b) }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
-	"shop"
 	"shop/webfetch"
 )
 
@@ -68,7 +67,7 @@ type profiles struct {
 
 type cachedProfile struct {
 	profile *agentProfile
-	err     *shop.ProtocolError
+	err     *protoError
 	expires time.Time
 }
 
@@ -193,7 +192,7 @@ func (p *profiles) makeRoom(now time.Time) {
 
 // checkURL accepts an absolute https URL (http on a loopback host when
 // loopback is allowed) without credentials.
-func (p *profiles) checkURL(raw string) (*url.URL, *shop.ProtocolError) {
+func (p *profiles) checkURL(raw string) (*url.URL, *protoError) {
 	if raw == "" {
 		return nil, discoveryError("invalid_profile_url", `meta["ucp-agent"].profile is missing: send meta: {"ucp-agent": {"profile": "https://…/your-agent-profile.json"}}`)
 	}
@@ -212,7 +211,7 @@ func (p *profiles) checkURL(raw string) (*url.URL, *shop.ProtocolError) {
 // fetch GETs and reads a profile, bounded in time and size, and returns it
 // with how long it may be kept, or why not and what failed. Its errors
 // never echo what the agent's server answered.
-func (p *profiles) fetch(ctx context.Context, u string) (*agentProfile, time.Duration, *shop.ProtocolError, failure) {
+func (p *profiles) fetch(ctx context.Context, u string) (*agentProfile, time.Duration, *protoError, failure) {
 	resp, err := p.fetcher.Get(ctx, u, "application/json")
 	if err != nil {
 		perr, failed := fetchError(err)
@@ -226,7 +225,7 @@ func (p *profiles) fetch(ctx context.Context, u string) (*agentProfile, time.Dur
 }
 
 // fetchError is the protocol error of a failed fetch, and what failed.
-func fetchError(err error) (*shop.ProtocolError, failure) {
+func fetchError(err error) (*protoError, failure) {
 	why := "the agent profile could not be fetched"
 	switch {
 	case errors.Is(err, webfetch.ErrBadURL):
@@ -247,7 +246,7 @@ func fetchError(err error) (*shop.ProtocolError, failure) {
 
 // parseProfile reads a platform profile: a JSON object whose ucp names a
 // version and capabilities.
-func parseProfile(body []byte) (*agentProfile, *shop.ProtocolError) {
+func parseProfile(body []byte) (*agentProfile, *protoError) {
 	var doc struct {
 		UCP *struct {
 			Version      string                       `json:"version"`

@@ -10,6 +10,16 @@ import (
 	"shop/idempotency"
 )
 
+// keyed runs the change of a keyed call (complete, cancel) and answers it.
+type keyed func(ctx context.Context, c *call, tool string, args any, fn func(context.Context) (*checkout.Session, error)) (CheckoutResult, string, error)
+
+// direct runs a keyed call's change as it is: for the REST binding, whose
+// Idempotency-Key layer (restOnce) is the only one its calls go through.
+func (u *UCP) direct(ctx context.Context, c *call, _ string, _ any, fn func(context.Context) (*checkout.Session, error)) (CheckoutResult, string, error) {
+	s, err := fn(ctx)
+	return u.checkoutAnswer(c, s, err)
+}
+
 // once runs a keyed call (complete_checkout, cancel_checkout) at most once
 // per agent, tool and meta["idempotency-key"], through the store shared by
 // every replica: a retry with the same key and payload answers the
@@ -74,7 +84,7 @@ func (u *UCP) once(ctx context.Context, c *call, tool string, args any, fn func(
 		}
 	}
 	if rec.ID == "" {
-		return CheckoutResult{Error: rec.Error}, text(rec.Error), nil
+		return CheckoutResult{Error: rec.Error}, "", nil
 	}
 	s, err := u.checkout.Get(ctx, rec.ID)
 	return u.checkoutAnswer(c, s, idPath(err))

@@ -1,6 +1,7 @@
 package ucp
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -10,7 +11,6 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"shop"
 )
@@ -25,33 +25,6 @@ const RESTPath = "/ucp/v1"
 // done with it (server.MaxMCPBodyBytes, the bound of the shop's HTTP
 // server, is the same).
 const maxRESTBody = 256 << 10
-
-// restOp is an operation of the REST binding: the MCP tool it runs (the
-// same core, the same translation), the member its body becomes in the
-// tool's arguments ("" for none), and whether it changes state (and so
-// takes an Idempotency-Key).
-type restOp struct {
-	tool, member string
-	changes      bool
-	created      bool // answers 201 when it made the resource
-}
-
-// restOps are the OpenAPI's operations, by method and path pattern.
-var restOps = map[string]restOp{
-	"POST /checkout-sessions":               {"create_checkout", "checkout", true, true},
-	"GET /checkout-sessions/{id}":           {"get_checkout", "", false, false},
-	"PUT /checkout-sessions/{id}":           {"update_checkout", "checkout", true, false},
-	"POST /checkout-sessions/{id}/complete": {"complete_checkout", "checkout", true, false},
-	"POST /checkout-sessions/{id}/cancel":   {"cancel_checkout", "", true, false},
-	"POST /carts":                           {"create_cart", "cart", true, true},
-	"GET /carts/{id}":                       {"get_cart", "", false, false},
-	"PUT /carts/{id}":                       {"update_cart", "cart", true, false},
-	"POST /carts/{id}/cancel":               {"cancel_cart", "", true, false},
-	"POST /catalog/search":                  {"search_catalog", "catalog", false, false},
-	"POST /catalog/lookup":                  {"lookup_catalog", "catalog", false, false},
-	"POST /catalog/product":                 {"get_product", "catalog", false, false},
-	"GET /orders/{id}":                      {"get_order", "", false, false},
-}
 
 // restStatuses are the HTTP statuses of UCP's protocol errors by their code
 // (overview.md, Error Codes); any other is 400.
@@ -81,22 +54,19 @@ var agentProfilePattern = regexp.MustCompile(`(?:^|[,;\s])profile="([^"\\]*)"`)
 var uuidHeader = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // REST returns the handler of UCP's REST binding, to be mounted at
-// RESTPath. Each operation runs the MCP tool of the same name with the
-// arguments the request carries: meta from the UCP-Agent and
-// Idempotency-Key headers, the id from the path, the body as the tool's
-// checkout, cart or catalog (get_order's email from the query). A state
-// change is done once per agent and Idempotency-Key (kept 24 hours, the
-// same key with another body 409, a key that cannot be stored 503);
-// business outcomes are HTTP 200 or 201 with the UCP object or error
-// response, protocol errors their status with {code, content}.
+// RESTPath. Each operation calls the dialect's typed function of the same
+// action, the one /ucp/mcp's tool calls, with the arguments the request
+// carries: meta from the UCP-Agent and Idempotency-Key headers, the id
+// from the path, the body as the checkout, cart or catalog (get_order's
+// email from the query). A state change is done once per agent and
+// Idempotency-Key (kept 24 hours, the same key with another body 409, a
+// key that cannot be stored 503); business outcomes are HTTP 200 or 201
+// with the UCP object or error response, protocol errors their status
+// with {code, content}. Every call runs in the UCP channel.
 func (u *UCP) REST() http.Handler {
-	tools := map[string]shop.Tool{}
-	for _, t := range u.Tools() {
-		tools[t.Name] = t
-	}
 	mux := http.NewServeMux()
 	for pattern, op := range restOps {
-		mux.Handle(pattern, u.restHandler(op, tools[op.tool], tools[rereadTool(op.tool)]))
+		mux.Handle(pattern, u.restHandler(op))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeProtocolError(w, http.StatusNotFound, "not_found", "no such operation: see https://ucp.dev/2026-08-25/services/shopping/rest.openapi.json")
@@ -105,13 +75,12 @@ func (u *UCP) REST() http.Handler {
 		if id := r.Header.Get("Request-Id"); uuidHeader.MatchString(id) {
 			w.Header().Set("Request-Id", id) // for the agent's tracing, on every answer
 		}
-		mux.ServeHTTP(w, r)
+		mux.ServeHTTP(w, r.WithContext(shop.WithChannel(r.Context(), shop.ChannelUCP)))
 	}))
 }
 
-// restHandler serves one operation; reread is the tool that reads what
-// it makes or changes, to answer a replay of its Idempotency-Key.
-func (u *UCP) restHandler(op restOp, tool, reread shop.Tool) http.Handler {
+// restHandler serves one operation.
+func (u *UCP) restHandler(op restOp) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		meta, status, code, msg := restMeta(r, op)
 		if code != "" {
@@ -132,23 +101,25 @@ func (u *UCP) restHandler(op restOp, tool, reread shop.Tool) http.Handler {
 			u.restError(w, r, err)
 			return
 		}
-		args, err := restArgs(op, meta, r, body)
-		if err != nil {
-			writeProtocolError(w, http.StatusBadRequest, "invalid_request", err.Error())
-			return
+		in := restIn{meta: meta, id: r.PathValue("id"), query: r.URL.Query()}
+		if op.member != "" {
+			if in.body, err = restBody(op.member, body); err != nil {
+				writeProtocolError(w, http.StatusBadRequest, "invalid_request", err.Error())
+				return
+			}
 		}
-		run := func(ctx context.Context) (int, []byte, error) { return u.restRun(ctx, op, tool, args) }
+		run := func(ctx context.Context) (restAnswer, error) { return u.restRun(ctx, op, in) }
 		if op.changes {
-			run = u.restOnce(meta, r, sum, reread, run)
+			run = u.restOnce(meta, r, sum, op, run)
 		}
-		status, answer, err := run(r.Context())
+		ans, err := run(r.Context())
 		if err != nil {
 			u.restError(w, r, err)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = w.Write(answer)
+		w.WriteHeader(ans.status)
+		_, _ = w.Write(ans.body)
 	})
 }
 
@@ -201,79 +172,69 @@ func restMeta(r *http.Request, op restOp) (meta Meta, status int, code, msg stri
 	return meta, 0, "", ""
 }
 
-// restArgs are the tool's arguments of a request: meta, the path's id, the
-// body as op.member, get_order's email from the query.
-func restArgs(op restOp, meta Meta, r *http.Request, body []byte) (json.RawMessage, error) {
-	args := map[string]any{"meta": meta}
-	if id := r.PathValue("id"); id != "" {
-		args["id"] = id
+// restBody is the body as the member of its function's arguments,
+// {"checkout": body}, for the arguments' own decoding (an empty body is
+// {}); a body that is not a JSON object is refused.
+func restBody(member string, body []byte) ([]byte, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		body = []byte("{}")
 	}
-	if op.tool == "get_order" {
-		args["email"] = r.URL.Query().Get("email")
+	if !json.Valid(body) || bytes.TrimSpace(body)[0] != '{' {
+		return nil, errors.New("the request body must be a JSON object: the " + member)
 	}
-	if op.member != "" {
-		if len(strings.TrimSpace(string(body))) == 0 {
-			body = []byte("{}")
-		}
-		if !json.Valid(body) || strings.TrimSpace(string(body))[0] != '{' {
-			return nil, errors.New("the request body must be a JSON object: the " + op.member)
-		}
-		args[op.member] = json.RawMessage(body)
-	}
-	return json.Marshal(args)
+	wrapped := make([]byte, 0, len(body)+len(member)+5)
+	wrapped = append(append(append(wrapped, `{"`...), member...), `":`...)
+	return append(append(wrapped, body...), '}'), nil
 }
 
-// restRun runs the tool and answers its result: 201 for a resource made,
-// else 200 (business outcomes, error responses included).
-func (u *UCP) restRun(ctx context.Context, op restOp, tool shop.Tool, args json.RawMessage) (int, []byte, error) {
-	res, err := tool.Handle(ctx, args)
+// restAnswer is an operation's answer as it is sent: its status and JSON,
+// and the outcome they were made from.
+type restAnswer struct {
+	outcome
+	status int
+	body   []byte
+}
+
+// restRun runs the operation and answers its outcome.
+func (u *UCP) restRun(ctx context.Context, op restOp, in restIn) (restAnswer, error) {
+	o, err := op.run(u, ctx, in)
 	if err != nil {
-		return 0, nil, err
+		return restAnswer{}, err
 	}
-	b, err := json.Marshal(res.Structured)
+	return op.answer(o, http.StatusCreated)
+}
+
+// answer is an outcome as it is sent: 200 with its value, or made (201 or
+// the status kept for a replay) when the operation makes its resource and
+// the outcome is not an error response.
+func (op restOp) answer(o outcome, made int) (restAnswer, error) {
+	b, err := json.Marshal(o.value)
 	if err != nil {
-		return 0, nil, err
+		return restAnswer{}, err
 	}
 	status := http.StatusOK
-	if op.created && !isErrorResponse(b) {
-		status = http.StatusCreated
+	if op.created && !o.failed {
+		status = made
 	}
-	return status, b, nil
-}
-
-// isErrorResponse reports whether an answer is an error response (its
-// ucp.status "error"), which made nothing.
-func isErrorResponse(answer []byte) bool {
-	var probe struct {
-		UCP struct {
-			Status string `json:"status"`
-		} `json:"ucp"`
-	}
-	return json.Unmarshal(answer, &probe) == nil && probe.UCP.Status == "error"
+	return restAnswer{outcome: o, status: status, body: b}, nil
 }
 
 // restError answers an error of a tool call: a UCP protocol error with its
 // status and {code, content}, a refused argument 400 naming its field, any
 // other 500, logged.
 func (u *UCP) restError(w http.ResponseWriter, r *http.Request, err error) {
-	var pe *shop.ProtocolError
+	var pe *protoError
 	var se *shop.Error
 	switch {
 	case errors.As(err, &pe):
-		var data struct {
-			Code       string `json:"code"`
-			Content    string `json:"content"`
-			RetryAfter int    `json:"retry_after"`
-		}
-		_ = json.Unmarshal(pe.Data, &data)
-		status, ok := restStatuses[data.Code]
+		status, ok := restStatuses[pe.code]
 		if !ok {
 			status = http.StatusBadRequest
 		}
-		if data.RetryAfter > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(data.RetryAfter))
+		if pe.retryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(pe.retryAfter))
 		}
-		writeProtocolError(w, status, data.Code, data.Content)
+		writeProtocolError(w, status, pe.code, pe.content)
 	case errors.As(err, &se):
 		writeProtocolError(w, http.StatusBadRequest, string(se.Code), se.Error())
 	default:

@@ -48,3 +48,37 @@ func TestRESTKeysBudget(t *testing.T) {
 		}
 	})
 }
+
+// TestRESTRecord: what an Idempotency-Key keeps is read from the typed
+// outcome: the id of a final checkout or cart, a small error response
+// whole, nothing for what a retry may answer otherwise (a checkout still
+// being paid, a conflict, the shop unavailable) or an error response too
+// large to keep.
+func TestRESTRecord(t *testing.T) {
+	conflict := failed(&ErrorResponse{Messages: []Message{{Type: "error", Code: string(shop.Conflict)}}})
+	notFound := failed(&ErrorResponse{Messages: []Message{{Type: "error", Code: string(shop.NotFound)}}})
+	for _, tc := range []struct {
+		name string
+		o    outcome
+		size int
+		want restRecord
+		keep bool
+	}{
+		{"a checkout made", ofCheckout(CheckoutResult{Checkout: &Checkout{ID: "cs_1", Status: "ready_for_complete"}}), 100, restRecord{Status: 201, ID: "cs_1"}, true},
+		{"a checkout being paid", ofCheckout(CheckoutResult{Checkout: &Checkout{ID: "cs_1", Status: "complete_in_progress"}}), 100, restRecord{}, false},
+		{"a checkout with a conflict", ofCheckout(CheckoutResult{Checkout: &Checkout{ID: "cs_1", Status: "incomplete",
+			Messages: []Message{{Type: "error", Code: "unavailable"}}}}), 100, restRecord{}, false},
+		{"a cart", ofCart(CartResult{Cart: &Cart{ID: "cart_1"}}), 100, restRecord{Status: 201, ID: "cart_1"}, true},
+		{"a conflict", conflict, 100, restRecord{}, false},
+		{"an error response", notFound, 100, restRecord{Status: 201, Body: make([]byte, 100)}, true},
+		{"a large error response", notFound, maxKeptAnswer + 1, restRecord{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := restAnswer{outcome: tc.o, status: 201, body: make([]byte, tc.size)}
+			got, keep := a.record(true)
+			if keep != tc.keep || got.Status != tc.want.Status || got.ID != tc.want.ID || len(got.Body) != len(tc.want.Body) {
+				t.Errorf("record = %+v, %v; want %+v, %v", got, keep, tc.want, tc.keep)
+			}
+		})
+	}
+}

@@ -50,17 +50,17 @@ func (u *UCP) cartAnswer(c *call, ct *checkout.Cart, err error) (CartResult, str
 		if err != nil {
 			return CartResult{}, "", err
 		}
-		return CartResult{Error: refused}, text(refused), nil
+		return CartResult{Error: refused}, "", nil
 	}
 	out := u.toCart(c, ct)
-	return CartResult{Cart: out}, text(out), nil
+	return CartResult{Cart: out}, "", nil
 }
 
 func (u *UCP) beginCart(ctx context.Context, meta Meta) (*call, *CartResult, string, error) {
 	c, refused, err := u.begin(ctx, meta, CapCart)
 	if err != nil || refused != nil {
 		if refused != nil {
-			return nil, &CartResult{Error: refused}, text(refused), nil
+			return nil, &CartResult{Error: refused}, "", nil
 		}
 		return nil, &CartResult{}, "", err
 	}
@@ -136,28 +136,31 @@ func (u *UCP) orderTool() shop.Tool {
 		Description: "Get an order by its id (the order.id of a completed checkout) and the email the buyer placed it with: " +
 			"its lines, quantities fulfilled, where it ships, totals (minor units) and permalink_url, the buyer's receipt page. " +
 			"An order whose email does not match is answered like an unknown one.",
-	}, func(ctx context.Context, args OrderArgs) (OrderResult, string, error) {
-		c, refused, err := u.begin(ctx, args.Meta, CapOrder)
+	}, u.getOrder)
+}
+
+// getOrder answers an order by its id and the email it was placed with.
+func (u *UCP) getOrder(ctx context.Context, args OrderArgs) (OrderResult, string, error) {
+	c, refused, err := u.begin(ctx, args.Meta, CapOrder)
+	if err != nil {
+		return OrderResult{}, "", err
+	}
+	if refused != nil {
+		return OrderResult{Error: refused}, "", nil
+	}
+	o, err := u.orders.Get(ctx, args.ID, args.Email)
+	if err != nil {
+		refused, err := u.refusal(c, err, func(p string) string {
+			if p == "$.email" {
+				return p
+			}
+			return "$.id"
+		})
 		if err != nil {
 			return OrderResult{}, "", err
 		}
-		if refused != nil {
-			return OrderResult{Error: refused}, text(refused), nil
-		}
-		o, err := u.orders.Get(ctx, args.ID, args.Email)
-		if err != nil {
-			refused, err := u.refusal(c, err, func(p string) string {
-				if p == "$.email" {
-					return p
-				}
-				return "$.id"
-			})
-			if err != nil {
-				return OrderResult{}, "", err
-			}
-			return OrderResult{Error: refused}, text(refused), nil
-		}
-		out := u.toOrder(c, o)
-		return OrderResult{Order: out}, text(out), nil
-	})
+		return OrderResult{Error: refused}, "", nil
+	}
+	out := u.toOrder(c, o)
+	return OrderResult{Order: out}, "", nil
 }

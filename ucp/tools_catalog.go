@@ -108,7 +108,7 @@ func (u *UCP) catalogTools() []shop.Tool {
 func (u *UCP) search(ctx context.Context, args SearchArgs) (SearchResult, string, error) {
 	c, refused, err := u.begin(ctx, args.Meta, CapCatalogSearch)
 	if err != nil || refused != nil {
-		return SearchResult{Error: refused}, text(refused), err
+		return SearchResult{Error: refused}, "", err
 	}
 	if err := searchInput(args); err != nil {
 		return u.searchRefusal(c, err, func(p string) string { return p })
@@ -148,12 +148,12 @@ func (u *UCP) search(ctx context.Context, args SearchArgs) (SearchResult, string
 	if current(c.version) {
 		out.Policies = u.returnPolicy()
 	}
-	return SearchResult{Response: out}, text(out), nil
+	return SearchResult{Response: out}, "", nil
 }
 
 func (u *UCP) searchRefusal(c *call, err error, paths func(string) string) (SearchResult, string, error) {
 	refused, err := u.refusal(c, err, paths)
-	return SearchResult{Error: refused}, text(refused), err
+	return SearchResult{Error: refused}, "", err
 }
 
 // searchPath is the UCP path of a search argument the catalog refused.
@@ -210,11 +210,11 @@ func (u *UCP) products(ctx context.Context, ids []string) ([]*catalog.Product, m
 func (u *UCP) lookup(ctx context.Context, args LookupArgs) (LookupResult, string, error) {
 	c, refused, err := u.begin(ctx, args.Meta, CapCatalogLookup)
 	if err != nil || refused != nil {
-		return LookupResult{Error: refused}, text(refused), err
+		return LookupResult{Error: refused}, "", err
 	}
 	fail := func(err error) (LookupResult, string, error) {
 		refused, err := u.refusal(c, err, nil)
-		return LookupResult{Error: refused}, text(refused), err
+		return LookupResult{Error: refused}, "", err
 	}
 	ids := args.Catalog.IDs
 	switch {
@@ -262,17 +262,17 @@ func (u *UCP) lookup(ctx context.Context, args LookupArgs) (LookupResult, string
 	if current(c.version) {
 		out.Policies = u.returnPolicy()
 	}
-	return LookupResult{Response: out}, text(out), nil
+	return LookupResult{Response: out}, "", nil
 }
 
 func (u *UCP) product(ctx context.Context, args ProductArgs) (ProductResult, string, error) {
 	c, refused, err := u.begin(ctx, args.Meta, CapCatalogLookup)
 	if err != nil || refused != nil {
-		return ProductResult{Error: refused}, text(refused), err
+		return ProductResult{Error: refused}, "", err
 	}
 	fail := func(err error) (ProductResult, string, error) {
 		refused, err := u.refusal(c, err, func(string) string { return "$.catalog.id" })
-		return ProductResult{Error: refused}, text(refused), err
+		return ProductResult{Error: refused}, "", err
 	}
 	id := strings.TrimSpace(args.Catalog.ID)
 	if !catalog.ValidID(id) {
@@ -295,7 +295,7 @@ func (u *UCP) product(ctx context.Context, args ProductArgs) (ProductResult, str
 	if current(c.version) {
 		out.Policies = u.returnPolicy()
 	}
-	return ProductResult{Response: out}, text(out), nil
+	return ProductResult{Response: out}, "", nil
 }
 
 // toProduct is a product of the catalog as UCP shows it.

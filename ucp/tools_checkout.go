@@ -23,15 +23,22 @@ type CheckoutResult struct {
 // uuidPattern is the form of an idempotency key.
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
-// Tools returns the dialect's tools, for /ucp/mcp.
-// Every call runs in the UCP channel: the sessions it makes and their orders
-// say so to staff.
+// Tools returns the dialect's tools, for /ucp/mcp: each decodes its
+// arguments and calls the dialect's typed function of its action (the one
+// the REST binding calls too), whose result is the structured content and,
+// encoded, the text block (the typed functions leave the text to this
+// edge). Every call runs in the UCP channel: the sessions it makes and
+// their orders say so to staff.
 func (u *UCP) Tools() []shop.Tool {
 	tools := append(append(u.checkoutTools(), u.cartTools()...), u.catalogTools()...)
 	for i, t := range tools {
 		handle := t.Handle
 		tools[i].Handle = func(ctx context.Context, args json.RawMessage) (*shop.Result, error) {
-			return handle(shop.WithChannel(ctx, shop.ChannelUCP), args)
+			res, err := handle(shop.WithChannel(ctx, shop.ChannelUCP), args)
+			if err == nil && res != nil && res.Text == "" {
+				res.Text = text(res.Structured)
+			}
+			return res, err
 		}
 	}
 	return tools
@@ -88,10 +95,10 @@ func (u *UCP) checkoutAnswer(c *call, s *checkout.Session, err error) (CheckoutR
 		if err != nil {
 			return CheckoutResult{}, "", err
 		}
-		return CheckoutResult{Error: refused}, text(refused), nil
+		return CheckoutResult{Error: refused}, "", nil
 	}
 	out := u.toCheckout(c, s)
-	return CheckoutResult{Checkout: out}, text(out), nil
+	return CheckoutResult{Checkout: out}, "", nil
 }
 
 // text is the text block of an answer: its JSON, as UCP's examples give it.
@@ -109,7 +116,7 @@ func (u *UCP) begun(ctx context.Context, meta Meta, root string) (*call, *Checko
 		return nil, nil, "", err
 	}
 	if refused != nil {
-		return nil, &CheckoutResult{Error: refused}, text(refused), nil
+		return nil, &CheckoutResult{Error: refused}, "", nil
 	}
 	return c, nil, "", nil
 }
@@ -227,7 +234,7 @@ func (u *UCP) frozen(c *call, s *checkout.Session, err error) (CheckoutResult, s
 		m.Severity = "recoverable"
 		out.Messages = append(out.Messages, m)
 	}
-	return CheckoutResult{Checkout: out}, text(out), nil
+	return CheckoutResult{Checkout: out}, "", nil
 }
 
 // idempotencyKey checks the key complete and cancel require.
@@ -242,6 +249,13 @@ func idempotencyKey(m Meta) error {
 }
 
 func (u *UCP) completeCheckout(ctx context.Context, args UpdateCheckoutArgs) (CheckoutResult, string, error) {
+	return u.complete(ctx, args, u.once)
+}
+
+// complete places the order of a checkout, its change run by keyed: once
+// for /ucp/mcp, direct for the REST binding (whose Idempotency-Key is the
+// one layer of its calls).
+func (u *UCP) complete(ctx context.Context, args UpdateCheckoutArgs, keyed keyed) (CheckoutResult, string, error) {
 	c, refused, t, err := u.begun(ctx, args.Meta, CapCheckout)
 	if c == nil {
 		return deref(refused), t, err
@@ -254,13 +268,18 @@ func (u *UCP) completeCheckout(ctx context.Context, args UpdateCheckoutArgs) (Ch
 		return u.checkoutAnswer(c, nil, err)
 	}
 	ctx = buyerContext(ctx, c, fromBuyer(args.Checkout.Buyer))
-	return u.once(ctx, c, "complete_checkout", args, func(ctx context.Context) (*checkout.Session, error) {
+	return keyed(ctx, c, "complete_checkout", args, func(ctx context.Context) (*checkout.Session, error) {
 		s, err := u.checkout.Complete(ctx, checkout.CompleteRequest{SessionID: args.ID, Buyer: fromBuyer(args.Checkout.Buyer), Payment: pay})
 		return s, idPath(err)
 	})
 }
 
 func (u *UCP) cancelCheckout(ctx context.Context, args IDArgs) (CheckoutResult, string, error) {
+	return u.cancel(ctx, args, u.once)
+}
+
+// cancel cancels a checkout, its change run by keyed (as complete's).
+func (u *UCP) cancel(ctx context.Context, args IDArgs, keyed keyed) (CheckoutResult, string, error) {
 	c, refused, t, err := u.begun(ctx, args.Meta, CapCheckout)
 	if c == nil {
 		return deref(refused), t, err
@@ -268,7 +287,7 @@ func (u *UCP) cancelCheckout(ctx context.Context, args IDArgs) (CheckoutResult, 
 	if err := idempotencyKey(args.Meta); err != nil {
 		return u.checkoutAnswer(c, nil, err)
 	}
-	return u.once(ctx, c, "cancel_checkout", args, func(ctx context.Context) (*checkout.Session, error) {
+	return keyed(ctx, c, "cancel_checkout", args, func(ctx context.Context) (*checkout.Session, error) {
 		s, err := u.checkout.Cancel(ctx, args.ID)
 		return s, idPath(err)
 	})

@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
@@ -100,10 +101,26 @@ func New(opts Options) *UCP {
 	}
 }
 
-// protocolError is a failure the specification answers as a JSON-RPC error
-// rather than a result: -32001 for discovery (the agent's profile), -32000
-// for the other protocol errors, with UCP's error (code, content) in data.
-func protocolError(rpcCode int64, message, code, content string, extra map[string]any) *shop.ProtocolError {
+// protoError is a failure the specification answers as a protocol error
+// rather than a result: over MCP the JSON-RPC error it unwraps to, over
+// REST the HTTP status of its code with {code, content} (read with
+// errors.As, never from the JSON-RPC error's data).
+type protoError struct {
+	rpc           *shop.ProtocolError
+	code, content string
+	retryAfter    int // seconds, 0 for none
+}
+
+// Error returns the JSON-RPC error's message.
+func (e *protoError) Error() string { return e.rpc.Error() }
+
+// Unwrap returns the JSON-RPC error, which /ucp/mcp answers.
+func (e *protoError) Unwrap() error { return e.rpc }
+
+// protocolError is a protocol error: JSON-RPC -32001 for discovery (the
+// agent's profile), -32000 for the others, with UCP's error (code,
+// content, extra) in data.
+func protocolError(rpcCode int64, message, code, content string, extra map[string]any) *protoError {
 	data := map[string]any{"code": code, "content": content}
 	for k, v := range extra {
 		data[k] = v
@@ -112,10 +129,20 @@ func protocolError(rpcCode int64, message, code, content string, extra map[strin
 	if err != nil {
 		panic(err) // strings and numbers only
 	}
-	return &shop.ProtocolError{Code: rpcCode, Message: message + ": " + content, Data: b}
+	retry, _ := extra["retry_after"].(int)
+	return &protoError{rpc: &shop.ProtocolError{Code: rpcCode, Message: message + ": " + content, Data: b, Status: mcpStatuses[code]},
+		code: code, content: content, retryAfter: retry}
 }
 
-func discoveryError(code, content string) *shop.ProtocolError {
+// mcpStatuses are the HTTP statuses UCP gives protocol errors over MCP's
+// streamable HTTP, by code (overview.md, Error Handling): its idempotency
+// errors; the others, discovery's included, stay 200.
+var mcpStatuses = map[string]int{
+	"idempotency_conflict":  http.StatusConflict,
+	"idempotency_in_flight": http.StatusConflict,
+}
+
+func discoveryError(code, content string) *protoError {
 	return protocolError(-32001, "UCP discovery failed", code, content, nil)
 }
 
