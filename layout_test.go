@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// allowed is DESIGN.md's table of who may import whom, for the shop's own
+// allowed is docs/architecture.md's table of who may import whom, for the shop's own
 // packages. Beside it: the root package shop (errors, tool declarations, the
 // demo merchant) and contract (the wire shapes of docs/buying.md), which
 // anyone may import and which import no other of ours;
@@ -85,7 +85,7 @@ func TestLayout(t *testing.T) {
 	for _, pkg := range ours {
 		rules, known := allowed[pkg]
 		if !known {
-			t.Errorf("%s is not in DESIGN.md's layout; add it to the table there and here", pkg)
+			t.Errorf("%s is not in docs/architecture.md's table of rooms; add it there and here", pkg)
 			continue
 		}
 		for _, imp := range direct[pkg] {
@@ -98,7 +98,7 @@ func TestLayout(t *testing.T) {
 				continue
 			}
 			if !contains(rules, "*") && !contains(rules, imp) {
-				t.Errorf("%s imports %s: against DESIGN.md (it may import %v)", pkg, imp, rules)
+				t.Errorf("%s imports %s: against docs/architecture.md (it may import %v)", pkg, imp, rules)
 			}
 		}
 	}

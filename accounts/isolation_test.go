@@ -15,7 +15,7 @@ import (
 )
 
 // TestTwoAccounts: one buyer's token never shows or counts another's
-// sessions. A guest's session id is a bearer secret (DESIGN.md, Security);
+// sessions. A guest's session id is a bearer secret (docs/security.md);
 // a session started with a token is that account's alone. Ada's sessions count toward Ada's
 // hold limits only, Bob's sessions start with Bob's email, and Bob's token
 // cannot change or pay a session of Ada's: its order is hers, listed under

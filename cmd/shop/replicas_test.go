@@ -22,7 +22,7 @@ import (
 )
 
 // The replica tests run two or three real `shop serve` processes, each on a
-// port of its own, on one PostgreSQL database (DESIGN.md §Scale): whatever
+// port of its own, on one PostgreSQL database (docs/architecture.md): whatever
 // replica a call reaches, a session is paid once, stock is sold once, and a
 // payment left open by a replica that died is settled once by the others.
 //
