@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"shop/ucp":                 {"shop/checkout", "shop/catalog", "shop/orders", "shop/idempotency", "shop/webfetch"},
 	"shop/checkout":            {"shop/orders", "shop/catalog", "shop/payments", "shop/money", "shop/database"},
 	"shop/accounts":            {"shop/orders", "shop/payments", "shop/notify", "shop/database", "shop/webfetch", "shop/i18n"},
-	"shop/orders":              {"shop/catalog", "shop/payments", "shop/notify", "shop/money", "shop/database"},
+	"shop/orders":              {"shop/catalog", "shop/payments", "shop/notify", "shop/money", "shop/database", "shop/i18n"},
 	"shop/catalog":             {"shop/money", "shop/database"},
 	"shop/feed":                {"shop/catalog"},
 	"shop/payments":            {"shop/money", "shop/database"},

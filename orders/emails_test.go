@@ -129,9 +129,9 @@ func TestOrderEmails(t *testing.T) {
 			t.Fatalf("figures %v", figures)
 		}
 		contains(t, "the confirmation's text", text, append(figures,
-			"2 × "+li.Name+" at "+format(li.UnitAmount)+": "+format(li.Subtotal),
+			"2 × "+li.Name+" ("+format(li.UnitAmount)+" each): "+format(li.Subtotal),
 			ord.PermalinkURL, "1 Market St", "San Francisco, CA 94105", rec.FulfillmentOption.Title,
-			"Return policy: ", "help@northwind.example", `<script>alert("x")</script> Ada`)...)
+			"Returns: ", "help@northwind.example", `<script>alert("x")</script> Ada`)...)
 		contains(t, "the confirmation's HTML", html, format(li.Subtotal), "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; Ada",
 			strings.ReplaceAll(ord.PermalinkURL, "&", "&amp;"))
 		if strings.Contains(html, "<script") {
