@@ -18,7 +18,7 @@ import (
 // outputSchema), which only tests import. purchase and bench are MCP clients of a running shop: of
 // its packages they import only money and the contract's shapes (and bench,
 // purchase's reading of tool results). i18n is the catalogs of the shop's
-// own pages, which server and accounts render.
+// own pages and emails, which server, accounts and orders render.
 var allowed = map[string][]string{
 	"shop/cmd/shop":            {"*"},
 	"shop/purchase":            {"shop/money"},
@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"shop/ucp":                 {"shop/checkout", "shop/catalog", "shop/orders", "shop/idempotency", "shop/webfetch"},
 	"shop/checkout":            {"shop/orders", "shop/catalog", "shop/payments", "shop/money", "shop/database"},
 	"shop/accounts":            {"shop/orders", "shop/payments", "shop/notify", "shop/database", "shop/webfetch", "shop/i18n"},
-	"shop/orders":              {"shop/catalog", "shop/payments", "shop/notify", "shop/money", "shop/database"},
+	"shop/orders":              {"shop/catalog", "shop/payments", "shop/notify", "shop/money", "shop/database", "shop/i18n"},
 	"shop/catalog":             {"shop/money", "shop/database"},
 	"shop/feed":                {"shop/catalog"},
 	"shop/payments":            {"shop/money", "shop/database"},

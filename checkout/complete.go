@@ -362,6 +362,7 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, card bo
 			}
 			row.Status = InProgress
 		}
+		noteLocale(ctx, row)
 		if err := c.save(tx, row); err != nil || !claimed {
 			return err
 		}

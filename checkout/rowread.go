@@ -18,7 +18,7 @@ import (
 // for a SELECT.
 var (
 	sessionFields = []string{"id", "status", "version", "currency", "items", "buyer", "address", "option_id", "promo_code",
-		"metadata", "priced", "total", "order_id", "expires_at", "created_at", "updated_at", "buyer_key", "buyer_email", "channel", "buyer_address", "ever_held", "trusted", "buyer_network", "save_address"}
+		"metadata", "priced", "total", "order_id", "expires_at", "created_at", "updated_at", "buyer_key", "buyer_email", "channel", "buyer_address", "ever_held", "trusted", "buyer_network", "save_address", "locale"}
 	sessionColumns = strings.Join(sessionFields, ", ")
 )
 
@@ -46,7 +46,7 @@ func readRow(db *gorm.DB, id string) (*sessionRow, error) {
 	var save sql.NullBool
 	if err := rows.Scan(&r.ID, &r.Status, &r.Version, &r.Currency, &items, &buyer, &address, &r.OptionID, &r.PromoCode,
 		&metadata, &priced, &r.Total, &r.OrderID, &r.ExpiresAt, &r.CreatedAt, &r.UpdatedAt, &r.BuyerKey, &r.BuyerEmail, &r.Channel, &r.BuyerAddress, &r.EverHeld, &r.Trusted, &r.BuyerNetwork,
-		&save); err != nil {
+		&save, &r.Locale); err != nil {
 		return nil, err
 	}
 	if save.Valid {
@@ -72,7 +72,7 @@ func readRow(db *gorm.DB, id string) (*sessionRow, error) {
 func insertRow(tx *gorm.DB, r *sessionRow) error {
 	_, err := database.Insert(tx, "checkout_sessions", sessionFields, []any{r.ID, r.Status, r.Version, r.Currency,
 		jsonColumn(r.Items), jsonColumn(r.Buyer), jsonColumn(r.Address), r.OptionID, r.PromoCode, jsonColumn(r.Metadata),
-		marshal(r.Priced), r.Total, r.OrderID, r.ExpiresAt, r.CreatedAt, r.UpdatedAt, r.BuyerKey, r.BuyerEmail, r.Channel, r.BuyerAddress, r.EverHeld, r.Trusted, r.BuyerNetwork, r.SaveAddress})
+		marshal(r.Priced), r.Total, r.OrderID, r.ExpiresAt, r.CreatedAt, r.UpdatedAt, r.BuyerKey, r.BuyerEmail, r.Channel, r.BuyerAddress, r.EverHeld, r.Trusted, r.BuyerNetwork, r.SaveAddress, r.Locale})
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ var saveSQL [32]string
 
 func init() {
 	for set := range saveSQL {
-		cols := "version = ?, items = ?, buyer = ?, address = ?, option_id = ?, promo_code = ?, metadata = ?, priced = ?, total = ?, order_id = ?, save_address = ?"
+		cols := "version = ?, items = ?, buyer = ?, address = ?, option_id = ?, promo_code = ?, metadata = ?, priced = ?, total = ?, order_id = ?, save_address = ?, locale = ?"
 		for _, c := range []struct {
 			bit  int
 			name string
@@ -141,7 +141,7 @@ func (c *Checkout) save(tx *gorm.DB, row *sessionRow) error {
 	row.Version = prev + 1
 	args := make([]any, 0, 16)
 	args = append(args, row.Version, jsonColumn(row.Items), jsonColumn(row.Buyer), jsonColumn(row.Address),
-		row.OptionID, row.PromoCode, jsonColumn(row.Metadata), marshal(row.Priced), row.Total, row.OrderID, row.SaveAddress)
+		row.OptionID, row.PromoCode, jsonColumn(row.Metadata), marshal(row.Priced), row.Total, row.OrderID, row.SaveAddress, row.Locale)
 	set, was := 0, row.was
 	if !row.known || row.Status != was.status {
 		set, args = set|setStatus, append(args, row.Status)

@@ -71,7 +71,7 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 		return nil, err
 	}
 	fresh := sessionRow{ID: newSessionID(), Version: 1, Currency: c.policy.Currency().Code(), OrderID: orders.NewID(), CreatedAt: now,
-		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, BuyerNetwork: buyer.Network(), Channel: string(shop.ChannelFrom(ctx))}
+		BuyerKey: buyer.Key(), BuyerAddress: buyer.Address, BuyerNetwork: buyer.Network(), Channel: string(shop.ChannelFrom(ctx)), Locale: shop.LocaleFrom(ctx)}
 	var row sessionRow
 	// errConflict: a session of the buyer's that gave way changed meanwhile.
 	err = retryConflicts(func() error {
@@ -215,6 +215,7 @@ func (c *Checkout) change(ctx context.Context, id string, fn func(tx *gorm.DB, r
 			if err := fn(tx, row); err != nil {
 				return err
 			}
+			noteLocale(ctx, row)
 			return c.save(tx, row)
 		})
 		if errors.Is(err, errUnchanged) {
@@ -520,4 +521,11 @@ func keptOption(st *state, chosen string, offered, wasKept bool) string {
 		st.OptionID = ""
 	}
 	return ""
+}
+
+// noteLocale records on row the buyer's language ctx carries, if any.
+func noteLocale(ctx context.Context, row *sessionRow) {
+	if l := shop.LocaleFrom(ctx); l != "" {
+		row.Locale = l
+	}
 }

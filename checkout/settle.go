@@ -200,7 +200,7 @@ func (c *Checkout) placeOrder(ctx context.Context, tx *gorm.DB, att *attemptRow,
 		LineItems: snap.LineItems, Totals: snap.Totals, Links: c.links(),
 		Currency: row.Currency, Total: row.Total, Channel: row.Channel, AccountID: accountOf(row.BuyerKey),
 		Payment: contract.Payment{Provider: att.Provider, Mode: att.Mode, Reference: res.Reference, Status: string(payments.Succeeded)},
-		Display: c.policy.displayFor(st.Address),
+		Display: c.policy.displayFor(st.Address), Locale: row.Locale,
 	}
 	if st.Buyer != nil {
 		in.Email = st.Buyer.Email

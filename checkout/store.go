@@ -33,8 +33,12 @@ type sessionRow struct {
 	Metadata  map[string]string `gorm:"serializer:json;not null"`
 	// SaveAddress is a linked buyer's save_address, nil for a guest's.
 	SaveAddress *bool
-	Priced      snapshot `gorm:"serializer:json"`
-	Total       int64
+	// Locale is the buyer's language, the last one a call on the session
+	// carried (shop.LocaleFrom), "" while none did: its order's emails are
+	// written in it.
+	Locale string
+	Priced snapshot `gorm:"serializer:json"`
+	Total  int64
 	// OrderID is the id the session's order will have, chosen with the
 	// session (or, for a session made before there were such ids, when it
 	// is first paid): the payment provider receives it with the charge.

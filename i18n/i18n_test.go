@@ -91,7 +91,12 @@ func TestSharedWithWidgets(t *testing.T) {
 // catalogs (a typo would show the key to the buyer).
 func TestKeysUsed(t *testing.T) {
 	use := regexp.MustCompile(`\.(?:T|N|Around)\s*\(?\s*"(\w+)"|(?:Title|Error): "(\w+)"|p\.(?:message|fail)\([^"]*"(\w+)"(?:, "(\w+)")?(?:, "(\w+)")?`)
-	files := []string{"../server/pay.go", "../server/pay.html", "../server/receipt.go", "../server/receipt.html", "../accounts/login.go", "../accounts/login.html"}
+	files := []string{"../server/pay.go", "../server/pay.html", "../server/receipt.go", "../server/receipt.html", "../accounts/login.go", "../accounts/login.html", "../orders/emails.go"}
+	emails, err := filepath.Glob("../orders/emails/*")
+	if err != nil || len(emails) == 0 {
+		t.Fatalf("the order emails' templates: %v", err)
+	}
+	files = append(files, emails...)
 	found := 0
 	for _, f := range files {
 		src, err := os.ReadFile(f)

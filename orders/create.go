@@ -58,6 +58,9 @@ type NewOrder struct {
 	// Display is how the session showed its figures; the receipt, the
 	// emails and the texts show them the same way.
 	Display contract.Display
+	// Locale is the buyer's language (a BCP 47 tag), "" when unknown: the
+	// order's emails are written in it.
+	Locale string
 }
 
 // ErrExists is returned (wrapped) by Create when the session already has an order.
@@ -94,7 +97,9 @@ type orderRow struct {
 	// window starts then.
 	DeliveredAt *time.Time
 	// Display is the JSON of the session's contract.Display, "" before it had one.
-	Display   string
+	Display string
+	// Locale is the buyer's BCP 47 tag, "" when unknown (emails in English).
+	Locale    string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -205,7 +210,7 @@ func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*contrac
 var (
 	orderColumns = []string{"id", "number", "checkout_session_id", "status", "email", "buyer", "address", "fulfillment_option",
 		"totals", "links", "currency", "total", "payment_provider", "payment_mode", "payment_reference", "payment_status",
-		"refunded", "short_units", "channel", "display", "created_at", "updated_at"}
+		"refunded", "short_units", "channel", "display", "locale", "created_at", "updated_at"}
 	lineColumns = []string{"order_id", "position", "line_id", "variant_id", "name", "images", "quantity", "unit_amount",
 		"base_amount", "discount", "subtotal", "tax", "total", "fulfilled", "restocked", "short_quantity"}
 )
@@ -221,7 +226,7 @@ var errOrderExists = errors.New("the session has an order")
 func insertOrder(tx *gorm.DB, r *orderRow, lines []lineRow) error {
 	n, err := database.InsertSuffix(tx, "orders", orderColumns, " ON CONFLICT (checkout_session_id) DO NOTHING", []any{r.ID, r.Number,
 		r.CheckoutSessionID, r.Status, r.Email, r.Buyer, r.Address, r.FulfillmentOption, r.Totals, r.Links, r.Currency, r.Total,
-		r.PaymentProvider, r.PaymentMode, r.PaymentReference, r.PaymentStatus, r.Refunded, r.ShortUnits, r.Channel, r.Display, r.CreatedAt, r.UpdatedAt})
+		r.PaymentProvider, r.PaymentMode, r.PaymentReference, r.PaymentStatus, r.Refunded, r.ShortUnits, r.Channel, r.Display, r.Locale, r.CreatedAt, r.UpdatedAt})
 	if err != nil {
 		return fmt.Errorf("create order: %w", err)
 	}
@@ -290,7 +295,7 @@ func (o *Orders) rows(in NewOrder) (*orderRow, []lineRow, error) {
 		Totals: marshal(nonNilSlice(in.Totals)), Links: marshal(nonNilSlice(in.Links)),
 		Currency: cur.Code(), Total: in.Total,
 		PaymentProvider: pay.Provider, PaymentMode: pay.Mode, PaymentReference: pay.Reference, PaymentStatus: pay.Status,
-		Channel: channel, Display: marshal(in.Display), CreatedAt: now, UpdatedAt: now,
+		Channel: channel, Display: marshal(in.Display), Locale: in.Locale, CreatedAt: now, UpdatedAt: now,
 	}
 	lines := make([]lineRow, len(in.LineItems))
 	for i, li := range in.LineItems {

@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop/contract"
+	"shop/i18n"
 	"shop/notify"
 )
 
@@ -51,7 +52,10 @@ var (
 
 // emailView is what the templates show.
 type emailView struct {
-	Kind      string
+	Kind string
+	lang *i18n.Lang
+	// Format writes an amount in the buyer's language.
+	Format    func(int64) string
 	Shop      string
 	Name      string // the buyer's, for the greeting; may be empty
 	Email     string
@@ -85,22 +89,32 @@ type emailFigure struct {
 
 type emailLink struct{ Label, URL string }
 
-// linkLabels names the links an email lists, in the order it lists them.
-var linkLabels = []struct{ typ, label string }{
-	{"terms_of_use", "Terms of use"}, {"privacy_policy", "Privacy policy"},
-	{"return_policy", "Return policy"}, {"support", "Support"},
-}
+// linkTypes are the links an email lists, in the order it lists them;
+// each is named by the catalogs' "link_"+type.
+var linkTypes = []string{"terms_of_use", "privacy_policy", "return_policy", "support"}
 
-// view is what every email of order r shows: who, which order, the lines,
-// totals, address, shipping and links as the buyer saw them.
+// T is the catalogs' message under key in the buyer's language, for the
+// templates: {{.T "email_each" "amount" .Unit}}.
+func (v *emailView) T(key string, args ...any) string { return v.lang.T(key, args...) }
+
+// Lang is the BCP 47 tag of the email's language, for <html lang>.
+func (v *emailView) Lang() string { return v.lang.Tag() }
+
+// view is what every email of order r shows, in the buyer's language (the
+// order's locale; English when unknown or for staff): who, which order,
+// the lines, totals, address, shipping and links as the buyer saw them.
 func (o *Orders) view(kind string, r *orderRow, lines []lineRow) (*emailView, error) {
 	ord, err := o.order(r, lines)
 	if err != nil {
 		return nil, err
 	}
 	rec := &ord.Receipt
-	format := amountFormatter(r.Currency, "")
-	v := &emailView{Kind: kind, Shop: o.emails.Shop, Email: r.Email, Number: r.Number, Permalink: ord.PermalinkURL, Support: o.emails.Support}
+	l, locale := i18n.Match(r.Locale), r.Locale
+	if kind == emailStaffCopy {
+		l, locale = i18n.English, ""
+	}
+	format := amountFormatter(r.Currency, locale)
+	v := &emailView{Kind: kind, lang: l, Format: format, Shop: o.emails.Shop, Email: r.Email, Number: r.Number, Permalink: ord.PermalinkURL, Support: o.emails.Support}
 	var buyer contract.Buyer
 	if err := unmarshalIf(r.Buyer, &buyer); err != nil {
 		return nil, fmt.Errorf("order %s buyer: %w", r.ID, err)
@@ -109,38 +123,26 @@ func (o *Orders) view(kind string, r *orderRow, lines []lineRow) (*emailView, er
 	if v.Name == "" {
 		v.Name = strings.TrimSpace(buyer.FirstName + " " + buyer.LastName)
 	}
-	d := rec.Display // the lines and totals as the buyer saw them: with tax included or not
-	for _, li := range rec.LineItems {
-		unit := format(li.UnitAmount)
-		if q := li.Item.Quantity; d.PricesIncludeTax && q > 0 && (li.BaseAmount+li.Tax)%q == 0 {
-			unit = format((li.BaseAmount + li.Tax) / q)
-		} else if d.PricesIncludeTax {
-			unit += " before " + d.TaxName.English()
-		}
-		v.Lines = append(v.Lines, emailLine{Name: li.Name, Quantity: li.Item.Quantity, Unit: unit, Total: format(d.Line(li))})
-	}
-	for _, row := range d.Rows(rec.LineItems, rec.Totals) {
-		v.Totals = append(v.Totals, emailFigure{Label: d.EnglishLabel(row.Type), Amount: format(row.Amount), Total: row.Type == contract.TotalTotal})
-	}
+	v.Lines, v.Totals = emailFigures(l, rec, format)
 	if a := rec.FulfillmentAddress; a != nil {
 		if v.Name == "" {
 			v.Name = a.Name
 		}
-		v.Address = a.Lines(a.Country) // in the country's own order
+		v.Address = a.Lines(l.Country(a.Country)) // in the country's own order, named in the buyer's language
 	}
 	if opt := rec.FulfillmentOption; opt != nil {
 		v.Shipping = opt.Title
 		if opt.Carrier != "" {
-			v.Shipping += " by " + opt.Carrier
+			v.Shipping = l.T("email_by_carrier", "option", opt.Title, "carrier", opt.Carrier)
 		}
 		if !opt.EarliestDeliveryTime.IsZero() && !opt.LatestDeliveryTime.IsZero() {
-			v.Shipping += fmt.Sprintf(", arriving %s – %s", opt.EarliestDeliveryTime.UTC().Format("Mon 2 Jan"), opt.LatestDeliveryTime.UTC().Format("Mon 2 Jan 2006"))
+			v.Shipping = l.T("email_arriving", "shipping", v.Shipping, "from", l.Date(opt.EarliestDeliveryTime), "to", l.Date(opt.LatestDeliveryTime))
 		}
 	}
-	for _, l := range linkLabels {
+	for _, typ := range linkTypes {
 		for _, have := range rec.Links {
-			if have.Type == l.typ && have.URL != "" {
-				v.Links = append(v.Links, emailLink{Label: l.label, URL: have.URL})
+			if have.Type == typ && have.URL != "" {
+				v.Links = append(v.Links, emailLink{Label: l.T("link_" + typ), URL: have.URL})
 				break
 			}
 		}
@@ -148,23 +150,48 @@ func (o *Orders) view(kind string, r *orderRow, lines []lineRow) (*emailView, er
 	return v, nil
 }
 
-// subjects are the emails' subject lines, by kind, formatted with the
-// shop's name, the order number and (refunded) the amount.
+// emailFigures are the lines and totals of a receipt as its session showed
+// them (with tax included or not, docs/messages.md), in language l.
+func emailFigures(l *i18n.Lang, rec *contract.Receipt, format func(int64) string) ([]emailLine, []emailFigure) {
+	d := rec.Display
+	var lines []emailLine
+	for _, li := range rec.LineItems {
+		unit := l.T("email_each", "amount", format(li.UnitAmount))
+		if q := li.Item.Quantity; d.PricesIncludeTax && q > 0 && (li.BaseAmount+li.Tax)%q == 0 {
+			unit = l.T("email_each", "amount", format((li.BaseAmount+li.Tax)/q))
+		} else if d.PricesIncludeTax {
+			unit = l.T("email_each_before_tax", "amount", format(li.UnitAmount))
+		}
+		lines = append(lines, emailLine{Name: li.Name, Quantity: li.Item.Quantity, Unit: unit, Total: format(d.Line(li))})
+	}
+	var totals []emailFigure
+	for _, row := range d.Rows(rec.LineItems, rec.Totals) {
+		label := l.T("total_" + string(row.Type))
+		switch row.Type {
+		case contract.TotalTax:
+			label = l.T("tax_" + string(d.TaxName))
+		case contract.TotalTaxIncluded:
+			// information below the total, not a figure to add: "incl. VAT 3,42 €"
+			totals = append(totals, emailFigure{Label: l.T("tax_included_"+string(d.TaxName), "amount", format(row.Amount))})
+			continue
+		}
+		totals = append(totals, emailFigure{Label: label, Amount: format(row.Amount), Total: row.Type == contract.TotalTotal})
+	}
+	return lines, totals
+}
+
+// subject is the email's subject line in its language, with the shop's
+// name, the order number and (refunds) the amount.
 func (v *emailView) subject() string {
 	switch v.Kind {
-	case emailConfirmation:
-		return fmt.Sprintf("%s: your order %d is confirmed", v.Shop, v.Number)
 	case emailStaffCopy:
 		return fmt.Sprintf("%s: new order %d from %s", v.Shop, v.Number, v.Email)
-	case emailShipped:
-		return fmt.Sprintf("%s: your order %d has shipped", v.Shop, v.Number)
 	case emailRefunded:
-		return fmt.Sprintf("%s: %s refunded on your order %d", v.Shop, v.Refunded, v.Number)
-	case emailReturnRequested, emailReturnRefunded, emailReturnRejected:
-		return v.returnSubject()
-	default:
-		return fmt.Sprintf("%s: your order %d is canceled", v.Shop, v.Number)
+		return v.T("email_refunded_subject", "shop", v.Shop, "amount", v.Refunded, "number", v.Number)
+	case emailReturnRefunded:
+		return v.T("email_return_refunded_subject", "shop", v.Shop, "amount", v.Return.Refund, "number", v.Number)
 	}
+	return v.T("email_"+v.Kind+"_subject", "shop", v.Shop, "number", v.Number)
 }
 
 // send renders v and writes it to the outbox in tx, under key. An email
@@ -206,7 +233,9 @@ func (o *Orders) emailConfirmation(ctx context.Context, tx *gorm.DB, r *orderRow
 	if err := o.send(ctx, tx, "order/"+r.ID+"/confirmation", r.ID, r.Email, v); err != nil || o.emails.StaffCopy == "" {
 		return err
 	}
-	v.Kind = emailStaffCopy
+	if v, err = o.view(emailStaffCopy, r, lines); err != nil {
+		return err
+	}
 	return o.send(ctx, tx, "order/"+r.ID+"/staff_copy", r.ID, o.emails.StaffCopy, v)
 }
 
@@ -237,8 +266,7 @@ func (o *Orders) emailRefunded(ctx context.Context, tx *gorm.DB, r *orderRow, li
 	if err != nil {
 		return err
 	}
-	format := amountFormatter(r.Currency, "")
-	v.Refunded, v.Left = format(ref.Amount), format(max(0, r.Total-r.Refunded))
+	v.Refunded, v.Left = v.Format(ref.Amount), v.Format(max(0, r.Total-r.Refunded))
 	return o.send(ctx, tx, "order/"+r.ID+"/refund/"+ref.ID, r.ID, r.Email, v)
 }
 
@@ -253,7 +281,7 @@ func (o *Orders) emailCanceled(ctx context.Context, tx *gorm.DB, r *orderRow, li
 		return err
 	}
 	if refund > 0 {
-		v.Refunded = amountFormatter(r.Currency, "")(refund)
+		v.Refunded = v.Format(refund)
 	}
 	return o.send(ctx, tx, "order/"+r.ID+"/canceled", r.ID, r.Email, v)
 }

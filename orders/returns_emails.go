@@ -2,7 +2,6 @@ package orders
 
 import (
 	"context"
-	"fmt"
 
 	"gorm.io/gorm"
 )
@@ -25,17 +24,6 @@ var returnEmails = map[ReturnStatus]string{
 	ReturnRequested: emailReturnRequested, ReturnRefunded: emailReturnRefunded, ReturnRejected: emailReturnRejected,
 }
 
-func (v *emailView) returnSubject() string {
-	switch v.Kind {
-	case emailReturnRequested:
-		return fmt.Sprintf("%s: your return of order %d is on its way to us", v.Shop, v.Number)
-	case emailReturnRefunded:
-		return fmt.Sprintf("%s: %s refunded for your return of order %d", v.Shop, v.Return.Refund, v.Number)
-	default:
-		return fmt.Sprintf("%s: your return of order %d was not accepted", v.Shop, v.Number)
-	}
-}
-
 // emailReturn writes, in tx, the buyer's email about a return as it now
 // stands (requested, refunded, rejected; nothing for the others), with how
 // to send the parcel (instructions) when requested.
@@ -48,7 +36,7 @@ func (o *Orders) emailReturn(ctx context.Context, tx *gorm.DB, r *orderRow, line
 	if err != nil {
 		return err
 	}
-	rv := &returnView{ID: row.ID, Refund: amountFormatter(r.Currency, "")(row.RefundAmount), Instructions: instructions, Reason: row.RejectReason}
+	rv := &returnView{ID: row.ID, Refund: v.Format(row.RefundAmount), Instructions: instructions, Reason: row.RejectReason}
 	picked := pickedOf(lines, row.lines())
 	for i, l := range lines {
 		if q := picked[i]; q > 0 {

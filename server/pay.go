@@ -207,7 +207,11 @@ func (p *payPages) pay(w http.ResponseWriter, r *http.Request, id, token string)
 	if email != "" {
 		req.Buyer = &checkout.Buyer{Email: email}
 	}
-	s, err := p.c.Complete(r.Context(), req)
+	ctx := r.Context()
+	if lang := r.Header.Get("Accept-Language"); lang != "" {
+		ctx = shop.WithLocale(ctx, l.Tag()) // the buyer's language, for the order's emails
+	}
+	s, err := p.c.Complete(ctx, req)
 	problem := ""
 	if err != nil {
 		var e *shop.Error

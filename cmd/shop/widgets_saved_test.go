@@ -51,6 +51,7 @@ func (h linkedHost) cases() []widgetCase {
 		{name: "SavedCardNeedsAuth", run: h.testSavedCardNeedsAuth},
 		{name: "Remembered", run: h.testRemembered},
 		{name: "ReceiptRefund", run: h.testReceiptRefund},
+		{name: "ReceiptReturn", run: h.testReceiptReturn},
 	}
 }
 

@@ -31,7 +31,7 @@ func TestWidgets(t *testing.T) {
 	dsn := dbtest.DSN(t, database.SQLite)
 	// The shop mails sign-in codes for linked buyers' cases.
 	mail := smtptest.Start(t)
-	shop := startShop(t, dsn, map[string]string{"SHOP_SMTP_URL": mail.URL})
+	shop := startShop(t, dsn, map[string]string{"SHOP_SMTP_URL": mail.URL, "SHOP_ADMIN_TOKENS": "owner:" + ownerToken})
 	hostURL := testHost(t, hostPage, shop.url)
 	// A second shop whose policy enables the payment sheet.
 	sheetDSN := dbtest.DSN(t, database.SQLite)
