@@ -133,7 +133,7 @@ function rows(totals: Total[], lines: LineItem[], option: FulfillmentOption | un
 }
 
 function taxLabel(d: Display): string {
-  return d.taxName ? t(("tax_" + d.taxName) as Key).replace(/^\p{Ll}/u, (c) => c.toLocaleUpperCase()) : t("total_tax");
+  return d.taxName ? t(("taxWord_" + d.taxName) as Key).replace(/^\p{Ll}/u, (c) => c.toLocaleUpperCase()) : t("total_tax");
 }
 
 export function Totals({ totals, lines, option, fmt }: { totals: Total[]; lines: LineItem[]; option?: FulfillmentOption; fmt: Fmt }) {
@@ -151,7 +151,7 @@ export function Totals({ totals, lines, option, fmt }: { totals: Total[]; lines:
       ))}
       {fmt.display.taxIncluded && tax > 0 && (
         <dd class="muted incl" data-total="tax-included">
-          {t("inclTax", { tax: t(("tax_" + (fmt.display.taxName || "vat")) as Key), amount: m(tax) })}
+          {t("inclTax", { tax: t(("taxWord_" + (fmt.display.taxName || "vat")) as Key), amount: m(tax) })}
         </dd>
       )}
     </dl>

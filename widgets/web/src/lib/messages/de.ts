@@ -115,10 +115,10 @@ export const de: Messages = {
   exitFullscreen: "Vollbild beenden",
   total_items: "Artikel",
   inclTax: "inkl. {amount} {tax}",
-  tax_vat: "MwSt.",
-  tax_gst: "GST",
-  tax_consumption_tax: "Verbrauchsteuer",
-  tax_sales_tax: "Umsatzsteuer",
+  taxWord_vat: "MwSt.",
+  taxWord_gst: "GST",
+  taxWord_consumption_tax: "Verbrauchsteuer",
+  taxWord_sales_tax: "Umsatzsteuer",
   refunded: "Erstattet: {amount}",
   refundedTotal: "Insgesamt erstattet: {amount}",
   qtyEach: "{qty} × {amount}",
@@ -186,6 +186,8 @@ export const de: Messages = {
   "session.unpriceable": "Dieser Checkout kann nicht mehr bezahlt werden; starte einen neuen.",
   "promo.unknown": "Es gibt keine Aktion mit dem Code {code_typed}.",
   "promo.malformed": "{code_typed} ist kein Gutscheincode.",
+  "promo.repeated": "{code} wurde bereits eingegeben.",
+  "promo.combination": "{code} lässt sich nicht mit {other} kombinieren.",
 };
 
 export const deProducts: Record<ProductsKey, Text> = {

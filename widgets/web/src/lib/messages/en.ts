@@ -122,10 +122,10 @@ export const en = {
   exitFullscreen: "Exit fullscreen",
   total_items: "Items",
   inclTax: "incl. {tax} {amount}",
-  tax_vat: "VAT",
-  tax_gst: "GST",
-  tax_consumption_tax: "consumption tax",
-  tax_sales_tax: "sales tax",
+  taxWord_vat: "VAT",
+  taxWord_gst: "GST",
+  taxWord_consumption_tax: "consumption tax",
+  taxWord_sales_tax: "sales tax",
   refunded: "Refunded {amount}",
   refundedTotal: "Refunded in all: {amount}",
   qtyEach: "{qty} × {amount}",
@@ -193,6 +193,8 @@ export const en = {
   "session.unpriceable": "This checkout can no longer be paid; start a new one.",
   "promo.unknown": "There is no promotion with the code {code_typed}.",
   "promo.malformed": "{code_typed} is not a promotion code.",
+  "promo.repeated": "{code} was entered already.",
+  "promo.combination": "{code} cannot be combined with {other}.",
 } satisfies Record<string, Text>;
 
 /** Key names a message of both widgets or the checkout's. */

@@ -115,10 +115,10 @@ export const es: Messages = {
   exitFullscreen: "Salir de pantalla completa",
   total_items: "Artículos",
   inclTax: "{tax} incluido: {amount}",
-  tax_vat: "IVA",
-  tax_gst: "GST",
-  tax_consumption_tax: "impuesto al consumo",
-  tax_sales_tax: "impuesto sobre las ventas",
+  taxWord_vat: "IVA",
+  taxWord_gst: "GST",
+  taxWord_consumption_tax: "impuesto al consumo",
+  taxWord_sales_tax: "impuesto sobre las ventas",
   refunded: "Reembolsado: {amount}",
   refundedTotal: "Reembolsado en total: {amount}",
   qtyEach: "{qty} × {amount}",
@@ -186,6 +186,8 @@ export const es: Messages = {
   "session.unpriceable": "Este pedido ya no se puede pagar; empieza uno nuevo.",
   "promo.unknown": "No hay ninguna promoción con el código {code_typed}.",
   "promo.malformed": "{code_typed} no es un código de promoción.",
+  "promo.repeated": "{code} ya se introdujo.",
+  "promo.combination": "{code} no se puede combinar con {other}.",
 };
 
 export const esProducts: Record<ProductsKey, Text> = {

@@ -115,10 +115,10 @@ export const fr: Messages = {
   exitFullscreen: "Quitter le plein écran",
   total_items: "Articles",
   inclTax: "dont {tax} {amount}",
-  tax_vat: "TVA",
-  tax_gst: "TPS",
-  tax_consumption_tax: "taxe à la consommation",
-  tax_sales_tax: "taxe de vente",
+  taxWord_vat: "TVA",
+  taxWord_gst: "TPS",
+  taxWord_consumption_tax: "taxe à la consommation",
+  taxWord_sales_tax: "taxe de vente",
   refunded: "Remboursé : {amount}",
   refundedTotal: "Remboursé au total : {amount}",
   qtyEach: "{qty} × {amount}",
@@ -186,6 +186,8 @@ export const fr: Messages = {
   "session.unpriceable": "Cette commande ne peut plus être payée ; commencez-en une nouvelle.",
   "promo.unknown": "Aucune promotion n’a le code {code_typed}.",
   "promo.malformed": "{code_typed} n’est pas un code promo.",
+  "promo.repeated": "{code} a déjà été saisi.",
+  "promo.combination": "{code} ne peut pas être combiné avec {other}.",
 };
 
 export const frProducts: Record<ProductsKey, Text> = {

@@ -115,10 +115,10 @@ export const ja: Messages = {
   exitFullscreen: "全画面を終了",
   total_items: "商品",
   inclTax: "（うち{tax} {amount}）",
-  tax_vat: "付加価値税",
-  tax_gst: "GST",
-  tax_consumption_tax: "消費税",
-  tax_sales_tax: "売上税",
+  taxWord_vat: "付加価値税",
+  taxWord_gst: "GST",
+  taxWord_consumption_tax: "消費税",
+  taxWord_sales_tax: "売上税",
   refunded: "返金済み：{amount}",
   refundedTotal: "返金合計：{amount}",
   qtyEach: "{qty} × {amount}",
@@ -186,6 +186,8 @@ export const ja: Messages = {
   "session.unpriceable": "この購入手続きはもうお支払いできません。新しく始めてください。",
   "promo.unknown": "コード {code_typed} のキャンペーンはありません。",
   "promo.malformed": "{code_typed} はキャンペーンコードではありません。",
+  "promo.repeated": "{code}はすでに入力されています。",
+  "promo.combination": "{code}は{other}と併用できません。",
 };
 
 export const jaProducts: Record<ProductsKey, Text> = {

@@ -115,10 +115,10 @@ export const ptBR: Messages = {
   exitFullscreen: "Sair da tela cheia",
   total_items: "Itens",
   inclTax: "{tax} incluído: {amount}",
-  tax_vat: "IVA",
-  tax_gst: "GST",
-  tax_consumption_tax: "imposto sobre consumo",
-  tax_sales_tax: "imposto sobre vendas",
+  taxWord_vat: "IVA",
+  taxWord_gst: "GST",
+  taxWord_consumption_tax: "imposto sobre consumo",
+  taxWord_sales_tax: "imposto sobre vendas",
   refunded: "Reembolsado: {amount}",
   refundedTotal: "Reembolsado no total: {amount}",
   qtyEach: "{qty} × {amount}",
@@ -186,6 +186,8 @@ export const ptBR: Messages = {
   "session.unpriceable": "Este checkout não pode mais ser pago; comece um novo.",
   "promo.unknown": "Não há promoção com o código {code_typed}.",
   "promo.malformed": "{code_typed} não é um código de promoção.",
+  "promo.repeated": "{code} já foi inserido.",
+  "promo.combination": "{code} não pode ser combinado com {other}.",
 };
 
 export const ptBRProducts: Record<ProductsKey, Text> = {
