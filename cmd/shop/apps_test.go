@@ -166,6 +166,11 @@ func TestIdempotentHints(t *testing.T) {
 		"add_my_address": false, "remove_my_address": true, "set_my_default_address": true,
 		"delete_my_account": false, "delete_account": false,
 		"list_my_payment_methods": true, "remove_my_payment_method": true,
+		// Returns: a request makes another return (or is refused as already
+		// returned), a cancel or a rejection of a return that ended is
+		// refused; accepting is two steps, its confirm token works once.
+		"request_return": false, "cancel_return": false,
+		"list_returns": true, "accept_return": true, "reject_return": false,
 	}
 	shop := startShop(t, dbtest.DSN(t, database.SQLite), map[string]string{"SHOP_ADMIN_TOKENS": "owner:" + ownerToken})
 	seen := map[string]bool{}
