@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/database"
 )
 
 // Categories returns the catalog's categories, sorted.
@@ -78,5 +79,11 @@ func (c *Catalog) heldOn(ctx context.Context, variants []variantRow) (map[string
 	for i, v := range variants {
 		ids[i] = v.ID
 	}
-	return c.held(c.db.WithContext(ctx), "", ids)
+	args := append(database.Strings(make([]any, 0, len(ids)+1), ids), c.now().UTC())
+	held, err := database.Counts(database.Query(c.db.WithContext(ctx),
+		"SELECT variant_id, SUM(quantity) FROM stock_holds WHERE variant_id IN ("+database.In(len(ids))+") AND expires_at > ? GROUP BY variant_id", args...))
+	if err != nil {
+		return nil, fmt.Errorf("sum stock holds: %w", err)
+	}
+	return held, nil
 }

@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/catalog"
 	"shop/database"
 )
 
@@ -68,14 +69,8 @@ func (l Limits) forNetwork(network string) addressLimits {
 }
 
 // addressLock is the key of the lock that makes the counts of addr's
-// bounds one at a time: its IPv6 /48's, which covers the /64 and every
-// other /64 of the /48 (the second tier), or the IPv4 address's own.
-func addressLock(addr string) string {
-	if network := shop.NetworkOf(addr); network != "" {
-		return "shop.network:" + network
-	}
-	return "shop.address:" + addr
-}
+// bounds one at a time (catalog.AddressLock).
+func addressLock(addr string) string { return catalog.AddressLock(addr) }
 
 // byNetwork is the condition on a row's buyer_network, with the literal
 // that lets the partial indexes of migration 00111 serve it.
@@ -109,37 +104,33 @@ func (l Limits) forAddress(addr string) addressLimits {
 
 // holdRoom reports, in the transaction about to take row's holds of lines,
 // why the address aggregate or the unverified share would not let them be
-// held, as the unreserved message (the zero Message when they may be). gone are the holders whose holds go with
-// this transaction (row's, and the sessions giving way for the limits).
-func (c *Checkout) holdRoom(ctx context.Context, tx *gorm.DB, row *sessionRow, gone []string, lines []cartLine, now time.Time) (Message, error) {
+// held, as the unreserved message (the zero Message when they may be).
+// seen is what the catalog read with the items (its sums leave out row's
+// holds); release are the sessions giving way for the limits, whose holds
+// go with this transaction too.
+func (c *Checkout) holdRoom(ctx context.Context, tx *gorm.DB, row *sessionRow, email string, release []string, lines []cartLine, seen *catalog.HoldView) (Message, error) {
 	if row.Trusted {
 		return Message{}, nil // counted by account alone
 	}
-	tx = tx.WithContext(ctx)
+	if len(release) > 0 {
+		var err error
+		if seen, err = c.catalog.ItemsToHold(ctx, tx, append([]string{row.ID}, release...), holdBuyer(row, email), lineIDs(lines)); err != nil {
+			return Message{}, err
+		}
+	}
 	l := c.policy.BuyerLimits()
 	var units int64
 	for _, line := range lines {
 		units += line.Quantity
 	}
 	if row.BuyerAddress != "" {
-		if err := database.LockKey(tx, addressLock(row.BuyerAddress)); err != nil {
-			return Message{}, fmt.Errorf("lock address: %w", err)
-		}
-		held, err := c.addressHeld(tx, "s.buyer_address = ?", row.BuyerAddress, gone, now)
-		if err != nil {
-			return Message{}, err
-		}
-		if cap := l.forAddress(row.BuyerAddress).units; held+units > cap {
+		if held, cap := seen.AddressUnits, l.forAddress(row.BuyerAddress).units; held+units > cap {
 			return keyed(unreserved(fmt.Sprintf("this shop reserves at most %d units at once for the buyers at one network address, and %d are reserved there already", cap, held)),
 				KeyUnreservedAddress, "limit", itoa(cap), "held", itoa(held)), nil
 		}
 	}
 	if row.BuyerNetwork != "" {
-		held, err := c.addressHeld(tx, "s."+byNetwork, row.BuyerNetwork, gone, now)
-		if err != nil {
-			return Message{}, err
-		}
-		if cap := l.forNetwork(row.BuyerNetwork).units; held+units > cap {
+		if held, cap := seen.NetworkUnits, l.forNetwork(row.BuyerNetwork).units; held+units > cap {
 			return keyed(unreserved(fmt.Sprintf("this shop reserves at most %d units at once for the buyers of one network (an IPv6 /48), and %d are reserved there already", cap, held)),
 				KeyUnreservedAddress, "limit", itoa(cap), "held", itoa(held)), nil
 		}
@@ -147,22 +138,8 @@ func (c *Checkout) holdRoom(ctx context.Context, tx *gorm.DB, row *sessionRow, g
 	if l.UnverifiedShare >= 100 {
 		return Message{}, nil
 	}
-	ids := make([]string, len(lines))
-	for i, line := range lines {
-		ids[i] = line.VariantID
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		if err := database.LockKey(tx, "shop.share:"+id); err != nil {
-			return Message{}, fmt.Errorf("lock variant share: %w", err)
-		}
-	}
-	held, err := c.unverifiedHeld(tx, ids, gone, now)
-	if err != nil {
-		return Message{}, err
-	}
 	for _, line := range lines {
-		if cap := max(1, line.OnHand*l.UnverifiedShare/100); held[line.VariantID]+line.Quantity > cap {
+		if cap := max(1, line.OnHand*l.UnverifiedShare/100); seen.Unverified[line.VariantID]+line.Quantity > cap {
 			return keyed(unreserved(fmt.Sprintf("at most %d units of %s may be reserved at once for buyers the shop cannot vouch for (a linked account that has paid for an order may reserve more)", cap, line.Name)),
 				KeyUnreservedUnverified, "limit", itoa(cap), "name", line.Name), nil
 		}
@@ -170,46 +147,13 @@ func (c *Checkout) holdRoom(ctx context.Context, tx *gorm.DB, row *sessionRow, g
 	return Message{}, nil
 }
 
-// addressHeld sums the live holds of the sessions created from addr (where,
-// the condition on the session s that names it: its address or its /48) by
-// untrusted buyers, but those of gone. A session holds only within its
-// lifetime, and a claim's holds a little past it: a day's margin bounds the
-// sessions read.
-func (c *Checkout) addressHeld(tx *gorm.DB, where, addr string, gone []string, now time.Time) (int64, error) {
-	since := now.Add(-c.policy.SessionLifetime() - 24*time.Hour)
-	args := []any{addr, since.UTC(), now.UTC()}
-	// The live holds are read first (CROSS JOIN keeps SQLite's planner to
-	// that order): they are few, while an address many people share may
-	// have started thousands of sessions within a lifetime.
-	q := "SELECT COALESCE(SUM(h.quantity), 0) FROM stock_holds h CROSS JOIN checkout_sessions s" +
-		" WHERE h.holder = s.id AND " + where + " AND s.created_at > ? AND s.trusted = FALSE AND h.expires_at > ?"
-	if len(gone) > 0 {
-		q += " AND s.id NOT IN (" + database.In(len(gone)) + ")"
-		args = database.Strings(args, gone)
+// lineIDs are the variant ids of lines.
+func lineIDs(lines []cartLine) []string {
+	ids := make([]string, len(lines))
+	for i, l := range lines {
+		ids[i] = l.VariantID
 	}
-	var n int64
-	if err := database.QueryRow(tx, q, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("units held from an address: %w", err)
-	}
-	return n, nil
-}
-
-// unverifiedHeld sums, by variant, the live holds on ids of the sessions
-// of buyers who are not linked accounts, but those of gone.
-func (c *Checkout) unverifiedHeld(tx *gorm.DB, ids, gone []string, now time.Time) (map[string]int64, error) {
-	args := database.Strings(make([]any, 0, len(ids)+len(gone)+2), ids)
-	args = append(args, now.UTC())
-	q := "SELECT h.variant_id, SUM(h.quantity) FROM stock_holds h JOIN checkout_sessions s ON s.id = h.holder" +
-		" WHERE h.variant_id IN (" + database.In(len(ids)) + ") AND h.expires_at > ? AND s.trusted = FALSE"
-	if len(gone) > 0 {
-		q += " AND h.holder NOT IN (" + database.In(len(gone)) + ")"
-		args = database.Strings(args, gone)
-	}
-	out, err := database.Counts(database.Query(tx, q+" GROUP BY h.variant_id", args...))
-	if err != nil {
-		return nil, fmt.Errorf("units held by unverified buyers: %w", err)
-	}
-	return out, nil
+	return ids
 }
 
 // unreserved is the info message of a session ready for payment whose
@@ -234,55 +178,113 @@ func createdSince(tx *gorm.DB, table, where, value string, since time.Time, limi
 	return n, nil
 }
 
-// creationCap refuses, with an unavailable error, a new row of table (what
-// names it for the buyer) when its buyer or their client address created
-// as many as the policy allows in the last hour. It runs first in the
-// transaction that inserts the row, taking the buyer's lock and then the
-// address's (the order of holdlimits.go and holdRoom, which take them again).
-func (c *Checkout) creationCap(ctx context.Context, tx *gorm.DB, table, what string, b shop.Buyer, now time.Time) error {
-	tx = tx.WithContext(ctx)
+// capTier is one of the hourly caps on what is created: rows of a table
+// whose column where names (with value) created in the last hour, at
+// most cap; who names it for the buyer.
+type capTier struct {
+	where, value, who string
+	cap               int64
+}
+
+// capTiers are the hourly caps a new row of a buyer b falls under: the
+// buyer's own when they are a host's user (a key of the address alone is
+// the address's: its cap is theirs), the address's and its /48's.
+func (c *Checkout) capTiers(b shop.Buyer) []capTier {
 	l := c.policy.BuyerLimits()
-	since := now.Add(-time.Hour)
-	key := b.Key()
-	if key != "" {
-		if err := database.LockKey(tx, "shop.buyer:"+key); err != nil {
+	var tiers []capTier
+	if key := b.Key(); shop.IsHostUser(key) && l.SessionsPerHour < maxPerHour {
+		tiers = append(tiers, capTier{"buyer_key = ?", key, "one buyer", l.SessionsPerHour})
+	}
+	if b.Address == "" || l.SessionsPerAddressHour >= maxPerHour {
+		return tiers
+	}
+	tiers = append(tiers, capTier{"buyer_address = ?", b.Address, "one network address", l.SessionsPerAddressHour * l.forAddress(b.Address).scale})
+	if network := b.Network(); network != "" {
+		tiers = append(tiers, capTier{byNetwork, network, "one network (an IPv6 /48)", l.SessionsPerAddressHour * l.forNetwork(network).scale})
+	}
+	return tiers
+}
+
+// lockCreator takes, first in a transaction that creates a row under the
+// hourly caps, the buyer's lock and then the address's (the order of
+// holdlimits.go and holdRoom, which take them again).
+func lockCreator(tx *gorm.DB, b shop.Buyer) error {
+	if key := b.Key(); key != "" {
+		if err := database.LockKey(tx, catalog.BuyerLock(key)); err != nil {
 			return fmt.Errorf("lock buyer: %w", err)
 		}
 	}
-	// A key of the address alone is the address's: its cap below is theirs.
-	if shop.IsHostUser(key) && l.SessionsPerHour < maxPerHour {
-		n, err := createdSince(tx, table, "buyer_key = ?", key, since, l.SessionsPerHour)
-		if err != nil {
-			return err
-		}
-		if n >= l.SessionsPerHour {
-			return shop.Errorf(shop.Unavailable, "", "one buyer may start at most %d %s an hour; use one of the ones already started (update it), or try again later", l.SessionsPerHour, what)
-		}
-	}
-	if b.Address == "" || l.SessionsPerAddressHour >= maxPerHour {
-		return nil
-	}
-	if err := database.LockKey(tx, addressLock(b.Address)); err != nil {
-		return fmt.Errorf("lock address: %w", err)
-	}
-	tiers := []struct {
-		where, value, who string
-		cap               int64
-	}{{"buyer_address = ?", b.Address, "one network address", l.SessionsPerAddressHour * l.forAddress(b.Address).scale}}
-	if network := b.Network(); network != "" {
-		tiers = append(tiers, struct {
-			where, value, who string
-			cap               int64
-		}{byNetwork, network, "one network (an IPv6 /48)", l.SessionsPerAddressHour * l.forNetwork(network).scale})
-	}
-	for _, tier := range tiers {
-		n, err := createdSince(tx, table, tier.where, tier.value, since, tier.cap)
-		if err != nil {
-			return err
-		}
-		if n >= tier.cap {
-			return shop.Errorf(shop.Unavailable, "", "at most %d %s may be started an hour from %s; use one of the ones already started (update it), or try again later", tier.cap, what, tier.who)
+	if b.Address != "" {
+		if err := database.LockKey(tx, addressLock(b.Address)); err != nil {
+			return fmt.Errorf("lock address: %w", err)
 		}
 	}
 	return nil
+}
+
+// underCaps is the condition that table's rows created since by the
+// tiers' buyer and addresses are below their caps, with its arguments
+// ("" when there is no tier). Counting stops at the cap: past it the
+// answer is the same, and an address many people share may have started
+// far more rows than any cap.
+func underCaps(table string, tiers []capTier, since time.Time) (string, []any) {
+	var conds []string
+	var args []any
+	for _, t := range tiers {
+		conds = append(conds, "(SELECT COUNT(*) FROM (SELECT 1 FROM "+table+" WHERE "+t.where+" AND created_at > ? LIMIT ?) capped) < ?")
+		args = append(args, t.value, since.UTC(), t.cap, t.cap)
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// overCap is the unavailable error of the first tier whose cap the rows
+// of table created since reach, nil when none does; what names the rows
+// for the buyer.
+func overCap(tx *gorm.DB, table, what string, tiers []capTier, since time.Time) error {
+	for _, t := range tiers {
+		n, err := createdSince(tx, table, t.where, t.value, since, t.cap)
+		if err != nil {
+			return err
+		}
+		if n < t.cap {
+			continue
+		}
+		if t.who == "one buyer" {
+			return shop.Errorf(shop.Unavailable, "", "one buyer may start at most %d %s an hour; use one of the ones already started (update it), or try again later", t.cap, what)
+		}
+		return shop.Errorf(shop.Unavailable, "", "at most %d %s may be started an hour from %s; use one of the ones already started (update it), or try again later", t.cap, what, t.who)
+	}
+	return nil
+}
+
+// insertCapped inserts a new session's row in tx under the hourly caps of
+// its buyer and address (addrlimits.go), in one statement; over a cap, it
+// answers why.
+func (c *Checkout) insertCapped(tx *gorm.DB, row *sessionRow, buyer shop.Buyer, now time.Time) error {
+	tiers, since := c.capTiers(buyer), now.Add(-time.Hour)
+	cond, args := underCaps("checkout_sessions", tiers, since)
+	ok, err := insertRowUnder(tx, row, cond, args)
+	if err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	if ok {
+		return nil
+	}
+	if err := overCap(tx, "checkout_sessions", "checkout sessions", tiers, since); err != nil {
+		return err
+	}
+	return fmt.Errorf("create session: no row written, and no hourly cap reached")
+}
+
+// creationCap refuses, with an unavailable error, a new row of table (what
+// names it for the buyer) when its buyer or their client address created
+// as many as the policy allows in the last hour (capTiers). It runs first
+// in the transaction that inserts the row. A session is inserted under the
+// caps instead (insertRowUnder), in one statement.
+func (c *Checkout) creationCap(ctx context.Context, tx *gorm.DB, table, what string, b shop.Buyer, now time.Time) error {
+	tx = tx.WithContext(ctx)
+	if err := lockCreator(tx, b); err != nil {
+		return err
+	}
+	return overCap(tx, table, what, c.capTiers(b), now.Add(-time.Hour))
 }

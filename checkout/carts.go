@@ -293,7 +293,7 @@ func (c *Checkout) priceCart(ctx context.Context, row *cartRow) (*Cart, error) {
 	for i, it := range row.Items {
 		ids[i] = it.ID
 	}
-	items, err := c.catalog.ItemsFor(ctx, c.db, nil, ids)
+	items, err := c.catalog.Items(ctx, c.db, ids)
 	if err != nil {
 		return nil, err
 	}

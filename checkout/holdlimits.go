@@ -11,7 +11,6 @@ import (
 
 	"shop"
 	"shop/catalog"
-	"shop/database"
 )
 
 // What one buyer may hold at once (the policy's Limits), and a buyer's own
@@ -93,40 +92,21 @@ type otherSession struct {
 	holds map[string]int64
 }
 
-// buyerSessions locks the buyer of row (PostgreSQL) and reads their other
-// sessions that hold stock: the buyer is row's key and email, the email of
-// the state being priced.
-func (c *Checkout) buyerSessions(ctx context.Context, tx *gorm.DB, row *sessionRow, email string, now time.Time) (*buyerSessions, error) {
+// buyerSessions reads the other sessions of the buyer of row that hold
+// stock, when the holds read with its items (seen) say there are any: the
+// buyer is row's key and email, the email of the state being priced.
+func (c *Checkout) buyerSessions(ctx context.Context, tx *gorm.DB, row *sessionRow, email string, now time.Time, seen *catalog.HoldView) (*buyerSessions, error) {
 	b := &buyerSessions{key: row.BuyerKey, limits: c.policy.BuyerLimits()}
 	if row.Trusted {
 		b.limits.UnitsPerBuyer = b.limits.UnitsPerAccount // an account that paid: may hold more
 	}
+	if seen.KeyHolds == 0 && seen.EmailHolds == 0 {
+		return b, nil // most buyers: nothing more to read
+	}
 	tx = tx.WithContext(ctx)
-	// The buyer's own sessions and their email's, in one statement (the
-	// order they come in does not matter: others is sorted below).
-	var parts []string
-	var args []any
-	if b.key != "" {
-		if err := database.LockKey(tx, "shop.buyer:"+b.key); err != nil {
-			return nil, fmt.Errorf("lock buyer: %w", err)
-		}
-		parts, args = append(parts, "SELECT id FROM checkout_sessions WHERE "+buyerHolding), append(args, b.key, row.ID)
-	}
-	if email != "" {
-		cond := emailReady
-		args = append(args, email, row.ID)
-		if b.key != "" {
-			cond, args = cond+" AND buyer_key <> ?", append(args, b.key) // read by the part above
-		}
-		parts = append(parts, "SELECT id FROM (SELECT id FROM checkout_sessions WHERE "+cond+" ORDER BY updated_at, id LIMIT ?) peers")
-		args = append(args, maxEmailPeers)
-	}
-	var ids []string
-	if len(parts) > 0 {
-		var err error
-		if ids, err = sessionIDs(tx, strings.Join(parts, " UNION ALL "), args...); err != nil {
-			return nil, fmt.Errorf("buyer's sessions: %w", err)
-		}
+	ids, err := c.catalog.HoldersOf(ctx, tx, row.ID, holdBuyer(row, email), maxEmailPeers)
+	if err != nil {
+		return nil, err
 	}
 	if len(ids) == 0 {
 		return b, nil // most buyers: no whole row to read
@@ -135,10 +115,15 @@ func (c *Checkout) buyerSessions(ctx context.Context, tx *gorm.DB, row *sessionR
 	if err := tx.Where("id IN ?", ids).Find(&found).Error; err != nil {
 		return nil, fmt.Errorf("buyer's sessions: %w", err)
 	}
+	// Sessions that hold stock are ready for payment or being paid; of
+	// another key, only those of the email that are ready count.
 	rows := make([]sessionRow, 0, len(found))
-	for _, id := range ids { // in the order read
-		if i := slices.IndexFunc(found, func(r sessionRow) bool { return r.ID == id }); i >= 0 {
-			rows = append(rows, found[i])
+	for _, r := range found {
+		switch {
+		case r.Status != Ready && r.Status != InProgress:
+		case r.BuyerKey != b.key && (r.BuyerEmail != email || r.Status != Ready):
+		default:
+			rows = append(rows, r)
 		}
 	}
 	holds, err := c.catalog.HoldsOf(ctx, tx, ids)
@@ -379,18 +364,20 @@ func sessionCount(n int64) string {
 // hold takes the holds of row, priced into lines without a problem, until
 // its expiry (as being paid until paying, when set: the claim): the buyer's
 // sessions in release give way, and those of b that may give way do as the
-// stock needs (holdlimits.go). It returns an out_of_stock problem per line
-// that falls short (none: all are held).
-func (c *Checkout) hold(ctx context.Context, tx *gorm.DB, row *sessionRow, b *buyerSessions, release []string, lines []cartLine, held bool, now, paying time.Time) ([]Message, error) {
+// stock needs (holdlimits.go). seen is what the catalog read with the
+// items. It returns an out_of_stock problem per line that falls short
+// (none: all are held).
+func (c *Checkout) hold(ctx context.Context, tx *gorm.DB, row *sessionRow, email string, b *buyerSessions, release []string, lines []cartLine, seen *catalog.HoldView, now, paying time.Time) ([]Message, error) {
 	hold := make([]catalog.HoldLine, len(lines))
 	for i, l := range lines {
 		hold[i] = catalog.HoldLine{VariantID: l.VariantID, Quantity: l.Quantity}
 	}
-	req := catalog.HoldRequest{Holder: row.ID, Lines: hold, Until: row.ExpiresAt, Yield: b.yielders(release), Release: release, Held: held}
+	req := catalog.HoldRequest{Holder: row.ID, Buyer: holdBuyer(row, email), Lines: hold, Until: row.ExpiresAt,
+		Yield: b.yielders(release), Release: release, Seen: seen}
 	if !paying.IsZero() {
 		req.Until, req.Paying = paying, true
 	}
-	res, err := c.catalog.HoldFor(ctx, tx, req)
+	res, err := c.catalog.Hold(ctx, tx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -400,6 +387,12 @@ func (c *Checkout) hold(ctx context.Context, tx *gorm.DB, row *sessionRow, b *bu
 		short = append(short, outOfStock(i, lines[i].Name, s.Available))
 	}
 	return short, c.gaveWay(ctx, tx, b, release, res.Released, now)
+}
+
+// holdBuyer is the buyer of row's holds, email the one of the state being
+// priced.
+func holdBuyer(row *sessionRow, email string) catalog.HoldBuyer {
+	return catalog.HoldBuyer{Key: row.BuyerKey, Email: email, Address: row.BuyerAddress, Network: row.BuyerNetwork, Trusted: row.Trusted}
 }
 
 // gaveWay records, in tx, that the sessions released lost their holds to
@@ -430,30 +423,4 @@ func (c *Checkout) gaveWay(ctx context.Context, tx *gorm.DB, b *buyerSessions, l
 		}
 	}
 	return nil
-}
-
-// The conditions that read a buyer's other sessions (arguments: the buyer's
-// key or email, the session being priced), which the partial indexes
-// checkout_sessions_buyer and checkout_sessions_buyer_email serve.
-var (
-	buyerHolding = "buyer_key = ? AND " + statusIn(Ready, InProgress) + " AND id <> ?"
-	emailReady   = "buyer_email = ? AND " + statusIn(Ready) + " AND id <> ?"
-)
-
-// sessionIDs reads the ids query (with args) answers, in tx.
-func sessionIDs(tx *gorm.DB, query string, args ...any) ([]string, error) {
-	rows, err := database.Query(tx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
 }

@@ -101,8 +101,11 @@ func (c *Checkout) deleteEndedBatch(ctx context.Context, status Status, cutoff t
 		if err != nil || len(ids) == 0 {
 			return err
 		}
+		if err := c.catalog.ReleaseHolders(ctx, tx, ids); err != nil {
+			return fmt.Errorf("holds of ended sessions: %w", err)
+		}
 		for _, d := range []struct{ table, column string }{
-			{"stock_holds", "holder"}, {"payment_links", "session_id"}, {"payment_attempts", "session_id"},
+			{"payment_links", "session_id"}, {"payment_attempts", "session_id"},
 		} {
 			if err := tx.Exec("DELETE FROM "+d.table+" WHERE "+d.column+" IN ?", ids).Error; err != nil {
 				return fmt.Errorf("%s of ended sessions: %w", d.table, err)

@@ -70,14 +70,36 @@ func readRow(db *gorm.DB, id string) (*sessionRow, error) {
 // insertRow writes a new session's row in tx, its JSON columns as save
 // writes them.
 func insertRow(tx *gorm.DB, r *sessionRow) error {
-	_, err := database.Insert(tx, "checkout_sessions", sessionFields, []any{r.ID, r.Status, r.Version, r.Currency,
-		jsonColumn(r.Items), jsonColumn(r.Buyer), jsonColumn(r.Address), r.OptionID, r.PromoCode, jsonColumn(r.Metadata),
-		marshal(r.Priced), r.Total, r.OrderID, r.ExpiresAt, r.CreatedAt, r.UpdatedAt, r.BuyerKey, r.BuyerEmail, r.Channel, r.BuyerAddress, r.EverHeld, r.Trusted, r.BuyerNetwork, r.SaveAddress, r.Locale})
+	_, err := database.Insert(tx, "checkout_sessions", sessionFields, r.values())
 	if err != nil {
 		return err
 	}
 	r.stored()
 	return nil
+}
+
+// insertRowUnder writes a new session's row in tx, as insertRow does, when
+// cond (with args) holds, in one statement: the hourly caps (underCaps).
+// It reports whether it wrote it.
+func insertRowUnder(tx *gorm.DB, r *sessionRow, cond string, args []any) (bool, error) {
+	if cond == "" {
+		return true, insertRow(tx, r)
+	}
+	values := append(r.values(), args...)
+	n, err := database.Exec(tx, "INSERT INTO checkout_sessions ("+sessionColumns+") SELECT "+database.In(len(sessionFields))+" WHERE "+cond, values...)
+	if err != nil || n == 0 {
+		return false, err
+	}
+	r.stored()
+	return true, nil
+}
+
+// values are the row's columns as insertRow writes them, in sessionFields'
+// order.
+func (r *sessionRow) values() []any {
+	return []any{r.ID, r.Status, r.Version, r.Currency,
+		jsonColumn(r.Items), jsonColumn(r.Buyer), jsonColumn(r.Address), r.OptionID, r.PromoCode, jsonColumn(r.Metadata),
+		marshal(r.Priced), r.Total, r.OrderID, r.ExpiresAt, r.CreatedAt, r.UpdatedAt, r.BuyerKey, r.BuyerEmail, r.Channel, r.BuyerAddress, r.EverHeld, r.Trusted, r.BuyerNetwork, r.SaveAddress, r.Locale}
 }
 
 // isNotFound reports whether err is readRow's for a missing session.

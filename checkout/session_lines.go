@@ -6,32 +6,29 @@ package checkout
 import (
 	"context"
 	"fmt"
-
-	"gorm.io/gorm"
+	"slices"
 
 	"shop"
+	"shop/catalog"
 )
 
-// cartLines are st's items as the catalog has them now, with an
-// out_of_stock problem per line the stock available to the buyer of row
-// (its own holds and those of the buyer's sessions that give way count)
-// does not cover.
-func (c *Checkout) cartLines(ctx context.Context, tx *gorm.DB, row *sessionRow, st state, buyer *buyerSessions) ([]cartLine, []Message, error) {
-	ids := make([]string, len(st.Items))
-	for i, it := range st.Items {
-		ids[i] = it.ID
-	}
-	// The buyer's own holds count as available (holdlimits.go).
-	items, err := c.catalog.ItemsFor(ctx, tx, append([]string{row.ID}, buyer.yielders(nil)...), ids)
-	if err != nil {
-		return nil, nil, err
-	}
+// cartLines are st's items as the catalog has them now (seen, read with
+// their holds), with an out_of_stock problem per line the stock available
+// to the buyer of row does not cover: its own holds and those of the
+// buyer's sessions that give way count (holdlimits.go).
+func cartLines(st state, buyer *buyerSessions, seen *catalog.HoldView) ([]cartLine, []Message, error) {
+	yielders := buyer.yielders(nil)
 	var problems []Message
 	lines := make([]cartLine, len(st.Items))
 	for i, it := range st.Items {
-		v, ok := items[it.ID]
+		v, ok := seen.Items[it.ID]
 		if !ok {
 			return nil, nil, shop.Errorf(shop.Invalid, fmt.Sprintf("$.items[%d].id", i), "no variant has id %q; get variant ids from get_product", it.ID)
+		}
+		for _, o := range buyer.others {
+			if slices.Contains(yielders, o.row.ID) {
+				v.Available = min(v.OnHand, v.Available+o.holds[it.ID])
+			}
 		}
 		lines[i] = cartLine{VariantID: it.ID, Quantity: it.Quantity, Name: v.Name, Description: v.Description, Images: v.Images, UnitAmount: v.Price, OnHand: v.OnHand}
 		if it.Quantity > v.Available && !buyer.overLine(it.Quantity, v.Available) {
@@ -39,6 +36,15 @@ func (c *Checkout) cartLines(ctx context.Context, tx *gorm.DB, row *sessionRow, 
 		}
 	}
 	return lines, problems, nil
+}
+
+// itemIDs are the variant ids of st's items.
+func (st state) itemIDs() []string {
+	ids := make([]string, len(st.Items))
+	for i, it := range st.Items {
+		ids[i] = it.ID
+	}
+	return ids
 }
 
 // keptOption is the option of st the pricing keeps as the buyer's choice

@@ -77,7 +77,7 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 	err = retryConflicts(func() error {
 		return c.transact(ctx, func(tx *gorm.DB) error {
 			row = fresh
-			if err := c.creationCap(ctx, tx, "checkout_sessions", "checkout sessions", buyer, now); err != nil {
+			if err := lockCreator(tx, buyer); err != nil {
 				return err
 			}
 			if row.Trusted, err = c.trusted(ctx, tx, buyer); err != nil {
@@ -86,8 +86,8 @@ func (c *Checkout) Create(ctx context.Context, req Request) (*Session, error) {
 			if _, err := c.reprice(ctx, tx, &row, st, now); err != nil {
 				return err
 			}
-			if err := insertRow(tx, &row); err != nil {
-				return fmt.Errorf("create session: %w", err)
+			if err := c.insertCapped(tx, &row, buyer, now); err != nil {
+				return err
 			}
 			c.noteMove(tx, "", row.Status, 1)
 			return nil
@@ -399,11 +399,16 @@ func (c *Checkout) reprice(ctx context.Context, tx *gorm.DB, row *sessionRow, st
 func (c *Checkout) repriceHolding(ctx context.Context, tx *gorm.DB, row *sessionRow, st state, now, paying time.Time) (unchanged bool, err error) {
 	was := *row
 	prev := row.Priced // the last pricing
-	buyer, err := c.buyerSessions(ctx, tx, row, emailKey(st.Buyer), now)
+	email := emailKey(st.Buyer)
+	seen, err := c.catalog.ItemsToHold(ctx, tx, []string{row.ID}, holdBuyer(row, email), st.itemIDs())
 	if err != nil {
 		return false, err
 	}
-	lines, problems, err := c.cartLines(ctx, tx, row, st, buyer)
+	buyer, err := c.buyerSessions(ctx, tx, row, email, now, seen)
+	if err != nil {
+		return false, err
+	}
+	lines, problems, err := cartLines(st, buyer, seen)
 	if err != nil {
 		return false, err
 	}
@@ -437,16 +442,13 @@ func (c *Checkout) repriceHolding(ctx context.Context, tx *gorm.DB, row *session
 	row.Status = NotReady
 	var why Message // why the items may not be held, when they are not (Content "" when they may)
 	if len(problems) == 0 && paying.IsZero() {
-		if why, err = c.holdRoom(ctx, tx, row, append([]string{row.ID}, release...), lines, now); err != nil {
+		if why, err = c.holdRoom(ctx, tx, row, email, release, lines, seen); err != nil {
 			return false, err
 		}
 	}
 	switch {
 	case len(problems) == 0 && why.Content == "":
-		// A ready session, live, whose items stay as they were holds them
-		// already (its holds change with its items, in one transaction).
-		held := was.Status == Ready && now.Before(was.ExpiresAt) && slices.Equal(was.Items, st.Items)
-		short, err := c.hold(ctx, tx, row, buyer, release, lines, held, now, paying)
+		short, err := c.hold(ctx, tx, row, email, buyer, release, lines, seen, now, paying)
 		if err != nil {
 			return false, err
 		}
@@ -454,7 +456,7 @@ func (c *Checkout) repriceHolding(ctx context.Context, tx *gorm.DB, row *session
 		if len(short) == 0 {
 			row.Status, row.EverHeld = Ready, true
 		}
-	case was.Status != "": // a session being created holds nothing yet
+	case seen.MineRows > 0: // whatever it held, it holds no more
 		if err := c.catalog.Release(ctx, tx, row.ID); err != nil {
 			return false, err
 		}

@@ -178,7 +178,7 @@ func searchPath(p string) string {
 // products finds the products ids name (product ids, or variant ids of
 // them), in the order first named, each with the ids that found it.
 func (u *UCP) products(ctx context.Context, ids []string) ([]*catalog.Product, map[string][]string, error) {
-	byVariant, err := u.catalog.ItemsFor(ctx, nil, nil, ids)
+	byVariant, err := u.catalog.Items(ctx, nil, ids)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,257 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"shop"
+	"shop/database"
+)
+
+// What the limits on holding need, read with the items being held
+// (docs/architecture.md, "Stock and holds"): the units others hold of each
+// variant, the holder's own holds, what the unverified buyers hold of each
+// variant, whether the buyer holds through other sessions, and what the
+// unverified buyers of the buyer's address and IPv6 /48 hold. Checkout
+// turns these into its limits and messages.
+
+// HoldBuyer is who holds: recorded on every hold, so that the limits are
+// answered from stock_holds alone.
+type HoldBuyer struct {
+	// Key is the buyer's key (a host's user id, a linked account, else
+	// the client address); Email the buyer's email, in lower case.
+	Key, Email string
+	// Address is the client address (an IPv4 address or an IPv6 /64) and
+	// Network its IPv6 /48 ("" for IPv4).
+	Address, Network string
+	// Trusted buyers (a linked account that had paid) are left out of the
+	// address's and the unverified buyers' sums.
+	Trusted bool
+}
+
+// HoldView is what ItemsToHold read, in the transaction that takes the
+// holds: Hold decides from it, and checkout's limits are measured with it.
+type HoldView struct {
+	// Items are the variants read, by id, their Available counting the
+	// holds of everyone but the holders ItemsToHold was asked about.
+	Items map[string]Item
+	// Others sums, by variant, the live holds of everyone but those
+	// holders; Unverified the part of it untrusted buyers hold.
+	Others, Unverified map[string]int64
+	// Mine are the holder's live holds by variant, and MineRows its rows
+	// of stock_holds, live or expired.
+	Mine     map[string]int64
+	MineRows int64
+	// KeyHolds and EmailHolds count the live holds of other holders with
+	// the buyer's key or email: when both are 0 the buyer holds through no
+	// other session.
+	KeyHolds, EmailHolds int64
+	// AddressUnits and NetworkUnits sum the live holds of other holders
+	// with the buyer's address and /48 that are not trusted.
+	AddressUnits, NetworkUnits int64
+}
+
+// AddressLock is the key of the lock (database.LockKey) that makes the
+// counts of what an address holds and creates one at a time: its IPv6
+// /48's, which covers the /64 and every other /64 of the /48, or the IPv4
+// address's own.
+func AddressLock(addr string) string {
+	if network := shop.NetworkOf(addr); network != "" {
+		return "shop.network:" + network
+	}
+	return "shop.address:" + addr
+}
+
+// BuyerLock is the key of the lock (database.LockKey) that makes one
+// buyer's hold changes one at a time.
+func BuyerLock(key string) string { return "shop.buyer:" + key }
+
+// ItemsToHold reads, in tx, the variants with the given ids that exist and
+// are not removed, with the holds they carry (HoldView), for holders[0]
+// holding them for buyer: holds of every one of holders count as
+// available. On PostgreSQL it first takes the buyer's, the address's and
+// each variant's advisory locks (in that order: never in a cycle) and the
+// variants' row locks; on SQLite the transaction holds the write lock, and
+// it is one statement.
+func (c *Catalog) ItemsToHold(ctx context.Context, tx *gorm.DB, holders []string, buyer HoldBuyer, ids []string) (*HoldView, error) {
+	tx = tx.WithContext(ctx)
+	if database.DialectOfDB(tx) == database.Postgres {
+		if err := lockHolding(tx, buyer, ids); err != nil {
+			return nil, err
+		}
+	}
+	return c.view(tx, holders, buyer, ids, false)
+}
+
+// Items returns the variants with the given ids that exist and are not
+// removed, by id, their Available counting every live hold. db is the
+// transaction to read in, or nil.
+func (c *Catalog) Items(ctx context.Context, db *gorm.DB, ids []string) (map[string]Item, error) {
+	v, err := c.view(c.conn(ctx, db), nil, HoldBuyer{}, ids, true)
+	if err != nil {
+		return nil, err
+	}
+	return v.Items, nil
+}
+
+// lockHolding takes, on PostgreSQL, the advisory locks of a buyer holding
+// the variants ids, and the variants' rows.
+func lockHolding(tx *gorm.DB, buyer HoldBuyer, ids []string) error {
+	keys := []string{}
+	if buyer.Key != "" {
+		keys = append(keys, BuyerLock(buyer.Key))
+	}
+	if !buyer.Trusted {
+		if buyer.Address != "" {
+			keys = append(keys, AddressLock(buyer.Address))
+		}
+		for _, id := range slices.Sorted(slices.Values(ids)) {
+			keys = append(keys, "shop.share:"+id)
+		}
+	}
+	for _, k := range keys {
+		if err := database.LockKey(tx, k); err != nil {
+			return fmt.Errorf("lock holds: %w", err)
+		}
+	}
+	// A statement reads the holds as they were when it started, and FOR
+	// UPDATE may wait for a transaction that adds some: the sums are read
+	// after the rows are locked, in a statement of its own.
+	_, err := lockStock(tx, ids)
+	return err
+}
+
+// viewSQL is the statement of view for n holders left out of the sums and
+// m variants; bare leaves out the buyer's sums.
+func viewSQL(n, m int, bare bool) string {
+	others := "h.holder NOT IN (" + database.In(max(n, 1)) + ")"
+	var b strings.Builder
+	b.WriteString("SELECT v.id, v.product_id, v.title, v.image, v.price, v.stock, p.title, p.images, SUBSTR(p.description, 1, 400)")
+	b.WriteString(", COALESCE((SELECT SUM(h.quantity) FROM stock_holds h WHERE h.variant_id = v.id AND " + others + " AND h.expires_at > ?), 0)")
+	if !bare {
+		b.WriteString(", COALESCE((SELECT SUM(h.quantity) FROM stock_holds h WHERE h.variant_id = v.id AND h.trusted = FALSE AND " + others + " AND h.expires_at > ?), 0)")
+		b.WriteString(", COALESCE((SELECT SUM(h.quantity) FROM stock_holds h WHERE h.holder = ? AND h.variant_id = v.id AND h.expires_at > ?), 0)")
+		b.WriteString(", (SELECT COUNT(*) FROM stock_holds h WHERE h.holder = ?)")
+		b.WriteString(", (SELECT COUNT(*) FROM stock_holds h WHERE h.buyer_key = ? AND h.buyer_key <> '' AND " + others + " AND h.expires_at > ?)")
+		b.WriteString(", (SELECT COUNT(*) FROM stock_holds h WHERE h.buyer_email = ? AND h.buyer_email <> '' AND " + others + " AND h.expires_at > ?)")
+		b.WriteString(", COALESCE((SELECT SUM(h.quantity) FROM stock_holds h WHERE h.buyer_address = ? AND h.buyer_address <> '' AND h.trusted = FALSE AND " + others + " AND h.expires_at > ?), 0)")
+		b.WriteString(", COALESCE((SELECT SUM(h.quantity) FROM stock_holds h WHERE h.buyer_network = ? AND h.buyer_network <> '' AND h.trusted = FALSE AND " + others + " AND h.expires_at > ?), 0)")
+	}
+	b.WriteString(" FROM variants v JOIN products p ON p.id = v.product_id WHERE v.id IN (" + database.In(m) + ") AND v.removed = ?")
+	return b.String()
+}
+
+// view reads the variants ids with their holds: one statement, the sums
+// as subqueries per row (those that name no variant run once).
+func (c *Catalog) view(db *gorm.DB, holders []string, buyer HoldBuyer, ids []string, bare bool) (*HoldView, error) {
+	except := holders
+	if len(except) == 0 {
+		except = []string{""}
+	}
+	now := c.now().UTC()
+	sums := func(args []any, values ...any) []any {
+		for _, v := range values {
+			args = append(args, v)
+		}
+		return append(database.Strings(args, except), now)
+	}
+	args := sums(make([]any, 0, 32))
+	mine := ""
+	if len(holders) > 0 {
+		mine = holders[0]
+	}
+	if !bare {
+		args = sums(args)
+		args = append(args, mine, now, mine)
+		args = sums(args, buyer.Key)
+		args = sums(args, buyer.Email)
+		args = sums(args, buyer.Address)
+		args = sums(args, buyer.Network)
+	}
+	args = append(database.Strings(args, ids), false)
+	rows, err := database.Query(db, viewSQL(len(except), len(ids), bare), args...)
+	if err != nil {
+		return nil, fmt.Errorf("look up variants: %w", err)
+	}
+	defer rows.Close()
+	v := &HoldView{Items: make(map[string]Item, len(ids)), Others: map[string]int64{}, Unverified: map[string]int64{}, Mine: map[string]int64{}}
+	for rows.Next() {
+		var it Item
+		var title, image, productTitle, productImages, description string
+		var others, unverified, mine int64
+		dest := []any{&it.VariantID, &it.ProductID, &title, &image, &it.Price, &it.OnHand, &productTitle, &productImages, &description, &others}
+		if !bare {
+			dest = append(dest, &unverified, &mine, &v.MineRows, &v.KeyHolds, &v.EmailHolds, &v.AddressUnits, &v.NetworkUnits)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("look up variants: %w", err)
+		}
+		it.Name = productTitle
+		if title != "" && title != "Default" {
+			it.Name += " — " + title
+		}
+		it.Description = lineDescription(description)
+		it.Images = c.images(productImages)
+		if image != "" {
+			it.Images = append([]string{c.imageURL(image)}, it.Images...)
+		}
+		it.Available = max(0, it.OnHand-others)
+		v.Items[it.VariantID], v.Others[it.VariantID] = it, others
+		if unverified > 0 {
+			v.Unverified[it.VariantID] = unverified
+		}
+		if mine > 0 {
+			v.Mine[it.VariantID] = mine
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("look up variants: %w", err)
+	}
+	return v, nil
+}
+
+// HoldersOf are the other holders (but holder) with live holds for the
+// buyer's key, and at most peers of those for the buyer's email. db is the
+// transaction to read in.
+func (c *Catalog) HoldersOf(ctx context.Context, db *gorm.DB, holder string, buyer HoldBuyer, peers int) ([]string, error) {
+	db = db.WithContext(ctx)
+	now := c.now().UTC()
+	var out []string
+	if buyer.Key != "" {
+		if err := db.Model(&holdRow{}).Where("buyer_key = ? AND buyer_key <> '' AND holder <> ? AND expires_at > ?", buyer.Key, holder, now).
+			Distinct().Pluck("holder", &out).Error; err != nil {
+			return nil, fmt.Errorf("buyer's holders: %w", err)
+		}
+	}
+	if buyer.Email != "" {
+		var byEmail []string
+		if err := db.Model(&holdRow{}).Where("buyer_email = ? AND buyer_email <> '' AND holder <> ? AND expires_at > ?", buyer.Email, holder, now).
+			Distinct().Order("holder").Limit(peers).Pluck("holder", &byEmail).Error; err != nil {
+			return nil, fmt.Errorf("buyer's holders: %w", err)
+		}
+		for _, h := range byEmail {
+			if !slices.Contains(out, h) {
+				out = append(out, h)
+			}
+		}
+	}
+	return out, nil
+}
+
+// lockStock reads the stock on hand of the variants with the given ids,
+// locking their rows (PostgreSQL: FOR UPDATE; SQLite: the write lock the
+// transaction took when it began) in id order, so that two transactions
+// never wait on each other in a cycle.
+func lockStock(tx *gorm.DB, ids []string) (map[string]int64, error) {
+	ids = slices.Sorted(slices.Values(ids))
+	onHand, err := database.Counts(database.Query(tx, "SELECT id, stock FROM variants WHERE id IN ("+database.In(len(ids))+") ORDER BY id"+database.ForUpdate(tx),
+		database.Strings(make([]any, 0, len(ids)), ids)...))
+	if err != nil {
+		return nil, fmt.Errorf("lock variants: %w", err)
+	}
+	return onHand, nil
+}
