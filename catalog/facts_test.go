@@ -46,9 +46,9 @@ func TestSearchFiltersExact(t *testing.T) {
 			}
 		}
 		transact(t, db, func(tx *gorm.DB) error {
-			short, err := c.Hold(ctx, tx, "cs_all", held, now.Add(10*time.Minute))
-			if err == nil && short != nil {
-				err = fmt.Errorf("short: %+v", short)
+			res, err := c.Hold(ctx, tx, catalog.HoldRequest{Holder: "cs_all", Lines: held, Until: now.Add(10 * time.Minute)})
+			if err == nil && res.Short != nil {
+				err = fmt.Errorf("short: %+v", res.Short)
 			}
 			return err
 		})

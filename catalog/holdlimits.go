@@ -76,9 +76,9 @@ func BuyerLock(key string) string { return "shop.buyer:" + key }
 // available. On PostgreSQL it first takes the buyer's, the address's and
 // each variant's advisory locks (in that order: never in a cycle) and the
 // variants' row locks; on SQLite the transaction holds the write lock, and
-// it is one statement.
+// it is one statement. tx nil reads outside a transaction.
 func (c *Catalog) ItemsToHold(ctx context.Context, tx *gorm.DB, holders []string, buyer HoldBuyer, ids []string) (*HoldView, error) {
-	tx = tx.WithContext(ctx)
+	tx = c.conn(ctx, tx)
 	if database.DialectOfDB(tx) == database.Postgres {
 		if err := lockHolding(tx, buyer, ids); err != nil {
 			return nil, err

@@ -80,23 +80,23 @@ func TestHoldGivingWay(t *testing.T) {
 	}, {
 		name:   "OK_HeldKept",
 		before: []catalog.HoldRequest{{Holder: "new", Lines: lines(pan, 3, mug, 1)}},
-		req:    catalog.HoldRequest{Holder: "new", Lines: lines(pan, 3, mug, 1), Held: true},
+		req:    catalog.HoldRequest{Holder: "new", Lines: lines(pan, 3, mug, 1)},
 		after:  held{"new": {pan: 3, mug: 1}},
 	}, {
-		// Held says what the caller believes: holds found otherwise are
+		// Hold reads what is held: holds found otherwise than the lines are
 		// taken anew.
 		name:  "OK_HeldButGoneTakenAnew",
-		req:   catalog.HoldRequest{Holder: "new", Lines: lines(pan, 3), Held: true},
+		req:   catalog.HoldRequest{Holder: "new", Lines: lines(pan, 3)},
 		after: held{"new": {pan: 3}},
 	}, {
 		name:   "OK_HeldButOtherwiseTakenAnew",
 		before: []catalog.HoldRequest{{Holder: "new", Lines: lines(pan, 2, mug, 1)}},
-		req:    catalog.HoldRequest{Holder: "new", Lines: lines(pan, 2), Held: true},
+		req:    catalog.HoldRequest{Holder: "new", Lines: lines(pan, 2)},
 		after:  held{"new": {pan: 2}},
 	}, {
 		name:   "ErrHeldButShort",
 		before: []catalog.HoldRequest{{Holder: "new", Lines: lines(pan, 2)}, {Holder: "stranger", Lines: lines(pan, 5)}},
-		req:    catalog.HoldRequest{Holder: "new", Lines: lines(pan, 3), Held: true},
+		req:    catalog.HoldRequest{Holder: "new", Lines: lines(pan, 3)},
 		short:  []catalog.Shortfall{{VariantID: pan, Requested: 3, Available: 2}},
 		after:  held{"stranger": {pan: 5}},
 	}} {
@@ -110,7 +110,7 @@ func TestHoldGivingWay(t *testing.T) {
 					var res *catalog.HoldResult
 					err := db.Transaction(func(tx *gorm.DB) error {
 						var err error
-						res, err = c.HoldFor(ctx, tx, req)
+						res, err = c.Hold(ctx, tx, req)
 						return err
 					})
 					if err != nil {
@@ -126,12 +126,12 @@ func TestHoldGivingWay(t *testing.T) {
 				// What get_product would show the holder, counting the
 				// yielders' units as available.
 				if len(tc.short) > 0 {
-					items, err := c.ItemsFor(ctx, nil, append([]string{tc.req.Holder}, append(tc.req.Release, tc.req.Yield...)...), []string{pan})
+					seen, err := c.ItemsToHold(ctx, nil, append([]string{tc.req.Holder}, append(tc.req.Release, tc.req.Yield...)...), catalog.HoldBuyer{}, []string{pan})
 					if err != nil {
 						t.Fatal(err)
 					}
-					if got, want := items[pan].Available, tc.short[0].Available; got != want {
-						t.Errorf("ItemsFor: %d available, want %d as Hold says", got, want)
+					if got, want := seen.Items[pan].Available, tc.short[0].Available; got != want {
+						t.Errorf("ItemsToHold: %d available, want %d as Hold says", got, want)
 					}
 				}
 				res := hold(tc.req)

@@ -37,7 +37,10 @@ func TestHolds(t *testing.T) {
 			var short []catalog.Shortfall
 			err := db.Transaction(func(tx *gorm.DB) error {
 				var err error
-				short, err = c.Hold(ctx, tx, holder, []catalog.HoldLine{{VariantID: variant, Quantity: n}}, until)
+				res, err := c.Hold(ctx, tx, catalog.HoldRequest{Holder: holder, Lines: []catalog.HoldLine{{VariantID: variant, Quantity: n}}, Until: until})
+				if res != nil {
+					short = res.Short
+				}
 				return err
 			})
 			if err != nil {
@@ -74,7 +77,8 @@ func TestHolds(t *testing.T) {
 		if short := hold("cs_a", 7, later); short != nil {
 			t.Fatalf("cs_a raising its hold to 7: %+v", short)
 		}
-		items, err := c.Items(ctx, nil, "cs_b", []string{variant})
+		seen, err := c.ItemsToHold(ctx, nil, []string{"cs_b"}, catalog.HoldBuyer{}, []string{variant})
+		items := seen.Items
 		if err != nil || items[variant].Available != 0 || items[variant].OnHand != 7 {
 			t.Fatalf("items for cs_b: %+v %v", items, err)
 		}

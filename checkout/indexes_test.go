@@ -27,10 +27,6 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		// when the query implies their condition, which is what matters.
 		sqliteOnly bool
 	}{
-		{"BuyerHolding", "SELECT id FROM checkout_sessions WHERE " + buyerHolding + " ORDER BY id",
-			"checkout_sessions_buyer", []any{"subject:a", "cs_x"}, false},
-		{"EmailReady", "SELECT id FROM checkout_sessions WHERE " + emailReady + " AND buyer_key <> ? ORDER BY updated_at, id LIMIT ?",
-			"checkout_sessions_buyer_email", []any{"a@example.com", "cs_x", "subject:a", maxEmailPeers}, false},
 		{"EndedCanceled", "SELECT id FROM checkout_sessions WHERE " + endedBefore(Canceled),
 			"checkout_sessions_ended", []any{now}, false},
 		{"EndedExpired", "SELECT id FROM checkout_sessions WHERE " + endedBefore(Expired),

@@ -220,9 +220,9 @@ func TestFeedAvailability(t *testing.T) {
 		}
 		hold := func(units int64, until time.Time) {
 			err := database.Transact(ctx, db, func(tx *gorm.DB) error {
-				short, err := c.Hold(ctx, tx, "cs_test", []catalog.HoldLine{{VariantID: variant, Quantity: units}}, until)
-				if err == nil && len(short) > 0 {
-					t.Fatalf("short: %+v", short)
+				res, err := c.Hold(ctx, tx, catalog.HoldRequest{Holder: "cs_test", Lines: []catalog.HoldLine{{VariantID: variant, Quantity: units}}, Until: until})
+				if err == nil && len(res.Short) > 0 {
+					t.Fatalf("short: %+v", res.Short)
 				}
 				return err
 			})

@@ -131,7 +131,7 @@ func TestHandlerAcrossReplicas(t *testing.T) {
 			// A hold of every unit through replica B: replica A shows it sold
 			// out once its feed is Refresh old.
 			err = database.Transact(ctx, dbB, func(tx *gorm.DB) error {
-				_, err := catB.Hold(ctx, tx, "cs_test", []catalog.HoldLine{{VariantID: "brass-candle-holder-default", Quantity: 90}}, time.Now().Add(time.Hour))
+				_, err := catB.Hold(ctx, tx, catalog.HoldRequest{Holder: "cs_test", Lines: []catalog.HoldLine{{VariantID: "brass-candle-holder-default", Quantity: 90}}, Until: time.Now().Add(time.Hour)})
 				return err
 			})
 			if err != nil {
@@ -176,7 +176,7 @@ func TestFeedRebuildRate(t *testing.T) {
 				if i%2 == 1 {
 					return c.Release(ctx, tx, "cs_hoarder")
 				}
-				_, err := c.Hold(ctx, tx, "cs_hoarder", []catalog.HoldLine{{VariantID: variant, Quantity: last}}, time.Now().Add(time.Hour))
+				_, err := c.Hold(ctx, tx, catalog.HoldRequest{Holder: "cs_hoarder", Lines: []catalog.HoldLine{{VariantID: variant, Quantity: last}}, Until: time.Now().Add(time.Hour)})
 				return err
 			})
 			if err != nil {

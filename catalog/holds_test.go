@@ -30,7 +30,7 @@ func holdFor(t *testing.T, db *gorm.DB, c *catalog.Catalog, holder, variant stri
 		req.Until, req.Paying = time.Now().Add(24*time.Hour), true
 	}
 	err := db.Transaction(func(tx *gorm.DB) error {
-		res, err := c.HoldFor(ctx, tx, req)
+		res, err := c.Hold(ctx, tx, req)
 		if err != nil || res.Short != nil {
 			t.Fatalf("hold %d of %s: %v %+v", n, variant, err, res)
 		}
@@ -245,7 +245,7 @@ func TestImportKeepsVariants(t *testing.T) {
 		if removed.N != 1 || !removed.Removed {
 			t.Errorf("variant %s left out: %+v, want kept and marked removed", mid, removed)
 		}
-		if items, err := c.Items(ctx, nil, "cs_other", []string{mid}); err != nil || len(items) != 0 {
+		if items, err := c.Items(ctx, nil, []string{mid}); err != nil || len(items) != 0 {
 			t.Errorf("Items of a removed variant: %+v %v, want none", items, err)
 		}
 		db.Table("stock_holds").Where("variant_id = ?", mid).Count(&holds)
