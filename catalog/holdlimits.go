@@ -255,3 +255,170 @@ func lockStock(tx *gorm.DB, ids []string) (map[string]int64, error) {
 	}
 	return onHand, nil
 }
+
+// HoldLimits bound what one buyer may hold at once (the merchant's policy,
+// docs/limits.md).
+type HoldLimits struct {
+	// UnitsPerVariant and UnitsPerBuyer bound the units of one variant,
+	// and in all, the holder and the peers that count hold together.
+	UnitsPerVariant, UnitsPerBuyer int64
+	// OpenSessions bounds the holders that count, the holder included;
+	// 0, none.
+	OpenSessions int64
+	// AddressUnits and NetworkUnits bound what the untrusted buyers of the
+	// buyer's address and /48 hold together; 0, none.
+	AddressUnits, NetworkUnits int64
+	// UnverifiedShare is the percent of a variant's stock on hand the
+	// untrusted buyers may hold together (at least one unit); 100 or
+	// more, no bound.
+	UnverifiedShare int64
+}
+
+// HoldPeer is another holder of the same buyer.
+type HoldPeer struct {
+	Holder string
+	// Holds are its live holds, by variant.
+	Holds map[string]int64
+	// Counts: its holds count toward the limits (the same buyer key).
+	Counts bool
+	// Yields: it may give way to the holder.
+	Yields bool
+	// Paying: its holds are being paid.
+	Paying bool
+}
+
+// OverLimits are the limits some lines would break.
+type OverLimits struct {
+	// Lines are the lines over UnitsPerVariant, by index, with what the
+	// peers that count hold of their variant.
+	Lines map[int]int64
+	// Units and OtherUnits are the lines' units and the peers', when over
+	// UnitsPerBuyer.
+	Units, OtherUnits int64
+	// Sessions are the peers that count, when over OpenSessions.
+	Sessions int64
+	// Paying is true when every peer counted is being paid, so the buyer
+	// can only wait for those payments.
+	Paying bool
+}
+
+// None reports whether no limit is broken.
+func (o OverLimits) None() bool { return len(o.Lines) == 0 && o.Units == 0 && o.Sessions == 0 }
+
+// CheckLimits measures lines against l with the buyer's peers, least
+// recently changed first. over is what the lines break with every peer
+// that may give way gone (none: they fit); release, when they fit, the
+// fewest peers that must give way for them to, least recently changed
+// first.
+func CheckLimits(l HoldLimits, lines []HoldLine, peers []HoldPeer) (over OverLimits, release []string) {
+	gone := map[string]bool{}
+	for _, p := range peers {
+		if p.Counts && p.Yields {
+			gone[p.Holder] = true
+		}
+	}
+	if over := l.over(lines, peers, gone); !over.None() {
+		return over, nil
+	}
+	clear(gone)
+	for _, p := range peers {
+		over := l.over(lines, peers, gone)
+		if over.None() {
+			break
+		}
+		if gone[p.Holder] || !p.Counts || !p.Yields || !over.eases(p, lines) {
+			continue
+		}
+		gone[p.Holder] = true
+		release = append(release, p.Holder)
+	}
+	return OverLimits{}, release
+}
+
+// eases reports whether p giving way brings lines closer to the limits
+// they break.
+func (o OverLimits) eases(p HoldPeer, lines []HoldLine) bool {
+	if o.Units > 0 || o.Sessions > 0 {
+		return true
+	}
+	for i := range o.Lines {
+		if p.Holds[lines[i].VariantID] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// over measures lines against the limits, counting the holds of the peers
+// that count but those gone.
+func (l HoldLimits) over(lines []HoldLine, peers []HoldPeer, gone map[string]bool) OverLimits {
+	out := OverLimits{Lines: map[int]int64{}, Paying: true}
+	var units, otherUnits, sessions int64
+	for i, line := range lines {
+		var other int64
+		for _, p := range peers {
+			if p.Counts && !gone[p.Holder] {
+				other += p.Holds[line.VariantID]
+			}
+		}
+		if line.Quantity+other > l.UnitsPerVariant {
+			out.Lines[i] = other
+		}
+		units += line.Quantity
+	}
+	for _, p := range peers {
+		if !p.Counts || gone[p.Holder] {
+			continue
+		}
+		sessions++
+		for _, n := range p.Holds {
+			otherUnits += n
+		}
+		out.Paying = out.Paying && p.Paying
+	}
+	if units+otherUnits > l.UnitsPerBuyer {
+		out.Units, out.OtherUnits = units, otherUnits
+	}
+	if l.OpenSessions > 0 && sessions+1 > l.OpenSessions {
+		out.Sessions = sessions
+	}
+	return out
+}
+
+// Unreserved says why lines may not be held for an untrusted buyer: what
+// the buyer's address (Bound "address"), its /48 ("network") or the
+// untrusted buyers of a variant ("share", VariantID) would hold past
+// Limit, Held being held there already.
+type Unreserved struct {
+	Bound       string
+	Limit, Held int64
+	VariantID   string
+}
+
+// Unreserved measures lines against the bounds of l on untrusted buyers
+// with the sums v read (leaving out the holders v was read for): nil when
+// they may be held, or buyer is trusted.
+func (v *HoldView) Unreserved(l HoldLimits, buyer HoldBuyer, lines []HoldLine) *Unreserved {
+	if buyer.Trusted {
+		return nil
+	}
+	var units int64
+	for _, line := range lines {
+		units += line.Quantity
+	}
+	if buyer.Address != "" && l.AddressUnits > 0 && v.AddressUnits+units > l.AddressUnits {
+		return &Unreserved{Bound: "address", Limit: l.AddressUnits, Held: v.AddressUnits}
+	}
+	if buyer.Network != "" && l.NetworkUnits > 0 && v.NetworkUnits+units > l.NetworkUnits {
+		return &Unreserved{Bound: "network", Limit: l.NetworkUnits, Held: v.NetworkUnits}
+	}
+	if l.UnverifiedShare >= 100 {
+		return nil
+	}
+	for _, line := range lines {
+		if limit := max(1, v.Items[line.VariantID].OnHand*l.UnverifiedShare/100); v.Unverified[line.VariantID]+line.Quantity > limit {
+			return &Unreserved{Bound: "share", Limit: limit, Held: v.Unverified[line.VariantID], VariantID: line.VariantID}
+		}
+	}
+	return nil
+}

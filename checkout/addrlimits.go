@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,32 +120,27 @@ func (c *Checkout) holdRoom(ctx context.Context, tx *gorm.DB, row *sessionRow, e
 		}
 	}
 	l := c.policy.BuyerLimits()
-	var units int64
-	for _, line := range lines {
-		units += line.Quantity
-	}
-	if row.BuyerAddress != "" {
-		if held, cap := seen.AddressUnits, l.forAddress(row.BuyerAddress).units; held+units > cap {
-			return keyed(unreserved(fmt.Sprintf("this shop reserves at most %d units at once for the buyers at one network address, and %d are reserved there already", cap, held)),
-				KeyUnreservedAddress, "limit", itoa(cap), "held", itoa(held)), nil
-		}
-	}
+	bounds := catalog.HoldLimits{AddressUnits: l.forAddress(row.BuyerAddress).units, UnverifiedShare: l.UnverifiedShare}
 	if row.BuyerNetwork != "" {
-		if held, cap := seen.NetworkUnits, l.forNetwork(row.BuyerNetwork).units; held+units > cap {
-			return keyed(unreserved(fmt.Sprintf("this shop reserves at most %d units at once for the buyers of one network (an IPv6 /48), and %d are reserved there already", cap, held)),
-				KeyUnreservedAddress, "limit", itoa(cap), "held", itoa(held)), nil
-		}
+		bounds.NetworkUnits = l.forNetwork(row.BuyerNetwork).units
 	}
-	if l.UnverifiedShare >= 100 {
+	u := seen.Unreserved(bounds, holdBuyer(row, email), holdLines(lines))
+	switch {
+	case u == nil:
 		return Message{}, nil
+	case u.Bound == "address":
+		return keyed(unreserved(fmt.Sprintf("this shop reserves at most %d units at once for the buyers at one network address, and %d are reserved there already", u.Limit, u.Held)),
+			KeyUnreservedAddress, "limit", itoa(u.Limit), "held", itoa(u.Held)), nil
+	case u.Bound == "network":
+		return keyed(unreserved(fmt.Sprintf("this shop reserves at most %d units at once for the buyers of one network (an IPv6 /48), and %d are reserved there already", u.Limit, u.Held)),
+			KeyUnreservedAddress, "limit", itoa(u.Limit), "held", itoa(u.Held)), nil
 	}
-	for _, line := range lines {
-		if cap := max(1, line.OnHand*l.UnverifiedShare/100); seen.Unverified[line.VariantID]+line.Quantity > cap {
-			return keyed(unreserved(fmt.Sprintf("at most %d units of %s may be reserved at once for buyers the shop cannot vouch for (a linked account that has paid for an order may reserve more)", cap, line.Name)),
-				KeyUnreservedUnverified, "limit", itoa(cap), "name", line.Name), nil
-		}
+	name := u.VariantID
+	if i := slices.IndexFunc(lines, func(l cartLine) bool { return l.VariantID == u.VariantID }); i >= 0 {
+		name = lines[i].Name
 	}
-	return Message{}, nil
+	return keyed(unreserved(fmt.Sprintf("at most %d units of %s may be reserved at once for buyers the shop cannot vouch for (a linked account that has paid for an order may reserve more)", u.Limit, name)),
+		KeyUnreservedUnverified, "limit", itoa(u.Limit), "name", name), nil
 }
 
 // lineIDs are the variant ids of lines.

@@ -195,123 +195,60 @@ func (b *buyerSessions) check(lines []cartLine) ([]Message, []string) {
 	if len(problems) > 0 {
 		return problems, nil
 	}
-	gone := map[string]bool{}
-	for _, o := range b.others {
-		if o.sameKey && o.yields {
-			gone[o.row.ID] = true
-		}
-	}
-	if over := b.over(lines, gone); !over.none() {
-		return over.messages(b.limits, lines), nil
-	}
-	// Everything that may give way lets the lines fit: choose the fewest,
-	// least recently changed first.
-	clear(gone)
-	var release []string
-	for _, o := range b.others {
-		over := b.over(lines, gone)
-		if over.none() {
-			break
-		}
-		if gone[o.row.ID] || !o.sameKey || !o.yields || !over.eases(o, lines) {
-			continue
-		}
-		gone[o.row.ID] = true
-		release = append(release, o.row.ID)
+	over, release := catalog.CheckLimits(b.holdLimits(), holdLines(lines), b.peers())
+	if !over.None() {
+		return overMessages(over, b.limits, lines), nil
 	}
 	return nil, release
 }
 
-// overLimits are the limits lines would break with the buyer's other
-// sessions but those gone.
-type overLimits struct {
-	// lines over the per-variant limit, with what the buyer's other
-	// sessions hold of their variant.
-	lines map[int]int64
-	// units in the cart and held by the other sessions, when over the
-	// limit in all.
-	units, otherUnits int64
-	// sessions holding stock besides this one, when over the limit.
-	sessions int64
-	// paying is true when every other session counted is being paid, so
-	// the buyer can only wait for those payments.
-	paying bool
+// holdLimits are the limits on what the buyer holds, in the catalog's
+// terms; a buyer without a key has no bound on its sessions.
+func (b *buyerSessions) holdLimits() catalog.HoldLimits {
+	l := catalog.HoldLimits{UnitsPerVariant: b.limits.UnitsPerVariant, UnitsPerBuyer: b.limits.UnitsPerBuyer}
+	if b.key != "" {
+		l.OpenSessions = b.limits.OpenSessions
+	}
+	return l
 }
 
-func (o overLimits) none() bool { return len(o.lines) == 0 && o.units == 0 && o.sessions == 0 }
-
-// eases reports whether s giving way brings lines closer to the limits
-// they break.
-func (o overLimits) eases(s otherSession, lines []cartLine) bool {
-	if o.units > 0 || o.sessions > 0 {
-		return true
-	}
-	for i := range o.lines {
-		if s.holds[lines[i].VariantID] > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// over measures lines against the limits, counting the holds of the
-// buyer's other sessions of the same key but those gone.
-func (b *buyerSessions) over(lines []cartLine, gone map[string]bool) overLimits {
-	out := overLimits{lines: map[int]int64{}}
-	var units, otherUnits, sessions int64
-	for i, l := range lines {
-		var other int64
-		for _, s := range b.others {
-			if s.sameKey && !gone[s.row.ID] {
-				other += s.holds[l.VariantID]
-			}
-		}
-		if l.Quantity+other > b.limits.UnitsPerVariant {
-			out.lines[i] = other
-		}
-		units += l.Quantity
-	}
-	for _, s := range b.others {
-		if s.sameKey && !gone[s.row.ID] {
-			sessions++
-			for _, n := range s.holds {
-				otherUnits += n
-			}
-		}
-	}
-	if units+otherUnits > b.limits.UnitsPerBuyer {
-		out.units, out.otherUnits = units, otherUnits
-	}
-	if b.key != "" && sessions+1 > b.limits.OpenSessions {
-		out.sessions = sessions
-	}
-	out.paying = true
-	for _, s := range b.others {
-		if s.sameKey && !gone[s.row.ID] && s.row.Status != InProgress {
-			out.paying = false
-		}
+// peers are the buyer's other sessions as the catalog's holders, least
+// recently changed first.
+func (b *buyerSessions) peers() []catalog.HoldPeer {
+	out := make([]catalog.HoldPeer, len(b.others))
+	for i, o := range b.others {
+		out[i] = catalog.HoldPeer{Holder: o.row.ID, Holds: o.holds, Counts: o.sameKey, Yields: o.yields, Paying: o.row.Status == InProgress}
 	}
 	return out
 }
 
-// messages are the errors of the limits o breaks, in words.
-func (o overLimits) messages(l Limits, lines []cartLine) []Message {
+// holdLines are lines as the catalog holds them.
+func holdLines(lines []cartLine) []catalog.HoldLine {
+	out := make([]catalog.HoldLine, len(lines))
+	for i, l := range lines {
+		out[i] = catalog.HoldLine{VariantID: l.VariantID, Quantity: l.Quantity}
+	}
+	return out
+}
+
+// overMessages are the errors of the limits o breaks, in words.
+func overMessages(o catalog.OverLimits, l Limits, lines []cartLine) []Message {
 	var out []Message
 	for i, line := range lines {
-		other, ok := o.lines[i]
+		other, ok := o.Lines[i]
 		if !ok {
 			continue
 		}
 		text := fmt.Sprintf("At most %d units of %s may be held for one buyer at once", l.UnitsPerVariant, line.Name)
 		if other > 0 {
-			text += fmt.Sprintf(", and your %s hold %d", o.others(), other)
+			text += fmt.Sprintf(", and your %s hold %d", othersOf(o), other)
 		}
 		key, params := KeyLimitUnitsPerVariant, []string{"limit", itoa(l.UnitsPerVariant), "name", line.Name, "held_elsewhere", itoa(other)}
 		switch left := l.UnitsPerVariant - other; {
 		case left > 0:
 			text += fmt.Sprintf("; lower the quantity to %d or less.", left)
 			params = append(params, "max_quantity", itoa(left))
-		case o.paying:
+		case o.Paying:
 			text += "; remove it, or add it again once those payments are done."
 			key = KeyLimitVariantPaying
 		default:
@@ -320,32 +257,32 @@ func (o overLimits) messages(l Limits, lines []cartLine) []Message {
 		}
 		out = append(out, keyed(errorMessage(string(shop.Invalid), quantityPath(i), text), key, params...))
 	}
-	if o.units > 0 {
-		text := fmt.Sprintf("At most %d units in all may be held for one buyer at once; this session has %d", l.UnitsPerBuyer, o.units)
-		if o.otherUnits > 0 {
-			text += fmt.Sprintf(" and your %s hold %d", o.others(), o.otherUnits)
+	if o.Units > 0 {
+		text := fmt.Sprintf("At most %d units in all may be held for one buyer at once; this session has %d", l.UnitsPerBuyer, o.Units)
+		if o.OtherUnits > 0 {
+			text += fmt.Sprintf(" and your %s hold %d", othersOf(o), o.OtherUnits)
 		}
 		out = append(out, keyed(errorMessage(string(shop.Invalid), "$.line_items", text+". Remove items or lower their quantities."),
-			KeyLimitUnitsPerBuyer, "limit", itoa(l.UnitsPerBuyer), "units", itoa(o.units), "held_elsewhere", itoa(o.otherUnits)))
+			KeyLimitUnitsPerBuyer, "limit", itoa(l.UnitsPerBuyer), "units", itoa(o.Units), "held_elsewhere", itoa(o.OtherUnits)))
 	}
-	if o.sessions > 0 {
+	if o.Sessions > 0 {
 		text := fmt.Sprintf("At most %s may hold items for one buyer at once, and %d of yours are being paid; update this session again once those payments are done.",
-			sessionCount(l.OpenSessions), o.sessions)
+			sessionCount(l.OpenSessions), o.Sessions)
 		key := KeyLimitOpenSessionsPaying
-		if !o.paying {
+		if !o.Paying {
 			key = KeyLimitOpenSessions
 			text = fmt.Sprintf("At most %s may hold items for one buyer at once, and %d of yours do; pay for or cancel one of them (cancel_checkout_session), or change one of them with update_checkout_session instead of starting another.",
-				sessionCount(l.OpenSessions), o.sessions)
+				sessionCount(l.OpenSessions), o.Sessions)
 		}
 		out = append(out, keyed(errorMessage(string(shop.Invalid), "$.line_items", text),
-			key, "limit", itoa(l.OpenSessions), "sessions", itoa(o.sessions)))
+			key, "limit", itoa(l.OpenSessions), "sessions", itoa(o.Sessions)))
 	}
 	return out
 }
 
-// others names the buyer's other sessions that count toward the limits.
-func (o overLimits) others() string {
-	if o.paying {
+// othersOf names the buyer's other sessions that count toward the limits.
+func othersOf(o catalog.OverLimits) string {
+	if o.Paying {
 		return "checkout sessions being paid"
 	}
 	return "other checkout sessions"
@@ -368,11 +305,7 @@ func sessionCount(n int64) string {
 // items. It returns an out_of_stock problem per line that falls short
 // (none: all are held).
 func (c *Checkout) hold(ctx context.Context, tx *gorm.DB, row *sessionRow, email string, b *buyerSessions, release []string, lines []cartLine, seen *catalog.HoldView, now, paying time.Time) ([]Message, error) {
-	hold := make([]catalog.HoldLine, len(lines))
-	for i, l := range lines {
-		hold[i] = catalog.HoldLine{VariantID: l.VariantID, Quantity: l.Quantity}
-	}
-	req := catalog.HoldRequest{Holder: row.ID, Buyer: holdBuyer(row, email), Lines: hold, Until: row.ExpiresAt,
+	req := catalog.HoldRequest{Holder: row.ID, Buyer: holdBuyer(row, email), Lines: holdLines(lines), Until: row.ExpiresAt,
 		Yield: b.yielders(release), Release: release, Seen: seen}
 	if !paying.IsZero() {
 		req.Until, req.Paying = paying, true
