@@ -96,9 +96,9 @@ func TestHoldsRecordTheirBuyer(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := struct {
-			Others, Unverified                              map[string]int64
+			Others, Unverified                               map[string]int64
 			KeyHolds, EmailHolds, AddressUnits, NetworkUnits int64
-			MineRows                                        int64
+			MineRows                                         int64
 		}{seen.Others, seen.Unverified, seen.KeyHolds, seen.EmailHolds, seen.AddressUnits, seen.NetworkUnits, seen.MineRows}
 		want := got
 		want.Others, want.Unverified = map[string]int64{pan: 4, mug: 3}, map[string]int64{pan: 3}
