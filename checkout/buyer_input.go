@@ -1,9 +1,10 @@
 package checkout
 
 // The checks of what a caller says of the buyer: their name, email and phone,
-// and the session's metadata.
+// the session's items and its metadata.
 
 import (
+	"fmt"
 	"maps"
 	"net/mail"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"shop"
+	"shop/catalog"
 )
 
 // checkBuyer trims the buyer's fields and refuses outright, with a
@@ -168,4 +170,32 @@ func metadataParam(key string) string {
 		return "$.metadata." + key
 	}
 	return "$.metadata['" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(key) + "']"
+}
+
+// checkItems refuses items a session cannot hold: none, too many lines, a
+// line without a valid variant id or quantity, a variant twice.
+func checkItems(items []Item) error {
+	if len(items) == 0 {
+		return shop.Errorf(shop.Missing, "$.items", `send at least one item, such as [{"id": "enamel-camp-mug-slate", "quantity": 1}]; to drop the whole cart, cancel the session`)
+	}
+	if len(items) > MaxLines {
+		return shop.Errorf(shop.Invalid, "$.items", "%d lines; a session holds at most %d", len(items), MaxLines)
+	}
+	seen := map[string]int{}
+	for i, it := range items {
+		at := fmt.Sprintf("$.items[%d]", i)
+		switch {
+		case it.ID == "":
+			return shop.Errorf(shop.Missing, at+".id", "send a variant id from get_product")
+		case !catalog.ValidID(it.ID):
+			return shop.Errorf(shop.Invalid, at+".id", "not a variant id; send one from get_product")
+		case it.Quantity < 1 || it.Quantity > MaxQuantity:
+			return shop.Errorf(shop.Invalid, at+".quantity", "must be from 1 to %d (got %d)", MaxQuantity, it.Quantity)
+		}
+		if j, dup := seen[it.ID]; dup {
+			return shop.Errorf(shop.Invalid, at+".id", "variant %q is already in items[%d]; send each variant once, with the whole quantity", it.ID, j)
+		}
+		seen[it.ID] = i
+	}
+	return nil
 }

@@ -13,7 +13,6 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
-	"shop/catalog"
 	"shop/database"
 	"shop/orders"
 )
@@ -292,27 +291,8 @@ func jsonColumn(v any) string {
 func (c *Checkout) apply(st *state, req Request) error {
 	if req.Items != nil {
 		items := *req.Items
-		if len(items) == 0 {
-			return shop.Errorf(shop.Missing, "$.items", `send at least one item, such as [{"id": "enamel-camp-mug-slate", "quantity": 1}]; to drop the whole cart, cancel the session`)
-		}
-		if len(items) > MaxLines {
-			return shop.Errorf(shop.Invalid, "$.items", "%d lines; a session holds at most %d", len(items), MaxLines)
-		}
-		seen := map[string]int{}
-		for i, it := range items {
-			at := fmt.Sprintf("$.items[%d]", i)
-			switch {
-			case it.ID == "":
-				return shop.Errorf(shop.Missing, at+".id", "send a variant id from get_product")
-			case !catalog.ValidID(it.ID):
-				return shop.Errorf(shop.Invalid, at+".id", "not a variant id; send one from get_product")
-			case it.Quantity < 1 || it.Quantity > MaxQuantity:
-				return shop.Errorf(shop.Invalid, at+".quantity", "must be from 1 to %d (got %d)", MaxQuantity, it.Quantity)
-			}
-			if j, dup := seen[it.ID]; dup {
-				return shop.Errorf(shop.Invalid, at+".id", "variant %q is already in items[%d]; send each variant once, with the whole quantity", it.ID, j)
-			}
-			seen[it.ID] = i
+		if err := checkItems(items); err != nil {
+			return err
 		}
 		st.changed = st.changed || !slices.Equal(st.Items, items)
 		st.Items = append([]Item{}, items...)
