@@ -219,8 +219,8 @@ func (c *Checkout) claimRow(ctx context.Context, req CompleteRequest, row *sessi
 		return nil, nil, nil, err
 	}
 	c.faultAt("claim")
-	att, err := c.claim(ctx, row, st, true, func(tx *gorm.DB) (*attemptRow, error) {
-		return c.newAttempt(ctx, tx, row, c.charger.Name(), req.Payment.Token, "", customer)
+	att, err := c.claim(ctx, row, st, true, func(tx *gorm.DB, prior int64) (*attemptRow, error) {
+		return c.newAttempt(ctx, tx, row, prior, c.charger.Name(), req.Payment.Token, "", customer)
 	})
 	if err != nil {
 		return nil, nil, nil, err
@@ -295,8 +295,9 @@ func mergeBuyer(st *state, b *Buyer) error {
 // expiry: see agreed.go), and so does the order it becomes. claim answers
 // nil, with the session saved not ready and why, when something moved, the
 // promotion's usage limit included. A card payment of complete_checkout
-// (card) must be within the caps of paycaps.go.
-func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, card bool, attempt func(tx *gorm.DB) (*attemptRow, error)) (*attemptRow, error) {
+// (card) must be within the caps of paycaps.go, which count the session's
+// attempts so far too: attempt is given their number, -1 when not counted.
+func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, card bool, attempt func(tx *gorm.DB, prior int64) (*attemptRow, error)) (*attemptRow, error) {
 	before := row.Priced
 	promos := c.knownPromos(st.PromoCode)
 	var att *attemptRow
@@ -318,8 +319,10 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, card bo
 				return err
 			}
 		}
+		prior := int64(-1)
 		if card {
-			if err := c.paymentCaps(ctx, tx, row, now); err != nil {
+			var err error
+			if prior, err = c.paymentCaps(ctx, tx, row, now); err != nil {
 				return err
 			}
 		}
@@ -367,7 +370,7 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, card bo
 			return err
 		}
 		var err error
-		att, err = attempt(tx)
+		att, err = attempt(tx, prior)
 		return err
 	})
 	if err != nil {
@@ -404,11 +407,17 @@ func priceChanges(before snapshot, row *sessionRow) []Message {
 // attempt's number (unless key is given), so every try of this attempt
 // charges at most once. It carries the session's order id, the same for
 // every attempt of the session, and the promotion whose use the claim took
-// (the one the session is priced with).
-func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow, provider, token, key, customer string) (*attemptRow, error) {
-	var n int64
-	if err := database.QueryRow(tx, "SELECT COUNT(*) FROM payment_attempts WHERE session_id = ?", row.ID).Scan(&n); err != nil {
-		return nil, fmt.Errorf("count payment attempts: %w", err)
+// (the one the session is priced with). prior is the number of the
+// session's attempts so far, counted in the same transaction, or -1 for
+// newAttempt to count them: every attempt saves the session over its
+// version in its transaction too, so none is written after the count by a
+// transaction that does not make this one's save fail.
+func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow, prior int64, provider, token, key, customer string) (*attemptRow, error) {
+	n := prior
+	if n < 0 {
+		if err := database.QueryRow(tx, "SELECT COUNT(*) FROM payment_attempts WHERE session_id = ?", row.ID).Scan(&n); err != nil {
+			return nil, fmt.Errorf("count payment attempts: %w", err)
+		}
 	}
 	if key == "" {
 		key = fmt.Sprintf("shop_%s_attempt_%d", row.ID, n+1)
