@@ -174,7 +174,11 @@ func (c *Checkout) claimForCompletion(ctx context.Context, req CompleteRequest) 
 		}
 		st := row.state()
 		if mergeBuyer(&st, req.Buyer) == nil {
-			return c.claimRow(ctx, req, row, st)
+			// A refusal of the claim comes from the row unchecked: it
+			// stands only while the session is at the kept version.
+			id, version := row.ID, row.Version
+			att, claimed, s, err := c.claimRow(ctx, req, row, st)
+			return att, claimed, s, c.keptStill(ctx, id, version, err)
 		}
 	}
 	row, err := c.load(ctx, req.SessionID)
@@ -303,16 +307,11 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, card bo
 	var att *attemptRow
 	read := *row
 	err := c.transact(ctx, func(tx *gorm.DB) error {
-		att, *row = nil, read // a transaction run again starts from the row as read
-		// What was checked of the row (its status, its buyer, the figures
-		// the payer saw) holds only for the session at that version.
-		if same, err := atVersion(tx, read.ID, read.Version); err != nil || !same {
-			if err == nil {
-				c.known.forget(read.ID)
-				err = errConflict
-			}
-			return err
-		}
+		// A transaction run again starts from the row as read. What was
+		// checked of it (its status, its buyer, the figures the payer
+		// saw) holds for the session at that version: the save below is
+		// over it, and errConflict when the session moved.
+		att, *row = nil, read
 		now := database.Now(tx)
 		for _, p := range promos { // in the order of their codes, so that no two claims wait on each other
 			if err := c.lockPromo(ctx, tx, p.Code); err != nil {
@@ -373,6 +372,9 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, card bo
 		att, err = attempt(tx, prior)
 		return err
 	})
+	if errors.Is(err, errConflict) {
+		c.known.forget(read.ID) // the next try reads the row as it is
+	}
 	if err != nil {
 		return nil, err
 	}
