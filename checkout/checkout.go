@@ -7,7 +7,8 @@
 // a writer that loses a race retries on the fresh state (retryConflicts).
 // The database is the one truth, so any number of replicas may serve the
 // same sessions: what a process keeps in memory (known.go: the sessions it
-// wrote last) is used only while the row's version says it is still current.
+// wrote last) is written over only by a save over the version it was kept
+// at, and an answer that saves nothing is checked against that version.
 //
 // # Life cycles
 //

@@ -174,7 +174,11 @@ func (c *Checkout) claimForCompletion(ctx context.Context, req CompleteRequest) 
 		}
 		st := row.state()
 		if mergeBuyer(&st, req.Buyer) == nil {
-			return c.claimRow(ctx, req, row, st)
+			// A refusal of the claim comes from the row unchecked: it
+			// stands only while the session is at the kept version.
+			id, version := row.ID, row.Version
+			att, claimed, s, err := c.claimRow(ctx, req, row, st)
+			return att, claimed, s, c.keptStill(ctx, id, version, err)
 		}
 	}
 	row, err := c.load(ctx, req.SessionID)
@@ -219,8 +223,8 @@ func (c *Checkout) claimRow(ctx context.Context, req CompleteRequest, row *sessi
 		return nil, nil, nil, err
 	}
 	c.faultAt("claim")
-	att, err := c.claim(ctx, row, st, true, func(tx *gorm.DB) (*attemptRow, error) {
-		return c.newAttempt(ctx, tx, row, c.charger.Name(), req.Payment.Token, "", customer)
+	att, err := c.claim(ctx, row, st, true, func(tx *gorm.DB, prior int64) (*attemptRow, error) {
+		return c.newAttempt(ctx, tx, row, prior, c.charger.Name(), req.Payment.Token, "", customer)
 	})
 	if err != nil {
 		return nil, nil, nil, err
@@ -295,31 +299,29 @@ func mergeBuyer(st *state, b *Buyer) error {
 // expiry: see agreed.go), and so does the order it becomes. claim answers
 // nil, with the session saved not ready and why, when something moved, the
 // promotion's usage limit included. A card payment of complete_checkout
-// (card) must be within the caps of paycaps.go.
-func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, card bool, attempt func(tx *gorm.DB) (*attemptRow, error)) (*attemptRow, error) {
+// (card) must be within the caps of paycaps.go, which count the session's
+// attempts so far too: attempt is given their number, -1 when not counted.
+func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, card bool, attempt func(tx *gorm.DB, prior int64) (*attemptRow, error)) (*attemptRow, error) {
 	before := row.Priced
 	promos := c.knownPromos(st.PromoCode)
 	var att *attemptRow
 	read := *row
 	err := c.transact(ctx, func(tx *gorm.DB) error {
-		att, *row = nil, read // a transaction run again starts from the row as read
-		// What was checked of the row (its status, its buyer, the figures
-		// the payer saw) holds only for the session at that version.
-		if same, err := atVersion(tx, read.ID, read.Version); err != nil || !same {
-			if err == nil {
-				c.known.forget(read.ID)
-				err = errConflict
-			}
-			return err
-		}
+		// A transaction run again starts from the row as read. What was
+		// checked of it (its status, its buyer, the figures the payer
+		// saw) holds for the session at that version: the save below is
+		// over it, and errConflict when the session moved.
+		att, *row = nil, read
 		now := database.Now(tx)
 		for _, p := range promos { // in the order of their codes, so that no two claims wait on each other
 			if err := c.lockPromo(ctx, tx, p.Code); err != nil {
 				return err
 			}
 		}
+		prior := int64(-1)
 		if card {
-			if err := c.paymentCaps(ctx, tx, row, now); err != nil {
+			var err error
+			if prior, err = c.paymentCaps(ctx, tx, row, now); err != nil {
 				return err
 			}
 		}
@@ -367,9 +369,12 @@ func (c *Checkout) claim(ctx context.Context, row *sessionRow, st state, card bo
 			return err
 		}
 		var err error
-		att, err = attempt(tx)
+		att, err = attempt(tx, prior)
 		return err
 	})
+	if errors.Is(err, errConflict) {
+		c.known.forget(read.ID) // the next try reads the row as it is
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -404,11 +409,17 @@ func priceChanges(before snapshot, row *sessionRow) []Message {
 // attempt's number (unless key is given), so every try of this attempt
 // charges at most once. It carries the session's order id, the same for
 // every attempt of the session, and the promotion whose use the claim took
-// (the one the session is priced with).
-func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow, provider, token, key, customer string) (*attemptRow, error) {
-	var n int64
-	if err := database.QueryRow(tx, "SELECT COUNT(*) FROM payment_attempts WHERE session_id = ?", row.ID).Scan(&n); err != nil {
-		return nil, fmt.Errorf("count payment attempts: %w", err)
+// (the one the session is priced with). prior is the number of the
+// session's attempts so far, counted in the same transaction, or -1 for
+// newAttempt to count them: every attempt saves the session over its
+// version in its transaction too, so none is written after the count by a
+// transaction that does not make this one's save fail.
+func (c *Checkout) newAttempt(ctx context.Context, tx *gorm.DB, row *sessionRow, prior int64, provider, token, key, customer string) (*attemptRow, error) {
+	n := prior
+	if n < 0 {
+		if err := database.QueryRow(tx, "SELECT COUNT(*) FROM payment_attempts WHERE session_id = ?", row.ID).Scan(&n); err != nil {
+			return nil, fmt.Errorf("count payment attempts: %w", err)
+		}
 	}
 	if key == "" {
 		key = fmt.Sprintf("shop_%s_attempt_%d", row.ID, n+1)

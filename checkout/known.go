@@ -1,11 +1,11 @@
 package checkout
 
 import (
+	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sync"
-
-	"gorm.io/gorm"
 
 	"shop/database"
 )
@@ -16,12 +16,15 @@ const maxKnown = 2048
 
 // known keeps the sessions this process wrote last, as it wrote them, so
 // that the next change of one (an update, its completion) need not read
-// the whole row again: that change reads the session's version in its
-// own transaction (current) and uses the row kept only while the version
-// is the one it was kept at, else reads the row there. The database stays
-// the one truth: a session another replica changed, or this process by a
-// statement that keeps nothing (the sweeper's), has another version and is
-// read again; every write of a session moves its version (save). A row
+// the row again: that change starts from the row kept, and its save, over
+// the version kept (save: UPDATE … WHERE version = ?), fails with
+// errConflict when the session moved since (another replica changed it,
+// or this process by a statement that keeps nothing, the sweeper's: every
+// write of a session moves its version). Everything the change wrote is
+// rolled back with it; the row kept is forgotten and the change runs
+// again from the row as it is (retryConflicts). A change that ends
+// without saving the session (nothing to change, a refusal) answers from
+// a row no statement checked: keptStill reads the version then. A row
 // kept is never changed: its slices and maps are shared with those who
 // take it, as a transaction run again shares the row it read (change), and
 // replaced whole (addMessages, the pricing), never written in place.
@@ -71,13 +74,25 @@ func (k *known) forget(id string) {
 	k.mu.Unlock()
 }
 
-// atVersion reports whether the session id is at version in tx (false
-// when there is no such session).
-func atVersion(tx *gorm.DB, id string, version int64) (bool, error) {
-	var v int64
-	err := database.QueryRow(tx, "SELECT version FROM checkout_sessions WHERE id = ?", id).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
+// keptStill ends a try that started from the row kept of session id at
+// version and saved nothing, err being its answer (errUnchanged, a
+// refusal): the answer stands while the session is still at version, read
+// now; else the row kept is forgotten and the answer is errConflict, for
+// the next try to read the row as it is. A try that saved (err nil) or
+// lost its save's race (errConflict) is answered as it is.
+func (c *Checkout) keptStill(ctx context.Context, id string, version int64, err error) error {
+	if err == nil || errors.Is(err, errConflict) {
+		return err
 	}
-	return err == nil && v == version, err
+	var v int64
+	verr := database.QueryRow(c.db.WithContext(ctx), "SELECT version FROM checkout_sessions WHERE id = ?", id).Scan(&v)
+	switch {
+	case errors.Is(verr, sql.ErrNoRows):
+	case verr != nil:
+		return fmt.Errorf("read the version of session %s: %w", id, verr)
+	case v == version:
+		return err
+	}
+	c.known.forget(id)
+	return errConflict
 }

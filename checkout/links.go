@@ -368,9 +368,9 @@ func (c *Checkout) claimForLink(ctx context.Context, link *linkRow, hp *payments
 		// the last): the page shows another cart, even at this total.
 		return nil, false, reasonChanged, nil
 	}
-	att, err = c.claim(ctx, row, row.state(), false, func(tx *gorm.DB) (*attemptRow, error) {
+	att, err = c.claim(ctx, row, row.state(), false, func(tx *gorm.DB, prior int64) (*attemptRow, error) {
 		// The page's payment: its key is the page's, its token the page's id.
-		return c.newAttempt(ctx, tx, row, link.Provider, hp.ID, link.key(), "")
+		return c.newAttempt(ctx, tx, row, prior, link.Provider, hp.ID, link.key(), "")
 	})
 	if err != nil || att != nil {
 		return att, att != nil, "", err

@@ -168,11 +168,11 @@ func lostReason(row *sessionRow, res *payments.Result) string {
 // finished with the charge. It answers errNotPayable when the claim found
 // the session moved, for the caller to decide again.
 func (c *Checkout) recoverOrder(ctx context.Context, row *sessionRow, res *payments.Result, key string) (bool, error) {
-	att, err := c.claim(ctx, row, row.state(), false, func(tx *gorm.DB) (*attemptRow, error) {
+	att, err := c.claim(ctx, row, row.state(), false, func(tx *gorm.DB, prior int64) (*attemptRow, error) {
 		if row.Total != res.Amount || row.Currency != res.Currency {
 			return nil, errNotPayable
 		}
-		return c.newAttempt(ctx, tx, row, c.charger.Name(), "", key, "")
+		return c.newAttempt(ctx, tx, row, prior, c.charger.Name(), "", key, "")
 	})
 	switch {
 	case err != nil:

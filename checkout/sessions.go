@@ -184,13 +184,14 @@ var errUnchanged = errors.New("session unchanged")
 // saves it over the version it read; it starts again on fresh state when
 // another writer got there first. fn returns errUnchanged, with row as it
 // was read, to leave the session as it is (what fn wrote is rolled back).
+// The row read is the one this process wrote last when it keeps it
+// (known.go), unchecked until the save, else the row as it is now.
 func (c *Checkout) change(ctx context.Context, id string, fn func(tx *gorm.DB, row *sessionRow) error) (*Session, error) {
 	var row *sessionRow
 	err := retryConflicts(func() error {
-		// The row this process wrote last, when it is still the
-		// session's (current), or the row as it is now.
 		read := c.known.get(id)
-		if read == nil {
+		kept := read != nil
+		if !kept {
 			var err error
 			if read, err = c.load(ctx, id); err != nil {
 				return err
@@ -203,20 +204,19 @@ func (c *Checkout) change(ctx context.Context, id string, fn func(tx *gorm.DB, r
 		c.faultAt("change")
 		row = new(sessionRow)
 		err := c.transact(ctx, func(tx *gorm.DB) error {
-			cur, err := c.current(tx, id, read)
-			if isNotFound(err) {
-				return notFound(id)
-			}
-			if err != nil {
-				return fmt.Errorf("read session %s: %w", id, err)
-			}
-			*row = *cur // a transaction run again starts from the row as read
+			*row = *read // a transaction run again starts from the row as read
 			if err := fn(tx, row); err != nil {
 				return err
 			}
 			noteLocale(ctx, row)
 			return c.save(tx, row)
 		})
+		switch {
+		case errors.Is(err, errConflict):
+			c.known.forget(id)
+		case kept:
+			err = c.keptStill(ctx, id, read.Version, err)
+		}
 		if errors.Is(err, errUnchanged) {
 			err = nil
 		}

@@ -93,8 +93,9 @@ func (c *Checkout) record(ctx context.Context, att *attemptRow, claimed *session
 // finish writes the order of a successful charge, in one transaction with
 // the stock it takes, the attempt and the session. claimed, when not nil,
 // is the session's row as the attempt's claim saved it: the transaction
-// reads only the session's version then, and the whole row only when the
-// version moved since.
+// starts from it without reading the row, and the session's save over its
+// version (errConflict when it moved since) makes it run again from the
+// row as it is (see known.go).
 func (c *Checkout) finish(ctx context.Context, att *attemptRow, claimed *sessionRow, res *payments.Result) (out outcome, err error) {
 	surplus := false
 	var short map[string]int64
@@ -107,59 +108,60 @@ func (c *Checkout) finish(ctx context.Context, att *attemptRow, claimed *session
 				"session", att.SessionID, "order", out.order.ID, "short", short)
 		}
 	}()
-	err = c.transact(ctx, func(tx *gorm.DB) error {
-		out, surplus, short = outcome{}, false, nil // a transaction run again starts afresh
-		ok, err := c.settleAttempt(ctx, tx, att.ID, attemptSucceeded, res)
-		if err != nil {
-			return err
+	for {
+		err = c.transact(ctx, func(tx *gorm.DB) error {
+			out, surplus, short = outcome{}, false, nil // a transaction run again starts afresh
+			return c.finishIn(ctx, tx, att, claimed, res, &out, &surplus, &short)
+		})
+		if claimed == nil || !errors.Is(err, errConflict) {
+			break
 		}
-		if !ok {
-			surplus, err = c.orphan(ctx, tx, att, res, reasonGivenUp)
-			return err
-		}
-		out.settled = true
-		row, err := c.current(tx, att.SessionID, claimed)
-		if err != nil {
-			return fmt.Errorf("finish %s: %w", att.ID, err)
-		}
-		if row.Status != InProgress {
-			// A charge succeeded for a session that is no longer being paid:
-			// no order takes the money, so it goes back.
-			reason := reasonSessionEnd
-			if row.Status == Completed {
-				reason = reasonPaidTwice
-			}
-			surplus = true
-			if err := c.givePromoBack(ctx, tx, att); err != nil {
-				return err
-			}
-			return c.recordSurplus(ctx, tx, row.ID, att.Provider, res.Reference, att.Amount, att.Currency, reason)
-		}
-		out.order, short, err = c.placeOrder(ctx, tx, att, res, row)
-		out.completed = row
-		return err
-	})
+		c.known.forget(att.SessionID)
+		claimed = nil
+	}
 	if err != nil {
 		return outcome{}, err
 	}
 	return out, nil
 }
 
-// current reads the session id in tx: a copy of known when the session is
-// still at known's version (a row this process saved), else the row as it
-// is now.
-func (c *Checkout) current(tx *gorm.DB, id string, known *sessionRow) (*sessionRow, error) {
-	if known != nil {
-		same, err := atVersion(tx, id, known.Version)
-		if err != nil {
-			return nil, err
-		}
-		if same {
-			row := *known
-			return &row, nil
-		}
+// finishIn is finish's transaction tx: it settles the attempt and writes
+// out's order, or the surplus payment (surplus) of a session no longer
+// being paid; short is what the stock did not cover.
+func (c *Checkout) finishIn(ctx context.Context, tx *gorm.DB, att *attemptRow, claimed *sessionRow, res *payments.Result, out *outcome, surplus *bool, short *map[string]int64) error {
+	ok, err := c.settleAttempt(ctx, tx, att.ID, attemptSucceeded, res)
+	if err != nil {
+		return err
 	}
-	return readRow(tx, id)
+	if !ok {
+		*surplus, err = c.orphan(ctx, tx, att, res, reasonGivenUp)
+		return err
+	}
+	out.settled = true
+	var row *sessionRow
+	if claimed != nil && claimed.Status == InProgress {
+		cp := *claimed // the caller's, and a transaction run again starts from it
+		row = &cp
+	} else if row, err = readRow(tx, att.SessionID); err != nil {
+		return fmt.Errorf("finish %s: %w", att.ID, err)
+	}
+	if row.Status != InProgress {
+		// A charge succeeded for a session that is no longer being paid:
+		// no order takes the money, so it goes back. The row is the one
+		// read here: nothing unchecked decides it.
+		reason := reasonSessionEnd
+		if row.Status == Completed {
+			reason = reasonPaidTwice
+		}
+		*surplus = true
+		if err := c.givePromoBack(ctx, tx, att); err != nil {
+			return err
+		}
+		return c.recordSurplus(ctx, tx, row.ID, att.Provider, res.Reference, att.Amount, att.Currency, reason)
+	}
+	out.order, *short, err = c.placeOrder(ctx, tx, att, res, row)
+	out.completed = row
+	return err
 }
 
 // take takes a paid session's stock in tx and returns, by variant id, the

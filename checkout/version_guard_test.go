@@ -82,8 +82,8 @@ func TestClaimFromOneVersion(t *testing.T) {
 
 // TestUpdatesFromOneVersion: two updates of different fields that both have
 // the session at the same version in hand both land: the second, over the
-// version it had, finds the first's (the version its transaction reads, or
-// the lost race of its save), applies its change to the session as it is
+// version it had, finds the first's (the lost race of its save), applies
+// its change to the session as it is
 // now and does not write over the first's. The rows are read (another
 // replica's checkout, a gate holding the reads) or kept by the process that
 // wrote them (the "change" point holding the updates).

@@ -199,8 +199,12 @@ func (o *Orders) Create(ctx context.Context, tx *gorm.DB, in NewOrder) (*contrac
 	if err := o.emailConfirmation(ctx, tx, row, lines); err != nil { // in the order's transaction: never lost, never twice
 		return nil, err
 	}
-	if err := linkWebhook(tx, in.SessionID, row.ID); err != nil {
-		return nil, err
+	// Only an agent of UCP subscribes a session's order to webhooks before
+	// the order exists (docs/ucp.md): no other order has one to link.
+	if row.Channel == string(shop.ChannelUCP) {
+		if err := linkWebhook(tx, in.SessionID, row.ID); err != nil {
+			return nil, err
+		}
 	}
 	return ord, nil
 }

@@ -231,6 +231,9 @@ func (w *Wallet) Cards(ctx context.Context, accountID string) ([]SavedCard, erro
 // $.payment_data.token, and so is a sandbox saved card the shop has no
 // record of.
 func (w *Wallet) Card(ctx context.Context, accountID, token string) (*SavedCard, error) {
+	if !IsSavedCardID(token) {
+		return nil, nil // no query: the token cannot name a saved card
+	}
 	var row savedCardRow
 	err := w.db.WithContext(ctx).Where("id = ?", token).Take(&row).Error
 	switch {
@@ -251,6 +254,14 @@ func (w *Wallet) Card(ctx context.Context, accountID, token string) (*SavedCard,
 	}
 	c := row.card()
 	return &c, nil
+}
+
+// IsSavedCardID reports whether token can be a saved card's id: a
+// PaymentMethod attached to a customer (pm_…, pm_sandbox_… in the sandbox).
+// Stripe's test payment methods (pm_card_…) attach as a new pm_… and are
+// never one, and neither is a sheet's token (spt_…, tok_…).
+func IsSavedCardID(token string) bool {
+	return strings.HasPrefix(token, "pm_") && !strings.HasPrefix(token, "pm_card_")
 }
 
 func notYours() error {

@@ -338,3 +338,16 @@ func deleteAtStripe(t *testing.T, em *stripetest.Server, customer string) {
 		t.Fatalf("deleting %s at the emulator: %d", customer, res.StatusCode)
 	}
 }
+
+// TestIsSavedCardID: only a PaymentMethod's id can name a saved card, so
+// that complete_checkout asks the database for nothing else.
+func TestIsSavedCardID(t *testing.T) {
+	for token, want := range map[string]bool{
+		"pm_1OnThePage": true, "pm_sandbox_abc": true,
+		"pm_card_visa": false, "pm_card_authenticationRequired": false, "spt_123": false, "tok_visa": false, "": false,
+	} {
+		if got := payments.IsSavedCardID(token); got != want {
+			t.Errorf("IsSavedCardID(%q) = %v, want %v", token, got, want)
+		}
+	}
+}
