@@ -1,7 +1,11 @@
 package shop_test
 
 import (
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -111,4 +115,85 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// homes are the tables that one package alone reads and writes, each with
+// that package's directory (docs/architecture.md, "Tables stay home").
+var homes = []struct{ table, home string }{
+	{"payment_attempts", "checkout/"},
+}
+
+// TestTablesStayHome: no production file outside a table's home names it
+// in SQL (FROM, JOIN, INTO, UPDATE, TABLE) or as a Go string of its own
+// (gorm's Table and TableName, database.Insert); tests, migrations and
+// testdata may. Its home must still name it, so the pattern is not stale.
+func TestTablesStayHome(t *testing.T) {
+	files := sourceFiles(t)
+	for _, h := range homes {
+		use := tableUse(h.table)
+		atHome := 0
+		for _, path := range files {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := useLines(use, string(data))
+			if strings.HasPrefix(filepath.ToSlash(path), h.home) {
+				atHome += len(lines)
+				continue
+			}
+			for _, line := range lines {
+				t.Errorf("%s:%d names table %s, which only %s reads and writes; use that package's Go API (docs/architecture.md)", path, line, h.table, h.home)
+			}
+		}
+		if atHome == 0 {
+			t.Errorf("no file of %s names table %s: is the pattern stale?", h.home, h.table)
+		}
+	}
+}
+
+// sourceFiles are the module's production Go files: not tests, nor under
+// migrations, testdata or hidden directories.
+func sourceFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && path != "." && (path == "migrations" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")):
+			return filepath.SkipDir
+		case !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go"):
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 50 {
+		t.Fatalf("found only %d Go files", len(files))
+	}
+	return files
+}
+
+// tableUse matches table after an SQL keyword, or as a whole Go string
+// (with the struct tag key before it, if any, in group 1): the metric
+// shop_payment_attempts_total or the JSON field "payment_attempts" is no use.
+func tableUse(table string) *regexp.Regexp {
+	name := regexp.QuoteMeta(table)
+	return regexp.MustCompile(`(?i:\b(?:from|join|into|update|table))\s+["` + "`" + `]?` + name + `\b|(\w+:)?["` + "`" + `]` + name + `["` + "`" + `]`)
+}
+
+// useLines are the line numbers of src where use matches, but for struct
+// tags (json:"payment_attempts" names a field of a tool's output).
+func useLines(use *regexp.Regexp, src string) []int {
+	var lines []int
+	for _, m := range use.FindAllStringSubmatchIndex(src, -1) {
+		if m[2] >= 0 {
+			continue
+		}
+		lines = append(lines, 1+strings.Count(src[:m[0]], "\n"))
+	}
+	return lines
 }

@@ -44,7 +44,7 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	if _, err := cat.SeedIfEmpty(ctx, os.DirFS("../testdata/demo"), "catalog.json"); err != nil {
 		t.Fatal(err)
 	}
-	w := &world{db: db, ords: orders.New(db, nil), tools: map[string]shop.Tool{}}
+	w := &world{db: db, ords: orders.New(db, &orders.Options{PaymentAttempts: checkout.PaymentAttempts}), tools: map[string]shop.Tool{}}
 	sandbox := payments.NewSandbox(db, nil)
 	w.wallet = payments.NewWallet(db, sandbox)
 	w.admin = orders.NewAdmin(w.ords, cat, sandbox)

@@ -78,7 +78,7 @@ func staffOrder(t *testing.T, db *gorm.DB, id string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin := orders.NewAdmin(orders.New(db, &orders.Options{ReceiptKey: key}), catalog.New(db, usd, nil), nil)
+	admin := orders.NewAdmin(orders.New(db, &orders.Options{ReceiptKey: key, PaymentAttempts: checkout.PaymentAttempts}), catalog.New(db, usd, nil), nil)
 	ctx := shop.WithActor(context.Background(), shop.Actor{Role: shop.Viewer, Label: "test"})
 	for _, tl := range admin.Tools() {
 		if tl.Name == "get_order" {

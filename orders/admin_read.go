@@ -340,7 +340,7 @@ func (a *Admin) getOrderDetail(ctx context.Context, args OrderDetailArgs) (Order
 	if err != nil {
 		return OrderDetailResult{}, "", err
 	}
-	if d.PaymentAttempts, d.PaymentAttemptsTotal, d.NextAttemptsCursor, err = paymentAttempts(ctx, a.db, row.CheckoutSessionID, id, before); err != nil {
+	if d.PaymentAttempts, d.PaymentAttemptsTotal, d.NextAttemptsCursor, err = a.paymentAttempts(ctx, row.CheckoutSessionID, id, before); err != nil {
 		return OrderDetailResult{}, "", err
 	}
 	if d.SurplusPayments, err = surplusPayments(ctx, a.db, row.CheckoutSessionID); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/checkout"
 	"shop/contract"
 	"shop/database/dbtest"
 	"shop/money"
@@ -39,7 +40,7 @@ type readDesk struct {
 
 func newReadDesk(t *testing.T, db *gorm.DB) *readDesk {
 	d := &readDesk{db: db, now: day0}
-	d.o = orders.New(db, &orders.Options{Now: func() time.Time { return d.now }})
+	d.o = orders.New(db, &orders.Options{Now: func() time.Time { return d.now }, PaymentAttempts: checkout.PaymentAttempts})
 	d.admin = orders.NewAdmin(d.o, catalog.New(db, usd, nil), nil)
 	return d
 }

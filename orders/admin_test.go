@@ -79,7 +79,7 @@ func newStaffShopWith(t *testing.T, db *gorm.DB, charger checkout.Charger, refun
 	if refunder == nil {
 		refunder = sandbox
 	}
-	opts := &orders.Options{Now: s.clock}
+	opts := &orders.Options{Now: s.clock, PaymentAttempts: checkout.PaymentAttempts}
 	if len(emails) > 0 {
 		opts.Emails = emails[0]
 	}

@@ -2,6 +2,7 @@ package orders
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -42,25 +43,18 @@ type PaymentAttemptRecord struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// attemptRecordRow is what get_order reads of a row of payment_attempts
-// (a table checkout writes): everything but the token and the key.
-type attemptRecordRow struct {
-	ID          string
-	Attempt     int
-	Provider    string
-	Mode        string
-	Amount      int64
-	Currency    string
-	Status      string
-	Reference   string
-	DeclineCode string
-	Message     string
-	CardBrand   string
-	CardLast4   string `gorm:"column:card_last4"`
-	CustomerID  string `gorm:"column:customer_id"`
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-}
+// PaymentAttemptsFunc reads the payment attempts of checkout session
+// sessionID in db, for get_order: at most limit of them whose attempt
+// number is below before (0: no bound), newest first (by attempt, then id,
+// descending), and how many the session has in all. Checkout owns the
+// table of payment attempts ("Tables stay home", docs/architecture.md),
+// so orders takes the reader it exports through Options.PaymentAttempts.
+// The records never carry an attempt's payment token or idempotency key.
+type PaymentAttemptsFunc func(ctx context.Context, db *gorm.DB, sessionID string, before, limit int) (records []PaymentAttemptRecord, total int64, err error)
+
+// errNoAttemptsReader is get_order's error when Options.PaymentAttempts
+// was not set: a wiring mistake, logged and answered generically.
+var errNoAttemptsReader = errors.New("orders: get_order needs Options.PaymentAttempts, which is not set")
 
 // AttemptsPage is how many payment attempts the staff's get_order shows at
 // once: the newest, the older ones a page at a time (attempts_cursor).
@@ -96,40 +90,26 @@ func attemptsBefore(cursor, order string) (int, error) {
 }
 
 // paymentAttempts reads a page of the payment attempts of a checkout
-// session: the AttemptsPage newest below attempt number before (0: the
-// newest), oldest first, with the total number of attempts and the cursor
-// of the older ones ("" when there are none).
-func paymentAttempts(ctx context.Context, db *gorm.DB, sessionID, order string, before int) ([]PaymentAttemptRecord, int64, string, error) {
-	db = db.WithContext(ctx)
-	var total int64
-	if err := db.Table("payment_attempts").Where("session_id = ?", sessionID).Count(&total).Error; err != nil {
-		return nil, 0, "", fmt.Errorf("count payment attempts of %s: %w", sessionID, err)
+// session through Options.PaymentAttempts: the AttemptsPage newest below
+// attempt number before (0: the newest), oldest first, with the total
+// number of attempts and the cursor of the older ones ("" when there are
+// none).
+func (a *Admin) paymentAttempts(ctx context.Context, sessionID, order string, before int) ([]PaymentAttemptRecord, int64, string, error) {
+	read := a.orders.paymentAttempts
+	if read == nil {
+		return nil, 0, "", errNoAttemptsReader
 	}
-	q := db.Table("payment_attempts").
-		Select("id, attempt, provider, mode, amount, currency, status, reference, decline_code, message, card_brand, card_last4, customer_id, created_at, updated_at").
-		Where("session_id = ?", sessionID)
-	if before > 0 {
-		q = q.Where("attempt < ?", before)
-	}
-	var rows []attemptRecordRow
-	if err := q.Order("attempt DESC, id DESC").Limit(AttemptsPage + 1).Scan(&rows).Error; err != nil {
-		return nil, 0, "", fmt.Errorf("read payment_attempts of %s: %w", sessionID, err)
+	records, total, err := read(ctx, a.db, sessionID, before, AttemptsPage+1)
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("payment attempts of %s: %w", sessionID, err)
 	}
 	var next string
-	if len(rows) > AttemptsPage {
-		rows = rows[:AttemptsPage]
-		next = shop.EncodeCursor(attemptsCursor{V: attemptsCursorVersion, Order: order, Before: rows[len(rows)-1].Attempt})
+	if len(records) > AttemptsPage {
+		records = records[:AttemptsPage]
+		next = shop.EncodeCursor(attemptsCursor{V: attemptsCursorVersion, Order: order, Before: records[len(records)-1].Attempt})
 	}
-	slices.Reverse(rows)
-	out := make([]PaymentAttemptRecord, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, PaymentAttemptRecord{
-			ID: r.ID, Attempt: r.Attempt, Status: r.Status, Amount: priceOf(r.Currency, r.Amount),
-			Provider: r.Provider, Mode: r.Mode, Reference: r.Reference, DeclineCode: r.DeclineCode, Message: r.Message,
-			CardBrand: r.CardBrand, CardLast4: r.CardLast4, SavedCard: r.CustomerID != "", CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
-		})
-	}
-	return out, total, next, nil
+	slices.Reverse(records)
+	return records, total, next, nil
 }
 
 // sessionRows reads the columns of a checkout session's rows of table (one

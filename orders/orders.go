@@ -94,6 +94,8 @@ type Orders struct {
 	key       []byte
 	now       func() time.Time
 	emails    *Emails
+	// paymentAttempts is Options.PaymentAttempts.
+	paymentAttempts PaymentAttemptsFunc
 }
 
 // Options configure Orders; nil means defaults.
@@ -109,6 +111,11 @@ type Options struct {
 	// Emails, when set, has orders email their buyer (written to the
 	// outbox in each change's transaction); nil sends none.
 	Emails *Emails
+	// PaymentAttempts reads a checkout session's payment attempts for the
+	// staff's get_order: checkout.PaymentAttempts, since checkout owns
+	// them (docs/architecture.md). Production wiring sets it; when nil,
+	// get_order fails (other tools do not need it).
+	PaymentAttempts PaymentAttemptsFunc
 }
 
 // New returns the orders kept in db.
@@ -122,6 +129,7 @@ func New(db *gorm.DB, opts *Options) *Orders {
 		if opts.Now != nil {
 			o.now = opts.Now
 		}
+		o.paymentAttempts = opts.PaymentAttempts
 		if opts.Emails != nil {
 			e := *opts.Emails
 			if e.Logger == nil {

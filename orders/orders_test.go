@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/checkout"
 	"shop/contract"
 	"shop/database/dbtest"
 	"shop/orders"
@@ -28,6 +29,8 @@ func newOrders(db *gorm.DB) *orders.Orders {
 		PublicURL:  publicURL + "/",
 		ReceiptKey: []byte(strings.Repeat("k", 32)),
 		Now:        func() time.Time { return clock },
+		// get_order reads payment attempts through checkout, as production wiring does.
+		PaymentAttempts: checkout.PaymentAttempts,
 	})
 }
 

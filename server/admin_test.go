@@ -15,6 +15,7 @@ import (
 
 	"shop"
 	"shop/catalog"
+	"shop/checkout"
 	"shop/contract"
 	"shop/database/dbtest"
 	"shop/mcptest"
@@ -87,7 +88,7 @@ func newAdminServer(t *testing.T, env string) (*httptest.Server, *contract.Order
 		VALUES ('cs_admin', 'completed', 1, 'usd', '[]', '{}', 1250, ?, ?, ?)`, now, now, now).Error; err != nil {
 		t.Fatal(err)
 	}
-	o := orders.New(db, nil)
+	o := orders.New(db, &orders.Options{PaymentAttempts: checkout.PaymentAttempts})
 	ord, err := o.Create(context.Background(), nil, orders.NewOrder{
 		SessionID: "cs_admin", Email: "ada@example.com", Currency: "usd", Total: 1250,
 		LineItems: []contract.LineItem{{ID: "li_1", Item: contract.Item{ID: "mug", Quantity: 1}, Name: "Mug", UnitAmount: 1250, BaseAmount: 1250, Subtotal: 1250, Total: 1250}},

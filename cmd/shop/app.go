@@ -113,7 +113,8 @@ func (a *app) wire(ctx context.Context, m *Main) error {
 		return err
 	}
 	a.catalog = catalog.New(a.db, a.policy.Currency(), &catalog.Options{PublicURL: cfg.PublicURL})
-	a.orders = orders.New(a.db, &orders.Options{PublicURL: cfg.PublicURL, ReceiptKey: key, Emails: a.emails(m)})
+	a.orders = orders.New(a.db, &orders.Options{PublicURL: cfg.PublicURL, ReceiptKey: key, Emails: a.emails(m),
+		PaymentAttempts: checkout.PaymentAttempts})
 	a.accounts, err = accounts.New(a.db, accounts.Options{
 		PublicURL: cfg.PublicURL, Key: key, Shop: a.policy.Name, Logger: m.Logger, Emails: a.mailer != nil,
 		Fetch: webfetch.New(webfetch.Options{AllowLoopback: cfg.AccountsAllowLoopback, MaxBytes: 64 << 10}),
