@@ -153,11 +153,10 @@ func (c *Catalog) view(db *gorm.DB, holders []string, buyer HoldBuyer, ids []str
 		except = []string{""}
 	}
 	now := c.now().UTC()
+	// sums appends the arguments of a sum: its values, the holders left
+	// out, the time.
 	sums := func(args []any, values ...any) []any {
-		for _, v := range values {
-			args = append(args, v)
-		}
-		return append(database.Strings(args, except), now)
+		return append(database.Strings(append(args, values...), except), now)
 	}
 	args := sums(make([]any, 0, 32))
 	mine := ""
