@@ -86,7 +86,12 @@ func testHost(t *testing.T, page []byte, shopURL string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	relay := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+	// A transport of its own: httptest.Server.Close closes the idle
+	// connections of http.DefaultTransport, and another test's host closing
+	// while this relay takes one of them fails the browser's fetch.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(transport.CloseIdleConnections)
+	relay := &httputil.ReverseProxy{Transport: transport, Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(target)
 		r.Out.URL.Path = "/mcp"
 		r.Out.Host = target.Host
