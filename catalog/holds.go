@@ -133,13 +133,13 @@ func (c *Catalog) Hold(ctx context.Context, tx *gorm.DB, req HoldRequest) (*Hold
 	if len(res.Short) == 0 && len(giving) > 0 {
 		res.Released = giveWay(req, onHand, held, byHolder)
 	}
-	return res, c.writeHolds(tx, req, seen, res)
+	return res, c.writeHolds(ctx, tx, req, seen, res)
 }
 
 // writeHolds writes what Hold decided: the holder's holds moved when they
 // are the lines already, else dropped with those of the holders released
 // and, unless a line fell short, taken anew.
-func (c *Catalog) writeHolds(tx *gorm.DB, req HoldRequest, seen *HoldView, res *HoldResult) error {
+func (c *Catalog) writeHolds(ctx context.Context, tx *gorm.DB, req HoldRequest, seen *HoldView, res *HoldResult) error {
 	until := req.Until.UTC()
 	if len(res.Short) == 0 && len(res.Released) == 0 && seen.holdsExactly(req.Lines) {
 		_, err := database.Exec(tx, "UPDATE stock_holds SET expires_at = ?, paying = ?, buyer_email = ? WHERE holder = ?",
@@ -154,7 +154,7 @@ func (c *Catalog) writeHolds(tx *gorm.DB, req HoldRequest, seen *HoldView, res *
 		drop = append([]string{req.Holder}, drop...)
 	}
 	if len(drop) > 0 {
-		if err := c.ReleaseHolders(tx.Statement.Context, tx, drop); err != nil {
+		if err := c.ReleaseHolders(ctx, tx, drop); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/catalog"
 	"shop/database"
 )
 
@@ -164,7 +165,7 @@ func (c *Checkout) CheckAddress(a Address, prefix string) (Address, error) {
 func (c *Checkout) EndAccountSessions(ctx context.Context, tx *gorm.DB, accountID string) (int64, error) {
 	tx = tx.WithContext(ctx)
 	key := accountPrefix + accountID
-	if err := database.LockKey(tx, "shop.buyer:"+key); err != nil {
+	if err := database.LockKey(tx, catalog.BuyerLock(key)); err != nil {
 		return 0, fmt.Errorf("lock buyer: %w", err)
 	}
 	now := c.now().UTC()

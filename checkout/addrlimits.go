@@ -53,7 +53,7 @@ import (
 // address holds a second time over its /48 (sessionRow.BuyerNetwork), at
 // Limits.NetworkMultiple times the address's: one customer of a hosting
 // provider may hold a whole /48. The lock of an IPv6 address is its /48's
-// (addressLock), so the counts of both tiers are taken one at a time.
+// (catalog.AddressLock), so the counts of both tiers are taken one at a time.
 
 // addressLimits are the bounds that apply to one client address.
 type addressLimits struct {
@@ -68,10 +68,6 @@ func (l Limits) forNetwork(network string) addressLimits {
 	a := l.forAddress(network)
 	return addressLimits{units: a.units * l.NetworkMultiple, scale: a.scale * l.NetworkMultiple}
 }
-
-// addressLock is the key of the lock that makes the counts of addr's
-// bounds one at a time (catalog.AddressLock).
-func addressLock(addr string) string { return catalog.AddressLock(addr) }
 
 // byNetwork is the condition on a row's buyer_network, with the literal
 // that lets the partial indexes of migration 00111 serve it.
@@ -176,10 +172,12 @@ func createdSince(tx *gorm.DB, table, where, value string, since time.Time, limi
 
 // capTier is one of the hourly caps on what is created: rows of a table
 // whose column where names (with value) created in the last hour, at
-// most cap; who names it for the buyer.
+// most cap; who names it for the buyer, and buyer says it is the buyer's
+// own cap rather than an address's.
 type capTier struct {
 	where, value, who string
 	cap               int64
+	buyer             bool
 }
 
 // capTiers are the hourly caps a new row of a buyer b falls under: the
@@ -189,14 +187,14 @@ func (c *Checkout) capTiers(b shop.Buyer) []capTier {
 	l := c.policy.BuyerLimits()
 	var tiers []capTier
 	if key := b.Key(); shop.IsHostUser(key) && l.SessionsPerHour < maxPerHour {
-		tiers = append(tiers, capTier{"buyer_key = ?", key, "one buyer", l.SessionsPerHour})
+		tiers = append(tiers, capTier{"buyer_key = ?", key, "one buyer", l.SessionsPerHour, true})
 	}
 	if b.Address == "" || l.SessionsPerAddressHour >= maxPerHour {
 		return tiers
 	}
-	tiers = append(tiers, capTier{"buyer_address = ?", b.Address, "one network address", l.SessionsPerAddressHour * l.forAddress(b.Address).scale})
+	tiers = append(tiers, capTier{"buyer_address = ?", b.Address, "one network address", l.SessionsPerAddressHour * l.forAddress(b.Address).scale, false})
 	if network := b.Network(); network != "" {
-		tiers = append(tiers, capTier{byNetwork, network, "one network (an IPv6 /48)", l.SessionsPerAddressHour * l.forNetwork(network).scale})
+		tiers = append(tiers, capTier{byNetwork, network, "one network (an IPv6 /48)", l.SessionsPerAddressHour * l.forNetwork(network).scale, false})
 	}
 	return tiers
 }
@@ -211,7 +209,7 @@ func lockCreator(tx *gorm.DB, b shop.Buyer) error {
 		}
 	}
 	if b.Address != "" {
-		if err := database.LockKey(tx, addressLock(b.Address)); err != nil {
+		if err := database.LockKey(tx, catalog.AddressLock(b.Address)); err != nil {
 			return fmt.Errorf("lock address: %w", err)
 		}
 	}
@@ -245,7 +243,7 @@ func overCap(tx *gorm.DB, table, what string, tiers []capTier, since time.Time) 
 		if n < t.cap {
 			continue
 		}
-		if t.who == "one buyer" {
+		if t.buyer {
 			return shop.Errorf(shop.Unavailable, "", "one buyer may start at most %d %s an hour; use one of the ones already started (update it), or try again later", t.cap, what)
 		}
 		return shop.Errorf(shop.Unavailable, "", "at most %d %s may be started an hour from %s; use one of the ones already started (update it), or try again later", t.cap, what, t.who)

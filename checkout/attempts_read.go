@@ -3,12 +3,10 @@ package checkout
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
-	"shop/money"
 	"shop/orders"
 )
 
@@ -59,7 +57,7 @@ func PaymentAttempts(ctx context.Context, db *gorm.DB, sessionID string, before,
 	out := make([]orders.PaymentAttemptRecord, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, orders.PaymentAttemptRecord{
-			ID: r.ID, Attempt: r.Attempt, Status: r.Status, Amount: attemptPrice(r.Currency, r.Amount),
+			ID: r.ID, Attempt: r.Attempt, Status: r.Status, Amount: orders.PriceOf(r.Currency, r.Amount),
 			Provider: r.Provider, Mode: r.Mode, Reference: r.Reference, DeclineCode: r.DeclineCode, Message: r.Message,
 			CardBrand: r.CardBrand, CardLast4: r.CardLast4, SavedCard: r.CustomerID != "", CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		})
@@ -69,12 +67,3 @@ func PaymentAttempts(ctx context.Context, db *gorm.DB, sessionID string, before,
 
 // PaymentAttempts is what orders reads payment attempts through.
 var _ orders.PaymentAttemptsFunc = PaymentAttempts
-
-// attemptPrice is an attempt's amount on the wire; a currency the shop
-// does not know (none it wrote) shows its minor units.
-func attemptPrice(code string, amount int64) money.Price {
-	if cur, err := money.Lookup(code); err == nil {
-		return cur.Price(amount)
-	}
-	return money.Price{Amount: amount, Currency: code, Display: fmt.Sprintf("%d %s (minor units)", amount, strings.ToUpper(code))}
-}

@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"shop"
+	"shop/catalog"
 	"shop/database"
 )
 
@@ -41,8 +42,8 @@ func (c *Checkout) paymentCaps(ctx context.Context, tx *gorm.DB, row *sessionRow
 	lock := time.Duration(l.DeclineLockMinutes) * time.Minute
 	var counted []payTier
 	for i, by := range []payTier{
-		{"s.buyer_key = ?", row.BuyerKey, "shop.buyer:" + row.BuyerKey, l.PaymentsPerHour, "one buyer"},
-		{"s.buyer_address = ?", row.BuyerAddress, addressLock(row.BuyerAddress), l.PaymentsPerAddressHour * l.forAddress(row.BuyerAddress).scale, "one network address"},
+		{"s.buyer_key = ?", row.BuyerKey, catalog.BuyerLock(row.BuyerKey), l.PaymentsPerHour, "one buyer"},
+		{"s.buyer_address = ?", row.BuyerAddress, catalog.AddressLock(row.BuyerAddress), l.PaymentsPerAddressHour * l.forAddress(row.BuyerAddress).scale, "one network address"},
 		// The address's lock is its /48's: taken above.
 		{"s." + byNetwork, row.BuyerNetwork, "", l.PaymentsPerAddressHour * l.forNetwork(row.BuyerNetwork).scale, "one network (an IPv6 /48)"},
 	} {

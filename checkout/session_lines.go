@@ -6,7 +6,6 @@ package checkout
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"shop"
 	"shop/catalog"
@@ -17,7 +16,6 @@ import (
 // to the buyer of row does not cover: its own holds and those of the
 // buyer's sessions that give way count (holdlimits.go).
 func cartLines(st state, buyer *buyerSessions, seen *catalog.HoldView) ([]cartLine, []Message, error) {
-	yielders := buyer.yielders(nil)
 	var problems []Message
 	lines := make([]cartLine, len(st.Items))
 	for i, it := range st.Items {
@@ -26,7 +24,7 @@ func cartLines(st state, buyer *buyerSessions, seen *catalog.HoldView) ([]cartLi
 			return nil, nil, shop.Errorf(shop.Invalid, fmt.Sprintf("$.items[%d].id", i), "no variant has id %q; get variant ids from get_product", it.ID)
 		}
 		for _, o := range buyer.others {
-			if slices.Contains(yielders, o.row.ID) {
+			if o.yields {
 				v.Available = min(v.OnHand, v.Available+o.holds[it.ID])
 			}
 		}

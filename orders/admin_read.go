@@ -275,8 +275,8 @@ func (a *Admin) listOrders(ctx context.Context, args ListOrdersArgs) (OrderList,
 	list := OrderList{Orders: []OrderSummary{}, NextCursor: next}
 	lines := make([]string, 0, len(rows))
 	for _, r := range rows {
-		s := OrderSummary{ID: r.ID, Number: r.Number, Status: r.Status, Email: r.Email, Total: priceOf(r.Currency, r.Total),
-			Refunded: priceOf(r.Currency, r.Refunded), CreatedAt: r.CreatedAt.UTC(), Items: r.Items, ShortUnits: r.ShortUnits, Channel: r.Channel, AccountID: deref(r.AccountID)}
+		s := OrderSummary{ID: r.ID, Number: r.Number, Status: r.Status, Email: r.Email, Total: PriceOf(r.Currency, r.Total),
+			Refunded: PriceOf(r.Currency, r.Refunded), CreatedAt: r.CreatedAt.UTC(), Items: r.Items, ShortUnits: r.ShortUnits, Channel: r.Channel, AccountID: deref(r.AccountID)}
 		list.Orders = append(list.Orders, s)
 		lines = append(lines, s.line())
 	}
@@ -315,7 +315,7 @@ func (a *Admin) getOrderDetail(ctx context.Context, args OrderDetailArgs) (Order
 		return OrderDetailResult{}, "", err
 	}
 	cur := row.Currency
-	d := &OrderDetail{Order: *ord, Refunded: priceOf(cur, row.Refunded), ShortUnits: row.ShortUnits, Channel: row.Channel, AccountID: deref(row.AccountID), Lines: []LineProgress{}, Refunds: []RefundRecord{},
+	d := &OrderDetail{Order: *ord, Refunded: PriceOf(cur, row.Refunded), ShortUnits: row.ShortUnits, Channel: row.Channel, AccountID: deref(row.AccountID), Lines: []LineProgress{}, Refunds: []RefundRecord{},
 		Fulfilments: []FulfilmentRecord{}, Notes: []NoteRecord{}, AuditTrail: []AuditEntry{}}
 	for _, l := range lines {
 		d.Lines = append(d.Lines, LineProgress{ID: l.LineID, VariantID: l.VariantID, Name: l.Name, Quantity: l.Quantity,
@@ -347,7 +347,7 @@ func (a *Admin) getOrderDetail(ctx context.Context, args OrderDetailArgs) (Order
 		return OrderDetailResult{}, "", err
 	}
 	for _, r := range refunds {
-		d.Refunds = append(d.Refunds, RefundRecord{ID: r.ID, Amount: priceOf(cur, r.Amount), Reason: r.Reason, Status: string(r.Status),
+		d.Refunds = append(d.Refunds, RefundRecord{ID: r.ID, Amount: PriceOf(cur, r.Amount), Reason: r.Reason, Status: string(r.Status),
 			Reference: r.Reference, Actor: r.Actor, CreatedAt: r.CreatedAt.UTC()})
 	}
 	for _, f := range fulfilments {

@@ -90,9 +90,9 @@ func rawJSON(s string) json.RawMessage {
 	return b
 }
 
-// priceOf is amount minor units of a currency, as minor units and code when
+// PriceOf is amount minor units of a currency, as minor units and code when
 // the shop does not know the currency.
-func priceOf(code string, amount int64) money.Price {
+func PriceOf(code string, amount int64) money.Price {
 	if cur, err := money.Lookup(code); err == nil {
 		return cur.Price(amount)
 	}

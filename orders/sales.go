@@ -93,7 +93,7 @@ func (a *Admin) salesReportTool(ctx context.Context, args SalesReportArgs) (*Sal
 		}
 	}
 	figures := func(s sums) SalesFigures {
-		return SalesFigures{Orders: s.orders, Gross: priceOf(cur, s.gross), Refunds: priceOf(cur, s.refunds), Net: priceOf(cur, s.gross-s.refunds)}
+		return SalesFigures{Orders: s.orders, Gross: PriceOf(cur, s.gross), Refunds: PriceOf(cur, s.refunds), Net: PriceOf(cur, s.gross-s.refunds)}
 	}
 	rep := &SalesReport{Currency: cur, From: from.Format(dayLayout), To: to.Format(dayLayout), Days: make([]SalesDay, days)}
 	var total sums

@@ -65,7 +65,7 @@ func surplusPayments(ctx context.Context, db *gorm.DB, sessionID string) ([]Surp
 	out := make([]SurplusPaymentRecord, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, SurplusPaymentRecord{
-			ID: r.ID, Amount: priceOf(r.Currency, r.Amount), Provider: r.Provider, Reference: r.Reference, Reason: r.Reason,
+			ID: r.ID, Amount: PriceOf(r.Currency, r.Amount), Provider: r.Provider, Reference: r.Reference, Reason: r.Reason,
 			Refund:    SurplusRefund{Status: r.Status, Reference: r.RefundReference, Message: r.Message},
 			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		})
