@@ -53,6 +53,9 @@ type HoldView struct {
 	// AddressUnits and NetworkUnits sum the live holds of other holders
 	// with the buyer's address and /48 that are not trusted.
 	AddressUnits, NetworkUnits int64
+	// Bounded is whether Unverified, AddressUnits and NetworkUnits were
+	// read (ItemsToHold), or left out (ItemsToPrice, Items).
+	Bounded bool
 }
 
 // AddressLock is the key of the lock (database.LockKey) that makes the
@@ -84,14 +87,29 @@ func (c *Catalog) ItemsToHold(ctx context.Context, tx *gorm.DB, holders []string
 			return nil, err
 		}
 	}
-	return c.view(tx, holders, buyer, ids, false)
+	return c.view(tx, holders, buyer, ids, viewBounds)
+}
+
+// ItemsToPrice is ItemsToHold without the sums that bound untrusted buyers
+// (HoldView.Bounded is false): for a transaction that takes no holds those
+// bounds could refuse, such as a session without an address to ship to, or
+// one keeping its holds while it is paid. On PostgreSQL it takes the
+// buyer's lock and the variants' rows, not the address's and shares' locks.
+func (c *Catalog) ItemsToPrice(ctx context.Context, tx *gorm.DB, holders []string, buyer HoldBuyer, ids []string) (*HoldView, error) {
+	tx = c.conn(ctx, tx)
+	if database.DialectOfDB(tx) == database.Postgres {
+		if err := lockHolding(tx, HoldBuyer{Key: buyer.Key, Trusted: true}, ids); err != nil {
+			return nil, err
+		}
+	}
+	return c.view(tx, holders, buyer, ids, viewHolder)
 }
 
 // Items returns the variants with the given ids that exist and are not
 // removed, by id, their Available counting every live hold. db is the
 // transaction to read in, or nil.
 func (c *Catalog) Items(ctx context.Context, db *gorm.DB, ids []string) (map[string]Item, error) {
-	v, err := c.view(c.conn(ctx, db), nil, HoldBuyer{}, ids, true)
+	v, err := c.view(c.conn(ctx, db), nil, HoldBuyer{}, ids, viewItems)
 	if err != nil {
 		return nil, err
 	}
@@ -125,19 +143,31 @@ func lockHolding(tx *gorm.DB, buyer HoldBuyer, ids []string) error {
 	return err
 }
 
+// viewPart is how much of the holds view reads: each part has the ones
+// before it.
+type viewPart int
+
+const (
+	viewItems  viewPart = iota // the variants, with what everyone holds of them
+	viewHolder                 // the holder's own holds and the buyer's other holders (the limits)
+	viewBounds                 // what untrusted buyers hold (Unreserved)
+)
+
 // viewSQL is the statement of view for n holders left out of the sums and
-// m variants; bare leaves out the buyer's sums.
-func viewSQL(n, m int, bare bool) string {
+// m variants, reading part.
+func viewSQL(n, m int, part viewPart) string {
 	others := "h.holder NOT IN (" + database.In(max(n, 1)) + ")"
 	var b strings.Builder
 	b.WriteString("SELECT v.id, v.product_id, v.title, v.image, v.price, v.stock, p.title, p.images, SUBSTR(p.description, 1, 400)")
 	b.WriteString(", COALESCE((SELECT SUM(h.quantity) FROM stock_holds h WHERE h.variant_id = v.id AND " + others + " AND h.expires_at > ?), 0)")
-	if !bare {
-		b.WriteString(", COALESCE((SELECT SUM(h.quantity) FROM stock_holds h WHERE h.variant_id = v.id AND h.trusted = FALSE AND " + others + " AND h.expires_at > ?), 0)")
+	if part >= viewHolder {
 		b.WriteString(", COALESCE((SELECT SUM(h.quantity) FROM stock_holds h WHERE h.holder = ? AND h.variant_id = v.id AND h.expires_at > ?), 0)")
 		b.WriteString(", (SELECT COUNT(*) FROM stock_holds h WHERE h.holder = ?)")
 		b.WriteString(", (SELECT COUNT(*) FROM stock_holds h WHERE h.buyer_key = ? AND h.buyer_key <> '' AND " + others + " AND h.expires_at > ?)")
 		b.WriteString(", (SELECT COUNT(*) FROM stock_holds h WHERE h.buyer_email = ? AND h.buyer_email <> '' AND " + others + " AND h.expires_at > ?)")
+	}
+	if part >= viewBounds {
+		b.WriteString(", COALESCE((SELECT SUM(h.quantity) FROM stock_holds h WHERE h.variant_id = v.id AND h.trusted = FALSE AND " + others + " AND h.expires_at > ?), 0)")
 		b.WriteString(", COALESCE((SELECT SUM(h.quantity) FROM stock_holds h WHERE h.buyer_address = ? AND h.buyer_address <> '' AND h.trusted = FALSE AND " + others + " AND h.expires_at > ?), 0)")
 		b.WriteString(", COALESCE((SELECT SUM(h.quantity) FROM stock_holds h WHERE h.buyer_network = ? AND h.buyer_network <> '' AND h.trusted = FALSE AND " + others + " AND h.expires_at > ?), 0)")
 	}
@@ -147,7 +177,7 @@ func viewSQL(n, m int, bare bool) string {
 
 // view reads the variants ids with their holds: one statement, the sums
 // as subqueries per row (those that name no variant run once).
-func (c *Catalog) view(db *gorm.DB, holders []string, buyer HoldBuyer, ids []string, bare bool) (*HoldView, error) {
+func (c *Catalog) view(db *gorm.DB, holders []string, buyer HoldBuyer, ids []string, part viewPart) (*HoldView, error) {
 	except := holders
 	if len(except) == 0 {
 		except = []string{""}
@@ -163,28 +193,34 @@ func (c *Catalog) view(db *gorm.DB, holders []string, buyer HoldBuyer, ids []str
 	if len(holders) > 0 {
 		mine = holders[0]
 	}
-	if !bare {
-		args = sums(args)
+	if part >= viewHolder {
 		args = append(args, mine, now, mine)
 		args = sums(args, buyer.Key)
 		args = sums(args, buyer.Email)
+	}
+	if part >= viewBounds {
+		args = sums(args)
 		args = sums(args, buyer.Address)
 		args = sums(args, buyer.Network)
 	}
 	args = append(database.Strings(args, ids), false)
-	rows, err := database.Query(db, viewSQL(len(except), len(ids), bare), args...)
+	rows, err := database.Query(db, viewSQL(len(except), len(ids), part), args...)
 	if err != nil {
 		return nil, fmt.Errorf("look up variants: %w", err)
 	}
 	defer rows.Close()
-	v := &HoldView{Items: make(map[string]Item, len(ids)), Others: map[string]int64{}, Unverified: map[string]int64{}, Mine: map[string]int64{}}
+	v := &HoldView{Items: make(map[string]Item, len(ids)), Others: map[string]int64{}, Unverified: map[string]int64{}, Mine: map[string]int64{},
+		Bounded: part >= viewBounds}
 	for rows.Next() {
 		var it Item
 		var title, image, productTitle, productImages, description string
 		var others, unverified, mine int64
 		dest := []any{&it.VariantID, &it.ProductID, &title, &image, &it.Price, &it.OnHand, &productTitle, &productImages, &description, &others}
-		if !bare {
-			dest = append(dest, &unverified, &mine, &v.MineRows, &v.KeyHolds, &v.EmailHolds, &v.AddressUnits, &v.NetworkUnits)
+		if part >= viewHolder {
+			dest = append(dest, &mine, &v.MineRows, &v.KeyHolds, &v.EmailHolds)
+		}
+		if part >= viewBounds {
+			dest = append(dest, &unverified, &v.AddressUnits, &v.NetworkUnits)
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("look up variants: %w", err)
@@ -395,8 +431,9 @@ type Unreserved struct {
 }
 
 // Unreserved measures lines against the bounds of l on untrusted buyers
-// with the sums v read (leaving out the holders v was read for): nil when
-// they may be held, or buyer is trusted.
+// with the sums v read (leaving out the holders v was read for), which
+// ItemsToHold reads (v.Bounded): nil when they may be held, or buyer is
+// trusted.
 func (v *HoldView) Unreserved(l HoldLimits, buyer HoldBuyer, lines []HoldLine) *Unreserved {
 	if buyer.Trusted {
 		return nil

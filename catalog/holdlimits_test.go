@@ -109,6 +109,21 @@ func TestHoldsRecordTheirBuyer(t *testing.T) {
 		if mine, err := c.ItemsToHold(ctx, nil, []string{"cs_2"}, account, []string{pan, mug}); err != nil || mine.MineRows != 2 || mine.Mine[mug] != 3 {
 			t.Errorf("ItemsToHold for cs_2: %+v %v, want its 2 rows, 3 of %s", mine, err, mug)
 		}
+		// ItemsToPrice reads the same but the bounds' sums, and says so.
+		priced, err := c.ItemsToPrice(ctx, nil, []string{"cs_new"}, guest, []string{pan, mug})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotPriced := struct {
+			Others                         map[string]int64
+			KeyHolds, EmailHolds, MineRows int64
+			Bounded                        bool
+		}{priced.Others, priced.KeyHolds, priced.EmailHolds, priced.MineRows, priced.Bounded}
+		wantPriced := gotPriced
+		wantPriced.Others, wantPriced.KeyHolds, wantPriced.EmailHolds, wantPriced.MineRows, wantPriced.Bounded = want.Others, 1, 3, 0, false
+		if diff := cmp.Diff(wantPriced, gotPriced); diff != "" || !seen.Bounded || priced.AddressUnits != 0 || len(priced.Unverified) != 0 {
+			t.Errorf("ItemsToPrice for a new holder (-want +got):\n%s (bounds %d %v; ItemsToHold's bounded: %v)", diff, priced.AddressUnits, priced.Unverified, seen.Bounded)
+		}
 		for _, tc := range []struct {
 			name   string
 			limits catalog.HoldLimits

@@ -103,13 +103,14 @@ func (l Limits) forAddress(addr string) addressLimits {
 // why the address aggregate or the unverified share would not let them be
 // held, as the unreserved message (the zero Message when they may be).
 // seen is what the catalog read with the items (its sums leave out row's
-// holds); release are the sessions giving way for the limits, whose holds
-// go with this transaction too.
+// holds), read again with the bounds' sums when it has none; release are
+// the sessions giving way for the limits, whose holds go with this
+// transaction too.
 func (c *Checkout) holdRoom(ctx context.Context, tx *gorm.DB, row *sessionRow, email string, release []string, lines []cartLine, seen *catalog.HoldView) (Message, error) {
 	if row.Trusted {
 		return Message{}, nil // counted by account alone
 	}
-	if len(release) > 0 {
+	if len(release) > 0 || !seen.Bounded {
 		var err error
 		if seen, err = c.catalog.ItemsToHold(ctx, tx, append([]string{row.ID}, release...), holdBuyer(row, email), lineIDs(lines)); err != nil {
 			return Message{}, err

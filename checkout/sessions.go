@@ -380,7 +380,13 @@ func (c *Checkout) repriceHolding(ctx context.Context, tx *gorm.DB, row *session
 	was := *row
 	prev := row.Priced // the last pricing
 	email := emailKey(st.Buyer)
-	seen, err := c.catalog.ItemsToHold(ctx, tx, []string{row.ID}, holdBuyer(row, email), st.itemIDs())
+	// The bounds on untrusted buyers (holdRoom) weigh only new holds of a
+	// session with an address to ship to.
+	items := c.catalog.ItemsToHold
+	if st.Address == nil || !paying.IsZero() || row.Trusted {
+		items = c.catalog.ItemsToPrice
+	}
+	seen, err := items(ctx, tx, []string{row.ID}, holdBuyer(row, email), st.itemIDs())
 	if err != nil {
 		return false, err
 	}

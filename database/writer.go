@@ -207,11 +207,17 @@ func (w *writer) group(first *writeJob, more bool) (failed []*writeJob) {
 	return nil
 }
 
+// groupYields bounds the times the writer yields its processor, looking for
+// one more job, before it commits a group: three measured about 3 % less of
+// the shop's CPU a purchase than one (BENCHMARKS.md), in fewer, larger
+// commits.
+const groupYields = 3
+
 // next is the job waiting to join the group, if there is one and room.
-// When none waits, the writer yields its processor once and looks again
-// before it commits: the goroutines queued behind it on that processor (a
-// request about to write, which could not run while the writer held it)
-// then join this commit instead of beginning the next.
+// When none waits, the writer yields its processor and looks again, up to
+// groupYields times, before it commits: the goroutines queued behind it (a
+// request about to write, which could not run while the writer held the
+// processor) then join this commit instead of beginning the next.
 func (w *writer) next(more bool, n int) *writeJob {
 	if !more || n >= groupMax {
 		return nil
@@ -221,13 +227,15 @@ func (w *writer) next(more bool, n int) *writeJob {
 		return j
 	default:
 	}
-	runtime.Gosched()
-	select {
-	case j := <-w.jobs:
-		return j
-	default:
-		return nil
+	for range groupYields {
+		runtime.Gosched()
+		select {
+		case j := <-w.jobs:
+			return j
+		default:
+		}
 	}
+	return nil
 }
 
 // run runs the job's function in tx, its time pinned now: the transaction
