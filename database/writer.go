@@ -208,9 +208,9 @@ func (w *writer) group(first *writeJob, more bool) (failed []*writeJob) {
 }
 
 // groupYields bounds the times the writer yields its processor, looking for
-// one more job, before it commits a group: three measured about 3 % less of
-// the shop's CPU a purchase than one (BENCHMARKS.md), in fewer, larger
-// commits.
+// one more job, before it commits a group: with three instead of one the
+// purchase cost the shop less CPU a flow, in fewer, larger commits
+// (BENCHMARKS.md).
 const groupYields = 3
 
 // next is the job waiting to join the group, if there is one and room.
