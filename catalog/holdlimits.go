@@ -83,7 +83,7 @@ func BuyerLock(key string) string { return "shop.buyer:" + key }
 func (c *Catalog) ItemsToHold(ctx context.Context, tx *gorm.DB, holders []string, buyer HoldBuyer, ids []string) (*HoldView, error) {
 	tx = c.conn(ctx, tx)
 	if database.DialectOfDB(tx) == database.Postgres {
-		if err := lockHolding(tx, buyer, ids); err != nil {
+		if err := lockHolding(tx, buyer, ids, true); err != nil {
 			return nil, err
 		}
 	}
@@ -98,7 +98,7 @@ func (c *Catalog) ItemsToHold(ctx context.Context, tx *gorm.DB, holders []string
 func (c *Catalog) ItemsToPrice(ctx context.Context, tx *gorm.DB, holders []string, buyer HoldBuyer, ids []string) (*HoldView, error) {
 	tx = c.conn(ctx, tx)
 	if database.DialectOfDB(tx) == database.Postgres {
-		if err := lockHolding(tx, HoldBuyer{Key: buyer.Key, Trusted: true}, ids); err != nil {
+		if err := lockHolding(tx, buyer, ids, false); err != nil {
 			return nil, err
 		}
 	}
@@ -117,13 +117,15 @@ func (c *Catalog) Items(ctx context.Context, db *gorm.DB, ids []string) (map[str
 }
 
 // lockHolding takes, on PostgreSQL, the advisory locks of a buyer holding
-// the variants ids, and the variants' rows.
-func lockHolding(tx *gorm.DB, buyer HoldBuyer, ids []string) error {
+// the variants ids, and the variants' rows; with bounds, for an untrusted
+// buyer, the locks of the sums that bound it too (its address's, and each
+// variant's unverified share).
+func lockHolding(tx *gorm.DB, buyer HoldBuyer, ids []string, bounds bool) error {
 	keys := []string{}
 	if buyer.Key != "" {
 		keys = append(keys, BuyerLock(buyer.Key))
 	}
-	if !buyer.Trusted {
+	if bounds && !buyer.Trusted {
 		if buyer.Address != "" {
 			keys = append(keys, AddressLock(buyer.Address))
 		}
