@@ -81,13 +81,7 @@ func BuyerLock(key string) string { return "shop.buyer:" + key }
 // variants' row locks; on SQLite the transaction holds the write lock, and
 // it is one statement. tx nil reads outside a transaction.
 func (c *Catalog) ItemsToHold(ctx context.Context, tx *gorm.DB, holders []string, buyer HoldBuyer, ids []string) (*HoldView, error) {
-	tx = c.conn(ctx, tx)
-	if database.DialectOfDB(tx) == database.Postgres {
-		if err := lockHolding(tx, buyer, ids, true); err != nil {
-			return nil, err
-		}
-	}
-	return c.view(tx, holders, buyer, ids, viewBounds)
+	return c.lockedView(ctx, tx, holders, buyer, ids, viewBounds)
 }
 
 // ItemsToPrice is ItemsToHold without the sums that bound untrusted buyers
@@ -96,13 +90,19 @@ func (c *Catalog) ItemsToHold(ctx context.Context, tx *gorm.DB, holders []string
 // one keeping its holds while it is paid. On PostgreSQL it takes the
 // buyer's lock and the variants' rows, not the address's and shares' locks.
 func (c *Catalog) ItemsToPrice(ctx context.Context, tx *gorm.DB, holders []string, buyer HoldBuyer, ids []string) (*HoldView, error) {
+	return c.lockedView(ctx, tx, holders, buyer, ids, viewHolder)
+}
+
+// lockedView reads part of the view in tx after the locks it needs on
+// PostgreSQL (lockHolding): ItemsToHold and ItemsToPrice.
+func (c *Catalog) lockedView(ctx context.Context, tx *gorm.DB, holders []string, buyer HoldBuyer, ids []string, part viewPart) (*HoldView, error) {
 	tx = c.conn(ctx, tx)
 	if database.DialectOfDB(tx) == database.Postgres {
-		if err := lockHolding(tx, buyer, ids, false); err != nil {
+		if err := lockHolding(tx, buyer, ids, part >= viewBounds); err != nil {
 			return nil, err
 		}
 	}
-	return c.view(tx, holders, buyer, ids, viewHolder)
+	return c.view(tx, holders, buyer, ids, part)
 }
 
 // Items returns the variants with the given ids that exist and are not
