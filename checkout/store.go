@@ -266,7 +266,7 @@ func errorMessage(code, param, content string) Message {
 	return Message{Type: MessageError, Code: code, Param: param, ContentType: "plain", Content: content}
 }
 
-// newSessionID returns "cs_" and 130 random bits (shop.NewID).
+// newSessionID returns "cs_" and a new id (shop.NewID: its time, 130 random bits).
 func newSessionID() string { return shop.NewID("cs_") }
 
 // marshal encodes a JSON column. The session's JSON columns are encoded at

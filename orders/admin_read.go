@@ -304,7 +304,7 @@ func (s OrderSummary) line() string {
 func (a *Admin) getOrderDetail(ctx context.Context, args OrderDetailArgs) (OrderDetailResult, string, error) {
 	id := strings.TrimSpace(args.OrderID)
 	if id != "" && !idPattern.MatchString(id) {
-		return OrderDetailResult{}, "", shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as list_orders shows it`)
+		return OrderDetailResult{}, "", shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 35 letters and digits, as list_orders shows it`)
 	}
 	row, lines, err := a.load(ctx, a.db, id) // missing or not_found $.order_id
 	if err != nil {
@@ -423,7 +423,7 @@ func (a *Admin) listAuditEvents(ctx context.Context, args AuditArgs) (AuditList,
 	orderID, actor, action := strings.TrimSpace(args.OrderID), strings.TrimSpace(args.Actor), strings.TrimSpace(args.Tool)
 	switch {
 	case orderID != "" && !idPattern.MatchString(orderID):
-		return AuditList{}, "", shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as list_orders shows it`)
+		return AuditList{}, "", shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 35 letters and digits, as list_orders shows it`)
 	case len(actor) > maxActorFilterLen:
 		return AuditList{}, "", shop.Errorf(shop.Invalid, "$.actor", "at most %d characters, such as \"owner:3f9a1c0b\"", maxActorFilterLen)
 	case len(action) > maxActionFilterLen:

@@ -103,7 +103,7 @@ type AuditArgs struct {
 // RefineSchema bounds the filters as listAuditEvents checks them.
 func (AuditArgs) RefineSchema(s *jsonschema.Schema) {
 	p := s.Properties
-	p["order_id"].MaxLength, p["order_id"].Pattern = jsonschema.Ptr(idLen), idPattern.String()
+	p["order_id"].MaxLength, p["order_id"].Pattern = jsonschema.Ptr(maxIDLen), idPattern.String()
 	p["actor"].MaxLength = jsonschema.Ptr(maxActorFilterLen)
 	p["tool"].MaxLength = jsonschema.Ptr(maxActionFilterLen)
 	refineRange(p["from"], p["to"], "At or after this", "Before this")

@@ -139,8 +139,8 @@ func (lineRow) TableName() string { return "order_lines" }
 // transaction of its own.
 //
 // The order number comes from the counters row 'order_number', incremented
-// in tx; the id is in.ID when the caller chose it (NewID), else "ord_" and
-// 130 random bits in lower-case base32. An order short of stock (in.Short)
+// in tx; the id is in.ID when the caller chose it (NewID), else a new one
+// (newOrderID). An order short of stock (in.Short)
 // records the units on its lines and an audit event "order.short" with
 // them. The unique checkout_session_id makes a second order for one session
 // impossible: Create then writes nothing, gives the number back and returns
@@ -378,11 +378,11 @@ func giveNumberBack(tx *gorm.DB) error {
 // orderNumberCounter is the name of the counters row of the order numbers.
 const orderNumberCounter = "order_number"
 
-// newOrderID returns "ord_" and 130 random bits in lower-case base32.
+// newOrderID returns "ord_" and a new id (shop.NewID).
 func newOrderID() string { return shop.NewID("ord_") }
 
-// randomID returns 130 random bits in lower-case base32 (26 characters),
-// for an id whose prefix the caller adds (shop.NewID).
+// randomID returns a new id without a prefix, for an id whose prefix the
+// caller adds (shop.NewID).
 func randomID() string { return shop.NewID("") }
 
 func nonNilSlice[T any](s []T) []T {

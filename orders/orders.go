@@ -75,10 +75,11 @@ const (
 	MaxEmailLen = 254
 )
 
-// idPattern is what newOrderID makes: "ord_" and 26 base32 letters.
-var idPattern = regexp.MustCompile(`^ord_[a-z2-7]{26}$`)
+// idPattern is what newOrderID makes: "ord_" and 35 base32 letters (the
+// time and 26 random ones, shop.NewID); before ids carried their time, 26.
+var idPattern = regexp.MustCompile(`^ord_(?:[a-z2-7]{9})?[a-z2-7]{26}$`)
 
-// NewID returns a new order id, "ord_" and 128 random bits, for a caller
+// NewID returns a new order id, "ord_" and shop.NewID's, for a caller
 // that names an order before it is written: checkout chooses a session's
 // order id before the charge, so that the payment provider receives it,
 // and hands it to Create in NewOrder.ID.
@@ -210,7 +211,7 @@ func orderID(id string) (string, error) {
 	case id == "":
 		return "", shop.Errorf(shop.Missing, "$.order_id", `send the order id from the order confirmation, such as "ord_…"`)
 	case !idPattern.MatchString(id):
-		return "", shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 26 letters and digits, as in the order confirmation`)
+		return "", shop.Errorf(shop.Invalid, "$.order_id", `an order id is "ord_" followed by 35 letters and digits, as in the order confirmation`)
 	}
 	return id, nil
 }

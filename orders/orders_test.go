@@ -143,7 +143,7 @@ func TestCreateReadBack(t *testing.T) {
 			if diff := cmp.Diff(w, created); diff != "" {
 				t.Errorf("Create(%s) (-want +got):\n%s", in.SessionID, diff)
 			}
-			if !strings.HasPrefix(created.PermalinkURL, publicURL+"/orders/"+created.ID+"?t=") || len(created.ID) != 30 {
+			if !strings.HasPrefix(created.PermalinkURL, publicURL+"/orders/"+created.ID+"?t=") || !orders.ValidID(created.ID) || len(created.ID) != len("ord_")+35 {
 				t.Errorf("id %q, permalink %q", created.ID, created.PermalinkURL)
 			}
 			token := created.PermalinkURL[strings.Index(created.PermalinkURL, "?t=")+3:]

@@ -107,5 +107,5 @@ func (RejectReturnArgs) RefineSchema(s *jsonschema.Schema) {
 	s.Properties["reason"].MinLength, s.Properties["reason"].MaxLength = jsonschema.Ptr(1), jsonschema.Ptr(maxReasonLen)
 }
 
-// maxReturnIDLen bounds a return id argument ("ret_" and 26 characters).
+// maxReturnIDLen bounds a return id argument ("ret_" and 35 characters).
 const maxReturnIDLen = 64

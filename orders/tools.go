@@ -43,12 +43,16 @@ func (GetOrderArgs) RefineSchema(s *jsonschema.Schema) {
 	s.Properties["email"].MinLength, s.Properties["email"].MaxLength = jsonschema.Ptr(3), jsonschema.Ptr(MaxEmailLen)
 }
 
-// idLen is the length of an order id: "ord_" and 26 characters.
-const idLen = 30
+// The lengths of an order id: "ord_" and 26 characters before ids carried
+// their time, "ord_" and 35 since (idPattern).
+const (
+	minIDLen = 4 + 26
+	maxIDLen = minIDLen + shop.IDTimeLen
+)
 
 // refineOrderID bounds the schema of an order id as ValidID checks it.
 func refineOrderID(s *jsonschema.Schema) {
-	s.MinLength, s.MaxLength, s.Pattern = jsonschema.Ptr(idLen), jsonschema.Ptr(idLen), idPattern.String()
+	s.MinLength, s.MaxLength, s.Pattern = jsonschema.Ptr(minIDLen), jsonschema.Ptr(maxIDLen), idPattern.String()
 }
 
 func (o *Orders) getOrderTool(ctx context.Context, args GetOrderArgs) (ReceiptResult, string, error) {

@@ -24,9 +24,7 @@
 package payments
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base32"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -283,9 +281,6 @@ func requestHash(parts ...string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// randomID returns prefix and 128 random bits in lower-case base32.
-func randomID(prefix string) string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
-}
+// randomID returns prefix and a new id (shop.NewID: its time, then 130
+// random bits).
+func randomID(prefix string) string { return shop.NewID(prefix) }
