@@ -140,10 +140,10 @@ func (lineRow) TableName() string { return "order_lines" }
 //
 // The order number comes from the counters row 'order_number', incremented
 // in tx; the id is in.ID when the caller chose it (NewID), else a new one
-// (newOrderID). An order short of stock (in.Short)
-// records the units on its lines and an audit event "order.short" with
-// them. The unique checkout_session_id makes a second order for one session
-// impossible: Create then writes nothing, gives the number back and returns
+// (newOrderID). An order short of stock (in.Short) records the units on its
+// lines and an audit event "order.short" with them. The unique
+// checkout_session_id makes a second order for one session impossible:
+// Create then writes nothing, gives the number back and returns
 // an error wrapping ErrExists, and the caller may go on in tx and read the
 // first with BySession. Another error leaves the caller's transaction to be
 // rolled back: Create writes under no savepoint of its own (a savepoint cost

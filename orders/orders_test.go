@@ -412,3 +412,27 @@ func TestAudit(t *testing.T) {
 		}
 	})
 }
+
+// TestValidID: an order id is "ord_" and 35 characters of [a-z2-7] (its
+// time, then 130 random bits), or 26 for the orders made before ids carried
+// their time; nothing else.
+func TestValidID(t *testing.T) {
+	for _, tc := range []struct {
+		id   string
+		want bool
+	}{
+		{orders.NewID(), true},
+		{"ord_" + strings.Repeat("a", 26), true},
+		{"ord_" + strings.Repeat("a", 35), true},
+		{"ord_" + strings.Repeat("a", 25), false},
+		{"ord_" + strings.Repeat("a", 27), false},
+		{"ord_" + strings.Repeat("a", 34), false},
+		{"ord_" + strings.Repeat("a", 36), false},
+		{"ord_" + strings.Repeat("1", 35), false},
+		{"cs_" + strings.Repeat("a", 35), false},
+	} {
+		if got := orders.ValidID(tc.id); got != tc.want {
+			t.Errorf("ValidID(%q) = %v, want %v", tc.id, got, tc.want)
+		}
+	}
+}
