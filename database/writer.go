@@ -222,20 +222,17 @@ func (w *writer) next(more bool, n int) *writeJob {
 	if !more || n >= groupMax {
 		return nil
 	}
-	select {
-	case j := <-w.jobs:
-		return j
-	default:
-	}
-	for range groupYields {
-		runtime.Gosched()
+	for yields := 0; ; yields++ {
 		select {
 		case j := <-w.jobs:
 			return j
 		default:
 		}
+		if yields == groupYields {
+			return nil
+		}
+		runtime.Gosched()
 	}
-	return nil
 }
 
 // run runs the job's function in tx, its time pinned now: the transaction

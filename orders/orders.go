@@ -77,7 +77,7 @@ const (
 
 // idPattern is what newOrderID makes: "ord_" and 35 base32 letters (the
 // time and 26 random ones, shop.NewID); before ids carried their time, 26.
-var idPattern = regexp.MustCompile(`^ord_(?:[a-z2-7]{9})?[a-z2-7]{26}$`)
+var idPattern = regexp.MustCompile(fmt.Sprintf(`^ord_(?:[a-z2-7]{%d})?[a-z2-7]{26}$`, shop.IDTimeLen))
 
 // NewID returns a new order id, "ord_" and shop.NewID's, for a caller
 // that names an order before it is written: checkout chooses a session's

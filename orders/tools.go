@@ -46,7 +46,7 @@ func (GetOrderArgs) RefineSchema(s *jsonschema.Schema) {
 // The lengths of an order id: "ord_" and 26 characters before ids carried
 // their time, "ord_" and 35 since (idPattern).
 const (
-	minIDLen = 4 + 26
+	minIDLen = len("ord_") + 26
 	maxIDLen = minIDLen + shop.IDTimeLen
 )
 

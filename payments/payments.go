@@ -280,7 +280,3 @@ func requestHash(parts ...string) string {
 	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return hex.EncodeToString(h[:])
 }
-
-// randomID returns prefix and a new id (shop.NewID: its time, then 130
-// random bits).
-func randomID(prefix string) string { return shop.NewID(prefix) }

@@ -131,7 +131,7 @@ func (s *Sandbox) Charge(ctx context.Context, r Request) (*Result, error) {
 		hash = requestHash("charge", strconv.FormatInt(r.Amount, 10), r.Currency, r.Token, r.Customer)
 	}
 	row := chargeRow{
-		IdempotencyKey: r.IdempotencyKey, RequestHash: hash, Reference: randomID("pi_sandbox_"),
+		IdempotencyKey: r.IdempotencyKey, RequestHash: hash, Reference: shop.NewID("pi_sandbox_"),
 		Status: c.Outcome, DeclineCode: c.Code(), Amount: r.Amount, Currency: r.Currency,
 		CardBrand: c.Brand, CardLast4: c.Last4, CreatedAt: s.now().UTC(),
 	}
@@ -227,7 +227,7 @@ func (s *Sandbox) Refund(ctx context.Context, r RefundRequest) (*Refund, error) 
 		// Insert or read, as for charges: of racing callers with one key,
 		// one inserts and the others read its refund.
 		row := refundRow{
-			IdempotencyKey: r.IdempotencyKey, RequestHash: hash, Reference: randomID("re_sandbox_"),
+			IdempotencyKey: r.IdempotencyKey, RequestHash: hash, Reference: shop.NewID("re_sandbox_"),
 			Charge: r.Reference, Amount: r.Amount, CreatedAt: s.now().UTC(),
 		}
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)

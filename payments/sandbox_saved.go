@@ -21,7 +21,7 @@ import (
 const sandboxMethodPrefix = "pm_sandbox_"
 
 func (s *Sandbox) newCustomer(context.Context, string, string) (string, error) {
-	return randomID("cus_sandbox_"), nil
+	return shop.NewID("cus_sandbox_"), nil
 }
 
 // attach saves a test card for customer as a new payment method.
@@ -39,7 +39,7 @@ func (s *Sandbox) attach(ctx context.Context, customer, token string) (*SavedCar
 		// is not saved.
 		return nil, shop.Errorf(shop.Invalid, "$.payment_data.token", "%s", buyerMessage(c.Code(), c.Message))
 	}
-	id := randomID(sandboxMethodPrefix)
+	id := shop.NewID(sandboxMethodPrefix)
 	now := s.now().UTC()
 	_, err := database.Insert(s.db.WithContext(ctx), "sandbox_payment_methods", []string{"id", "customer_id", "test_card", "created_at"},
 		[]any{id, customer, c.Method, now})

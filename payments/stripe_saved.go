@@ -36,7 +36,7 @@ func (s *Stripe) newCustomer(ctx context.Context, accountID, email string) (stri
 // attach attaches the payment method token to customer.
 func (s *Stripe) attach(ctx context.Context, customer, token string) (*SavedCard, error) {
 	p := &stripe.PaymentMethodAttachParams{Customer: stripe.String(customer)}
-	key := randomID("shop_attach_")
+	key := shop.NewID("shop_attach_")
 	p.SetIdempotencyKey(key)
 	var pm *stripe.PaymentMethod
 	err := s.do(ctx, "attach payment method", key, func() error {
@@ -63,7 +63,7 @@ func (s *Stripe) attach(ctx context.Context, customer, token string) (*SavedCard
 // detach detaches a payment method from its customer; one detached
 // already (or unknown to Stripe) counts as done.
 func (s *Stripe) detach(ctx context.Context, id string) error {
-	key := randomID("shop_detach_")
+	key := shop.NewID("shop_detach_")
 	err := s.do(ctx, "detach payment method", key, func() error {
 		_, err := s.client.V1PaymentMethods.Detach(ctx, id, &stripe.PaymentMethodDetachParams{})
 		return err
@@ -80,7 +80,7 @@ func (s *Stripe) detach(ctx context.Context, id string) error {
 // is idempotent by itself: Stripe ignores idempotency keys on it, so the
 // key only names the request in the logs.
 func (s *Stripe) deleteCustomer(ctx context.Context, id string) error {
-	key := randomID("shop_delete_customer_")
+	key := shop.NewID("shop_delete_customer_")
 	err := s.do(ctx, "delete customer", key, func() error {
 		_, err := s.client.V1Customers.Delete(ctx, id, &stripe.CustomerDeleteParams{})
 		return err
