@@ -157,3 +157,52 @@ func benchSearch(b *testing.B, db *gorm.DB) {
 		})
 	}
 }
+
+// BenchmarkHoldView reads what a checkout session of three lines reads in
+// each of its write transactions (create, update, claim): the items with
+// everyone's holds of them and the buyer's limits, without the bounds on
+// untrusted buyers (Price) and with them (Hold), on SQLite, among 1,000
+// generated products of which 24 variants are held by eight other buyers
+// from the same address, as under `shop bench --scenario purchase`.
+//
+//	go test ./catalog/ -run '^$' -bench HoldView -benchmem
+func BenchmarkHoldView(b *testing.B) {
+	ctx := context.Background()
+	db := dbtest.Open(b, database.SQLite)
+	c := catalog.New(db, money.MustLookup("usd"), nil)
+	if err := c.Import(ctx, generated(1000), nil); err != nil {
+		b.Fatal(err)
+	}
+	var ids []string
+	if err := db.Raw("SELECT id FROM variants ORDER BY id LIMIT 24").Scan(&ids).Error; err != nil || len(ids) < 24 {
+		b.Fatalf("%d variants: %v", len(ids), err)
+	}
+	until := time.Now().Add(time.Hour)
+	for i, id := range ids {
+		buyer := catalog.HoldBuyer{Key: fmt.Sprintf("host-user-%d", i%8), Email: fmt.Sprintf("buyer%d@example.com", i), Address: "192.0.2.1"}
+		err := database.Transact(ctx, db, func(tx *gorm.DB) error {
+			_, err := c.Hold(ctx, tx, catalog.HoldRequest{Holder: fmt.Sprintf("cs_other%d", i), Buyer: buyer,
+				Lines: []catalog.HoldLine{{VariantID: id, Quantity: 1}}, Until: until})
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	lines := []string{ids[0], ids[9], ids[17]}
+	buyer := catalog.HoldBuyer{Key: "host-user-3", Email: "ada@example.com", Address: "192.0.2.1"}
+	for _, v := range []struct {
+		name string
+		read func(context.Context, *gorm.DB, []string, catalog.HoldBuyer, []string) (*catalog.HoldView, error)
+	}{{"Price", c.ItemsToPrice}, {"Hold", c.ItemsToHold}} {
+		b.Run(v.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				view, err := v.read(ctx, db, []string{"cs_ada"}, buyer, lines)
+				if err != nil || len(view.Items) != 3 {
+					b.Fatalf("%v: %d items", err, len(view.Items))
+				}
+			}
+		})
+	}
+}

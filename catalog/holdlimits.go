@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"gorm.io/gorm"
 
@@ -155,9 +156,36 @@ const (
 	viewBounds                 // what untrusted buyers hold (Unreserved)
 )
 
+// viewShape is what the text of view's statement depends on: how many
+// holders it leaves out of the sums, how many variants it reads, which part.
+type viewShape struct {
+	holders, variants int
+	part              viewPart
+}
+
+// viewSQLs keeps the statements of the view's usual shapes (a session's
+// holder or two, up to maxKeptViewLines variants), built once each.
+var viewSQLs sync.Map // viewShape → string
+
+// maxKeptViewLines bounds the variants of a view whose statement is kept.
+const maxKeptViewLines = 64
+
 // viewSQL is the statement of view for n holders left out of the sums and
 // m variants, reading part.
 func viewSQL(n, m int, part viewPart) string {
+	shape := viewShape{n, m, part}
+	if q, ok := viewSQLs.Load(shape); ok {
+		return q.(string)
+	}
+	q := buildViewSQL(n, m, part)
+	if n <= 2 && m <= maxKeptViewLines {
+		viewSQLs.Store(shape, q)
+	}
+	return q
+}
+
+// buildViewSQL writes the statement viewSQL answers.
+func buildViewSQL(n, m int, part viewPart) string {
 	others := "h.holder NOT IN (" + database.In(max(n, 1)) + ")"
 	var b strings.Builder
 	b.WriteString("SELECT v.id, v.product_id, v.title, v.image, v.price, v.stock, p.title, p.images, SUBSTR(p.description, 1, 400)")

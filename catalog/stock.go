@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"gorm.io/gorm"
@@ -217,17 +218,45 @@ func (c *Catalog) AdjustStock(ctx context.Context, tx *gorm.DB, variantID string
 
 // lineDescription is the first sentence of a product's description, at
 // most 200 characters, cut at a word: what a checkout line says of it.
+// Bytes that are not UTF-8 read as U+FFFD. Every line of every hold view
+// says one, so a description already single spaced is cut where it lies,
+// without a copy split into words.
 func lineDescription(d string) string {
-	d = strings.Join(strings.Fields(d), " ")
+	if !utf8.ValidString(d) {
+		d = strings.ToValidUTF8(d, "\uFFFD")
+	}
+	if !singleSpaced(d) {
+		d = strings.Join(strings.Fields(d), " ")
+	}
 	if i := strings.Index(d, ". "); i >= 0 {
 		d = d[:i+1]
 	}
-	if utf8.RuneCountInString(d) <= 200 {
-		return d
+	n := 0
+	for i := range d { // i is where rune n begins
+		if n == 200 {
+			if j := strings.LastIndexByte(d[:i], ' '); j > 0 {
+				return d[:j] + "…"
+			}
+			return d[:i] + "…"
+		}
+		n++
 	}
-	r := []rune(d)[:200]
-	if i := strings.LastIndexByte(string(r), ' '); i > 0 {
-		return string(r)[:i] + "…"
+	return d
+}
+
+// singleSpaced reports whether d is as strings.Fields and a join with one
+// space leave it: no white space but single spaces between words.
+func singleSpaced(d string) bool {
+	space := true // at the start, a space is one too many
+	for _, r := range d {
+		if !unicode.IsSpace(r) {
+			space = false
+			continue
+		}
+		if r != ' ' || space {
+			return false
+		}
+		space = true
 	}
-	return string(r) + "…"
+	return !space || d == ""
 }
