@@ -219,13 +219,15 @@ func (c *Catalog) AdjustStock(ctx context.Context, tx *gorm.DB, variantID string
 // lineDescription is the first sentence of a product's description, at
 // most 200 characters, cut at a word: what a checkout line says of it.
 // Bytes that are not UTF-8 read as U+FFFD. Every line of every hold view
-// says one, so a description already single spaced is cut where it lies,
-// without a copy split into words.
+// says one, so a description single spaced where it matters is read only
+// that far, and not split into words.
 func lineDescription(d string) string {
 	if !utf8.ValidString(d) {
 		d = strings.ToValidUTF8(d, "\uFFFD")
 	}
-	if !singleSpaced(d) {
+	if head, ok := spacedHead(d); ok {
+		d = head
+	} else {
 		d = strings.Join(strings.Fields(d), " ")
 	}
 	if i := strings.Index(d, ". "); i >= 0 {
@@ -244,19 +246,42 @@ func lineDescription(d string) string {
 	return d
 }
 
-// singleSpaced reports whether d is as strings.Fields and a join with one
-// space leave it: no white space but single spaces between words.
-func singleSpaced(d string) bool {
+// headRunes is how much of a description decides its line: 200 characters,
+// and the two after them that may end a first sentence there (". ").
+const headRunes = 202
+
+// spacedHead returns the beginning of d that decides its line description
+// (to its first ". ", at most headRunes characters) when that beginning is
+// as strings.Fields and a join with single spaces leave it; ok is false
+// when it is not.
+func spacedHead(d string) (head string, ok bool) {
 	space := true // at the start, a space is one too many
-	for _, r := range d {
-		if !unicode.IsSpace(r) {
+	for i, runes := 0, 0; i < len(d); runes++ {
+		if runes == headRunes {
+			return d[:i], true
+		}
+		b, size := d[i], 1
+		switch {
+		case b >= utf8.RuneSelf:
+			r, n := utf8.DecodeRuneInString(d[i:])
+			if unicode.IsSpace(r) {
+				return "", false
+			}
+			size, space = n, false
+		case b == ' ':
+			if space {
+				return "", false
+			}
+			if i > 0 && d[i-1] == '.' {
+				return d[:i+1], true
+			}
+			space = true
+		case b == '\t' || b == '\n' || b == '\v' || b == '\f' || b == '\r':
+			return "", false
+		default:
 			space = false
-			continue
 		}
-		if r != ' ' || space {
-			return false
-		}
-		space = true
+		i += size
 	}
-	return !space || d == ""
+	return d, !space || d == ""
 }

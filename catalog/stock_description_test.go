@@ -18,6 +18,7 @@ func TestLineDescription(t *testing.T) {
 		{"Long", long, strings.TrimSpace(strings.Repeat("word ", 39)) + " word…"},
 		{"LongOneWord", strings.Repeat("é", 250), strings.Repeat("é", 200) + "…"},
 		{"NotUTF8", "A mug\xff. Blue.", "A mug\uFFFD."},
+		{"Comma", "A mug, steel. Blue.", "A mug, steel."},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := lineDescription(tt.in)
@@ -32,24 +33,38 @@ func TestLineDescription(t *testing.T) {
 }
 
 // TestLineDescriptionSpaces: whatever the white space of a description,
-// lineDescription says what it says of the description split into words
-// and joined with single spaces (the way it takes for most descriptions,
-// which are single spaced already, is a short cut to the same).
+// around the 200th character too, lineDescription says what the rule says
+// (describedLine): the short cut it takes for a description single spaced
+// where it reads it comes to the same.
 func TestLineDescriptionSpaces(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	pieces := []string{"mug", "é", "Ünïcode", ".", ". ", " ", "  ", "\n", "\t", "\u00a0", "\u2003", "—", "steel"}
-	for range 5000 {
+	pieces := []string{"mug", "é", "Ünïcode", ".", ". ", ", ", " ", " ", " ", "  ", "\n", "\t", "\u00a0", "\u2003", "—", "x.", "steel"}
+	for range 20000 {
 		var b strings.Builder
-		for range rng.IntN(120) {
+		for range rng.IntN(250) {
 			b.WriteString(pieces[rng.IntN(len(pieces))])
 		}
 		in := b.String()
-		got, want := lineDescription(in), lineDescription(strings.Join(strings.Fields(in), " "))
-		if got != want {
-			t.Fatalf("lineDescription(%q) = %q; of it single spaced %q", in, got, want)
-		}
-		if !utf8.ValidString(got) || utf8.RuneCountInString(got) > 201 {
-			t.Fatalf("lineDescription(%q) = %q", in, got)
+		if got, want := lineDescription(in), describedLine(in); got != want {
+			t.Fatalf("lineDescription(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// describedLine is the rule of lineDescription, written plainly: the
+// description's words joined by single spaces, to the end of its first
+// sentence, and at most 200 characters of that, cut at a word.
+func describedLine(d string) string {
+	d = strings.Join(strings.Fields(d), " ")
+	if i := strings.Index(d, ". "); i >= 0 {
+		d = d[:i+1]
+	}
+	if utf8.RuneCountInString(d) <= 200 {
+		return d
+	}
+	r := string([]rune(d)[:200])
+	if i := strings.LastIndexByte(r, ' '); i > 0 {
+		return r[:i] + "…"
+	}
+	return r + "…"
 }
