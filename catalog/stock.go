@@ -217,10 +217,10 @@ func (c *Catalog) AdjustStock(ctx context.Context, tx *gorm.DB, variantID string
 }
 
 // lineDescription is the first sentence of a product's description, at
-// most 200 characters, cut at a word: what a checkout line says of it.
-// Bytes that are not UTF-8 read as U+FFFD. Every line of every hold view
-// says one, so a description single spaced where it matters is read only
-// that far, and not split into words.
+// most 200 characters, cut at a word: what a checkout line says of it. Each
+// run of bytes that are not UTF-8 reads as one U+FFFD. Every line of every
+// hold view says one, so a description single spaced where it matters is
+// read only that far, and not split into words.
 func lineDescription(d string) string {
 	if !utf8.ValidString(d) {
 		d = strings.ToValidUTF8(d, "\uFFFD")
