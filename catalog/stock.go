@@ -276,7 +276,7 @@ func spacedHead(d string) (head string, ok bool) {
 				return d[:i+1], true
 			}
 			space = true
-		case b == '\t' || b == '\n' || b == '\v' || b == '\f' || b == '\r':
+		case unicode.IsSpace(rune(b)): // white space other than a space
 			return "", false
 		default:
 			space = false
